@@ -1,0 +1,43 @@
+# Two commands for a fresh machine with Python >= 3.11 and pip:
+#   make demo   set up .venv and run the built-in example project offline (no API key, no network)
+#   make test   set up .venv with the dev tools and run ruff, mypy and pytest
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+DEMO_DIR ?= build/demo
+
+.PHONY: demo test lint typecheck format bench clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "meta-evaluator needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal --force
+	$(BIN)/meta-evaluator status $(DEMO_DIR)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+test: lint typecheck
+	$(BIN)/python -m pytest
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache .mypy_cache .hypothesis

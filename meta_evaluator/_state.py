@@ -1,0 +1,121 @@
+"""The schema of `main_state.json`, its version, and the migrations from older versions.
+
+The file holds no secrets: judges name the environment variable of their key, never the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from meta_evaluator._validation import describe_errors
+from meta_evaluator.data.persist import DataFormat
+from meta_evaluator.errors import StateError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.judge import Judge
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STATE_FILE",
+    "DataState",
+    "ProjectState",
+    "SampleState",
+    "parse_state",
+]
+
+STATE_FILE = "main_state.json"
+SCHEMA_VERSION = 1
+
+# Version N → a function turning a version-N dict into a version-(N+1) dict. Empty while only
+# version 1 exists; every future change of the schema adds one entry, never drops keys silently.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+class SampleState(BaseModel):
+    """How a sample was drawn (see `SampleEvalData`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sample_name: str
+    stratification_columns: list[str]
+    sample_percentage: float
+    seed: int
+    original_size: int
+
+
+class DataState(BaseModel):
+    """Where the project's data is saved, and what it holds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    id_column: str
+    file: str
+    """The data file's name inside `data/`."""
+    format: DataFormat
+    num_rows: int = Field(ge=1)
+    columns: dict[str, str]
+    """Column name → dtype, in order; used to restore dtypes from CSV and JSON."""
+    source: str | None = None
+    sample: SampleState | None = None
+
+
+class ProjectState(BaseModel):
+    """The whole of `main_state.json`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int
+    meta_evaluator_version: str
+    data: DataState | None = None
+    eval_task: EvalTask | None = None
+    judges: dict[str, Judge] = Field(default_factory=dict)
+
+
+def parse_state(raw: Any, path: Path) -> ProjectState:
+    """Validate a loaded `main_state.json`, migrating older versions; list every problem.
+
+    Raises:
+        StateError: The content is not a meta-evaluator state, is from a newer version, or
+            has invalid fields (each listed with its location).
+    """
+    if not isinstance(raw, dict) or "schema_version" not in raw:
+        foreign = (
+            " (it looks like a project of meta-evaluator 0.3.x, whose files this version does not "
+            "read; create a new project and add the data and task again)"
+            if isinstance(raw, dict) and {"data", "eval_task"} & set(raw)
+            else ""
+        )
+        raise StateError(
+            f"{path}: is not a meta-evaluator project state (no 'schema_version'){foreign}.",
+            path=path,
+            field="schema_version",
+        )
+    version = raw["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise StateError(
+            f"{path}: schema_version must be a positive integer, got {version!r}.",
+            path=path,
+            field="schema_version",
+        )
+    if version > SCHEMA_VERSION:
+        raise StateError(
+            f"{path}: was written by a newer meta-evaluator (state schema {version}; this "
+            f"version reads up to {SCHEMA_VERSION}); upgrade meta-evaluator.",
+            path=path,
+            field="schema_version",
+        )
+    while raw["schema_version"] < SCHEMA_VERSION:
+        raw = MIGRATIONS[raw["schema_version"]](raw)
+    try:
+        return ProjectState.model_validate(raw)
+    except ValidationError as exc:
+        lines, _ = describe_errors(exc, root=path.name)
+        raise StateError(
+            f"{path}: is invalid ({exc.error_count()} problem(s)):\n{lines}\nRestore the file "
+            "from version control or fix the fields named.",
+            path=path,
+        ) from exc

@@ -1,0 +1,3 @@
+"""The installed version of meta-evaluator."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,373 @@
+"""DataLoader: read evaluation data from CSV, JSON, JSON Lines, Parquet or a polars frame.
+
+Each loader checks that the file exists, is a file, is not empty and holds its format, and turns
+every parsing failure into a `DataFileError` naming the file (and the line, where known).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.data._checks import check_single_type, list_some
+from meta_evaluator.data.eval_data import EvalData
+from meta_evaluator.errors import ColumnError, DataError, DataFileError
+
+__all__ = ["DataLoader"]
+
+_PARQUET_MAGIC = b"PAR1"
+_SNIFF_BYTES = 8192
+
+
+class DataLoader:
+    """Load evaluation data into an `EvalData`, validating it on the way in.
+
+    Example:
+        >>> import polars as pl
+        >>> data = DataLoader.load_from_dataframe("tiny", pl.DataFrame({"text": ["a", "b"]}))
+        >>> data.ids.to_list()
+        ['id-1', 'id-2']
+    """
+
+    @staticmethod
+    def load_csv(
+        name: str,
+        file_path: str | Path,
+        id_column: str | None = None,
+        *,
+        separator: str = ",",
+        schema_overrides: Mapping[str, pl.DataType | type[pl.DataType]] | None = None,
+    ) -> EvalData:
+        """Load a UTF-8 CSV file with a header row; column types are inferred from every row.
+
+        Args:
+            name: The data set's name.
+            file_path: The CSV file.
+            id_column: The column of unique ids; `None` assigns `id-1 … id-N`.
+            separator: The field separator (one character).
+            schema_overrides: Column types to use instead of the inferred ones
+                (for example `{"qid": pl.String}` to keep `007` as text).
+
+        Raises:
+            DataFileError: The file is missing, a folder, empty, binary, JSON, not UTF-8, or
+                has rows with more fields than the header.
+            ColumnError: The header is empty or repeats a name.
+            IdError: See `EvalData`.
+        """
+        path = _check_file(file_path)
+        raw = _read_bytes(path)
+        head = raw[:_SNIFF_BYTES]
+        if b"\x00" in head or head.startswith(_PARQUET_MAGIC):
+            raise DataFileError(
+                f"{path}: is a binary file, not CSV text; use DataLoader.load_parquet for "
+                "Parquet files.",
+                path=path,
+            )
+        text = _decode(raw, path)
+        if _looks_like_json(text):
+            raise DataFileError(
+                f"{path}: holds JSON, not CSV; use DataLoader.load_json (or load_jsonl).",
+                path=path,
+            )
+        _check_csv_header(text, path, separator)
+        try:
+            frame = pl.read_csv(
+                io.BytesIO(raw),
+                separator=separator,
+                infer_schema_length=None,
+                schema_overrides=schema_overrides,
+                encoding="utf8",
+            )
+        except pl.exceptions.PolarsError as exc:
+            raise DataFileError(
+                f"{path}: cannot be read as CSV ({_first_line(exc)}); check quoting and that "
+                "every row has as many fields as the header.",
+                path=path,
+            ) from exc
+        return _to_eval_data(name, frame, id_column, path)
+
+    @staticmethod
+    def load_json(name: str, file_path: str | Path, id_column: str | None = None) -> EvalData:
+        """Load a JSON file of records, or of columns.
+
+        Records: `[{"id": 1, ...}, ...]`; columns: `{"id": [1, 2], "text": ["a", "b"]}`.
+
+        Raises:
+            DataFileError: The file is missing, a folder, empty, not UTF-8, malformed JSON, or
+                neither records nor columns.
+            IdError: The id column mixes types (`1` and `"1"`), or see `EvalData`.
+        """
+        path = _check_file(file_path)
+        text = _decode(_read_bytes(path), path)
+        try:
+            content = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataFileError(
+                f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+                f"{_jsonl_hint(text)}.",
+                path=path,
+            ) from exc
+        if isinstance(content, list):
+            return _from_records(name, content, id_column, path, line_of=None)
+        if isinstance(content, dict):
+            return _from_columns(name, content, id_column, path)
+        raise DataFileError(
+            f"{path}: holds a JSON {type(content).__name__}; expected a list of records or an "
+            "object mapping column names to lists.",
+            path=path,
+        )
+
+    @staticmethod
+    def load_jsonl(name: str, file_path: str | Path, id_column: str | None = None) -> EvalData:
+        """Load a JSON Lines file: one JSON object per line; blank lines are skipped.
+
+        Raises:
+            DataFileError: The file is missing, a folder, empty, not UTF-8, or a line is not a
+                JSON object (the message gives the line number).
+            IdError: The id column mixes types, or see `EvalData`.
+        """
+        path = _check_file(file_path)
+        text = _decode(_read_bytes(path), path)
+        records: list[Any] = []
+        line_numbers: list[int] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DataFileError(
+                    f"{path}: line {number} is not valid JSON at column {exc.colno} ({exc.msg}); "
+                    "JSON Lines needs one complete object per line.",
+                    path=path,
+                    row_id=number,
+                ) from exc
+            line_numbers.append(number)
+        if not records:
+            raise DataFileError(f"{path}: has no JSON lines; add one record per line.", path=path)
+        return _from_records(name, records, id_column, path, line_of=line_numbers)
+
+    @staticmethod
+    def load_parquet(name: str, file_path: str | Path, id_column: str | None = None) -> EvalData:
+        """Load a Parquet file.
+
+        Raises:
+            DataFileError: The file is missing, a folder, empty or not Parquet.
+            IdError: See `EvalData`.
+        """
+        path = _check_file(file_path)
+        with path.open("rb") as handle:
+            head = handle.read(len(_PARQUET_MAGIC))
+        if head != _PARQUET_MAGIC:
+            raise DataFileError(
+                f"{path}: is not a Parquet file (it does not start with 'PAR1'); use the "
+                "loader for its format (load_csv, load_json, load_jsonl).",
+                path=path,
+            )
+        try:
+            frame = pl.read_parquet(path)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise DataFileError(
+                f"{path}: cannot be read as Parquet ({_first_line(exc)}); the file may be "
+                "truncated.",
+                path=path,
+            ) from exc
+        return _to_eval_data(name, frame, id_column, path)
+
+    @staticmethod
+    def load_from_dataframe(
+        name: str, df: pl.DataFrame | pl.LazyFrame, id_column: str | None = None
+    ) -> EvalData:
+        """Wrap an in-memory polars frame (a LazyFrame is collected).
+
+        Raises:
+            DataError: `df` is not a polars frame (a pandas frame: convert it with
+                `pl.from_pandas`), or see `EvalData`.
+        """
+        if isinstance(df, pl.LazyFrame):
+            df = df.collect()
+        return EvalData(name, df, id_column)
+
+    @staticmethod
+    def load(name: str, file_path: str | Path, id_column: str | None = None) -> EvalData:
+        """Load a file with the loader its extension names (.csv, .json, .jsonl/.ndjson, .parquet).
+
+        Raises:
+            DataFileError: The extension is none of those, or see the loader it names.
+        """
+        path = Path(file_path)
+        suffix = path.suffix.lower()
+        loaders = {
+            ".csv": DataLoader.load_csv,
+            ".json": DataLoader.load_json,
+            ".jsonl": DataLoader.load_jsonl,
+            ".ndjson": DataLoader.load_jsonl,
+            ".parquet": DataLoader.load_parquet,
+            ".pq": DataLoader.load_parquet,
+        }
+        if suffix not in loaders:
+            raise DataFileError(
+                f"{path}: unknown data file extension {suffix or '(none)'!r}; use one of "
+                f"{', '.join(sorted(loaders))}, or call the DataLoader.load_* method for the "
+                "file's format.",
+                path=path,
+            )
+        return loaders[suffix](name, path, id_column)
+
+
+def _check_file(file_path: str | Path) -> Path:
+    if not isinstance(file_path, str | Path):
+        raise DataError(
+            f"file_path must be a str or pathlib.Path, got {type(file_path).__name__}.",
+            field="file_path",
+        )
+    path = Path(file_path)
+    if not path.exists():
+        raise DataFileError(f"{path}: no such file; check the path.", path=path)
+    if path.is_dir():
+        raise DataFileError(f"{path}: is a folder, not a data file.", path=path)
+    if path.stat().st_size == 0:
+        raise DataFileError(f"{path}: is empty; it holds no data.", path=path)
+    return path
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DataFileError(f"{path}: cannot be read ({exc.strerror or exc}).", path=path) from exc
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataFileError(
+            f"{path}: is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8.",
+            path=path,
+        ) from exc
+    if not text.strip():
+        raise DataFileError(f"{path}: holds only white space; it holds no data.", path=path)
+    return text
+
+
+def _looks_like_json(text: str) -> bool:
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in "[{":
+        return False
+    first = stripped.splitlines()[0]
+    for candidate in (stripped, first):
+        try:
+            json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        return True
+    return False
+
+
+def _jsonl_hint(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1:
+        try:
+            json.loads(lines[0])
+        except json.JSONDecodeError:
+            return ""
+        return "; it looks like JSON Lines: use DataLoader.load_jsonl"
+    return ""
+
+
+def _check_csv_header(text: str, path: Path, separator: str) -> None:
+    reader = csv.reader(io.StringIO(text), delimiter=separator)
+    header = next(reader, [])
+    for position, column in enumerate(header):
+        if not column.strip():
+            raise ColumnError(
+                f"{path}: column {position + 1} of the header has no name; name every column.",
+                path=path,
+                column=column,
+            )
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise ColumnError(
+            f"{path}: the header repeats column name(s) {list_some(repeated)}; make them unique.",
+            path=path,
+            column=repeated[0],
+        )
+
+
+def _from_records(
+    name: str,
+    records: list[Any],
+    id_column: str | None,
+    path: Path,
+    *,
+    line_of: Sequence[int] | None,
+) -> EvalData:
+    if not records:
+        raise DataFileError(f"{path}: holds an empty list; it holds no data.", path=path)
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            place = f"line {line_of[index]}" if line_of else f"record {index}"
+            raise DataFileError(
+                f"{path}: {place} is a JSON {type(record).__name__}, not an object; every "
+                "record must be an object of column values.",
+                path=path,
+                row_id=index,
+            )
+    if id_column is not None:
+        check_single_type([r.get(id_column) for r in records], id_column, source=str(path))
+    try:
+        frame = pl.from_dicts(records, infer_schema_length=None)
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        raise DataFileError(
+            f"{path}: the records cannot form a table ({_first_line(exc)}); give each column "
+            "values of one type.",
+            path=path,
+        ) from exc
+    return _to_eval_data(name, frame, id_column, path)
+
+
+def _from_columns(
+    name: str, columns: dict[str, Any], id_column: str | None, path: Path
+) -> EvalData:
+    lengths = {}
+    for key, values in columns.items():
+        if not isinstance(values, list):
+            raise DataFileError(
+                f"{path}: key {key!r} holds a JSON {type(values).__name__}; a JSON object must "
+                "map every column name to a list of values (or the file must be a list of "
+                "records).",
+                path=path,
+                column=key,
+            )
+        lengths[key] = len(values)
+    if len(set(lengths.values())) > 1:
+        raise DataFileError(
+            f"{path}: columns have different lengths {lengths}; every column needs one value "
+            "per row.",
+            path=path,
+        )
+    if id_column is not None and id_column in columns:
+        check_single_type(columns[id_column], id_column, source=str(path))
+    try:
+        frame = pl.DataFrame(columns, strict=False)
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        raise DataFileError(
+            f"{path}: the columns cannot form a table ({_first_line(exc)}).", path=path
+        ) from exc
+    return _to_eval_data(name, frame, id_column, path)
+
+
+def _to_eval_data(name: str, frame: pl.DataFrame, id_column: str | None, path: Path) -> EvalData:
+    return EvalData(name, frame, id_column, source=str(path))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

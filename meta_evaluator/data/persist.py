@@ -1,0 +1,120 @@
+"""Saving evaluation data into a project folder and reading it back with the same dtypes.
+
+Parquet keeps every dtype. CSV and JSON do not, so the project state records each column's
+dtype (`dtype_name`) and the reader reads with exactly that schema (`parse_dtype`). Both text
+formats accept only the dtypes that survive that round trip (integers, floats, strings, booleans,
+dates, datetimes, nulls); anything else must be saved as Parquet.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+
+from meta_evaluator.errors import ColumnError, DataFileError
+from meta_evaluator.storage import atomic_write, atomic_write_text, write_parquet
+
+__all__ = ["DataFormat", "dtype_name", "parse_dtype", "read_frame", "write_frame"]
+
+DataFormat = Literal["parquet", "csv", "json"]
+
+_SIMPLE_TYPES = (
+    pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
+    pl.Float32, pl.Float64, pl.String, pl.Boolean, pl.Date, pl.Null,
+)  # fmt: skip
+_SIMPLE = {kind.__name__: kind for kind in _SIMPLE_TYPES}
+_DATETIME = re.compile(r"Datetime\(time_unit='(ns|us|ms)', time_zone=(None|'[^']*')\)")
+
+
+def dtype_name(dtype: pl.DataType) -> str:
+    """A stable text form of a dtype (`"Int64"`, `"Datetime(time_unit='us', time_zone=None)"`)."""
+    return str(dtype)
+
+
+def parse_dtype(name: str) -> pl.DataType | None:
+    """The dtype `dtype_name` wrote, or `None` for one that CSV and JSON cannot restore."""
+    if name in _SIMPLE:
+        dtype: pl.DataType = _SIMPLE[name]()
+        return dtype
+    match = _DATETIME.fullmatch(name)
+    if not match:
+        return None
+    unit, zone = match.groups()
+    tz = None if zone == "None" else zone.strip("'")
+    return pl.Datetime(time_unit=unit, time_zone=tz)  # type: ignore[arg-type]
+
+
+def write_frame(frame: pl.DataFrame, path: Path, data_format: DataFormat) -> None:
+    """Write `frame` atomically in `data_format`.
+
+    Raises:
+        ColumnError: CSV or JSON was asked for but a column's type would not survive it.
+    """
+    if data_format == "parquet":
+        write_parquet(path, frame)
+        return
+    for column, dtype in frame.schema.items():
+        if parse_dtype(dtype_name(dtype)) is None:
+            raise ColumnError(
+                f"column {column!r} has type {dtype}, which {data_format.upper()} cannot keep; "
+                "save with data_format='parquet'.",
+                column=column,
+                path=path,
+            )
+    if data_format == "csv":
+        with atomic_write(path, "wb") as handle:
+            frame.write_csv(handle)
+    else:
+        atomic_write_text(path, frame.write_json())
+
+
+def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> pl.DataFrame:
+    """Read a frame `write_frame` wrote, casting columns back to the dtypes in `schema`.
+
+    Raises:
+        DataFileError: The file is missing, unreadable or does not hold the saved columns.
+    """
+    if not path.is_file():
+        raise DataFileError(
+            f"{path}: the project's data file is missing; restore it from version control, or "
+            "add the data again and save the state.",
+            path=path,
+        )
+    dtypes = {c: parse_dtype(n) for c, n in schema.items()}
+    exact = {c: d for c, d in dtypes.items() if d is not None}
+    try:
+        if data_format == "parquet":
+            frame = pl.read_parquet(path)
+        elif len(exact) < len(dtypes):
+            unknown = [schema[c] for c, d in dtypes.items() if d is None]
+            raise DataFileError(
+                f"{path}: the project state lists dtypes {unknown} that {data_format} cannot "
+                "restore; the state was edited by hand. Restore it from version control.",
+                path=path,
+            )
+        elif data_format == "csv":
+            # CSV has no null type: all-null columns are read as text, then cast back.
+            as_text = {c: pl.String() if d == pl.Null else d for c, d in exact.items()}
+            frame = pl.read_csv(path, schema_overrides=as_text, infer_schema_length=None)
+            frame = frame.with_columns(
+                pl.col(c).cast(pl.Null) for c, d in exact.items() if d == pl.Null
+            )
+        else:
+            frame = pl.read_json(path, schema=exact)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise DataFileError(
+            f"{path}: cannot be read as {data_format} ({str(exc).strip().splitlines()[0]}); "
+            "restore it from version control.",
+            path=path,
+        ) from exc
+    if frame.columns != list(schema):
+        raise DataFileError(
+            f"{path}: holds columns {frame.columns}, but the project state lists "
+            f"{list(schema)}; the file was changed outside meta-evaluator. Restore it, or add "
+            "the data again and save the state.",
+            path=path,
+        )
+    return frame

@@ -1,0 +1,189 @@
+"""Every exception meta-evaluator raises for a mistake in its input, in one tree.
+
+```
+MetaEvaluatorError                  base of everything below; catch it to catch us
+├── DataError (ValueError)          evaluation data that cannot be used
+│   ├── DataFileError               a data file is missing, empty, unreadable or not its kind
+│   ├── ColumnError                 a column is missing, duplicated, of the wrong type or null
+│   ├── IdError                     ids that are null, empty, repeated or of mixed types
+│   └── SamplingError               a sample that cannot be drawn as asked
+├── TaskError (ValueError)          an EvalTask that is inconsistent, or does not fit the data
+├── JudgeConfigError (ValueError)   a judge configuration (Python or YAML) that cannot be used
+├── UnsafeNameError (ValueError)    an id that is not a safe file name (`../x`, `a/b`, `CON`)
+├── ProjectError                    the project folder as a whole
+│   ├── ProjectExistsError          load=False on a folder that already holds a project
+│   ├── ProjectNotFoundError        load=True on a folder that holds no project
+│   ├── StateError (ValueError)     main_state.json is corrupt, foreign or from a newer version
+│   └── AlreadySetError             data/task/judge added twice without overwrite=True
+└── StorageError (OSError)          a file could not be read or written
+```
+
+Every error carries the place at fault as attributes (`path`, `column`, `row_id`, `field`,
+`judge_id`; `None` when not relevant) and a message in three parts: what failed, where, and how
+to fix it. Warnings we issue derive from `MetaEvaluatorWarning`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "AlreadySetError",
+    "ColumnError",
+    "DataError",
+    "DataFileError",
+    "IdError",
+    "JudgeConfigError",
+    "MetaEvaluatorDeprecationWarning",
+    "MetaEvaluatorError",
+    "MetaEvaluatorWarning",
+    "ProjectError",
+    "ProjectExistsError",
+    "ProjectNotFoundError",
+    "SamplingError",
+    "StateError",
+    "StorageError",
+    "TaskError",
+    "UnsafeNameError",
+]
+
+
+class MetaEvaluatorError(Exception):
+    """Base of every error meta-evaluator raises for bad input; catch it to handle them all.
+
+    The message says what failed, where and how to fix it; the attributes name the place so a
+    program can act on it without parsing text.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        column: str | None = None,
+        row_id: Any = None,
+        field: str | None = None,
+        judge_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = Path(path) if path is not None else None
+        self.column = column
+        self.row_id = row_id
+        self.field = field
+        self.judge_id = judge_id
+
+
+class DataError(MetaEvaluatorError, ValueError):
+    """Evaluation data that cannot be used; fix the file or frame named in the message."""
+
+
+class DataFileError(DataError):
+    """A data file is missing, empty, unreadable or not in the format its loader reads.
+
+    Fix the path, or call the loader that matches the file's content.
+    """
+
+
+class ColumnError(DataError):
+    """A named column is missing, duplicated, of an unusable type or holds nulls.
+
+    The message lists the columns that exist; rename the column or change the configuration.
+    """
+
+
+class IdError(DataError):
+    """The id column holds nulls, empty strings, duplicates or values of more than one type.
+
+    Give every row a unique, non-empty id of one type, or let the loader assign ids.
+    """
+
+
+class SamplingError(DataError):
+    """A sample cannot be drawn as asked (bad percentage, unknown column, nothing left)."""
+
+
+class TaskError(MetaEvaluatorError, ValueError):
+    """An EvalTask is inconsistent in itself or does not fit the project's data.
+
+    Fix the task schema, or the data columns the message names.
+    """
+
+
+class JudgeConfigError(MetaEvaluatorError, ValueError):
+    """A judge configuration cannot be used; every problem found is listed, one per line.
+
+    `errors` keeps the individual problems (location and message) for programs.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        errors: Sequence[dict[str, Any]] = (),
+        path: str | Path | None = None,
+        field: str | None = None,
+        judge_id: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path, field=field, judge_id=judge_id)
+        self.errors = list(errors)
+
+
+class UnsafeNameError(MetaEvaluatorError, ValueError):
+    """An id used as a file or folder name is not one safe path component.
+
+    Use letters, digits, `_`, `-` and `.`, starting with a letter or digit.
+    """
+
+
+class ProjectError(MetaEvaluatorError):
+    """The project folder as a whole cannot be used as asked."""
+
+
+class ProjectExistsError(ProjectError, FileExistsError):
+    """`MetaEvaluator(dir, load=False)` on a folder that already holds a project.
+
+    Pass `load=True` to open it, or choose another folder.
+    """
+
+
+class ProjectNotFoundError(ProjectError, FileNotFoundError):
+    """`MetaEvaluator(dir, load=True)` on a folder that holds no project.
+
+    Check the path, or pass `load=False` to create a project there.
+    """
+
+
+class StateError(ProjectError, ValueError):
+    """`main_state.json` is corrupt, was written by another tool, or by a newer version.
+
+    Every problem is listed with its location in the file; restore the file from version control
+    or upgrade meta-evaluator.
+    """
+
+
+class AlreadySetError(ProjectError):
+    """Data, a task or a judge was added to a project that already has one.
+
+    Pass `overwrite=True` to replace it.
+    """
+
+
+class StorageError(MetaEvaluatorError, OSError):
+    """A file in the project could not be read or written; nothing was half-written.
+
+    The message names the file and the cause (permissions, disk full, a folder in the way).
+    """
+
+
+class MetaEvaluatorWarning(UserWarning):
+    """Base of the warnings meta-evaluator issues."""
+
+
+class MetaEvaluatorDeprecationWarning(MetaEvaluatorWarning, DeprecationWarning):
+    """A name or argument that still works but will be removed.
+
+    The message names the version that deprecated it, the one that removes it, and what replaces it.
+    """

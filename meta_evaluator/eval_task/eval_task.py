@@ -1,0 +1,315 @@
+"""EvalTask: which columns a judge sees and which questions it answers, with their labels."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from meta_evaluator._validation import describe_errors
+from meta_evaluator.errors import TaskError
+from meta_evaluator.eval_task.labels import normalize_label
+
+if TYPE_CHECKING:
+    from meta_evaluator.data import EvalData
+
+__all__ = ["AnsweringMethod", "EvalTask", "MultiLabelSchema", "TaskKind"]
+
+AnsweringMethod = Literal["structured", "xml", "text"]
+TaskKind = Literal["single", "multilabel", "free_text"]
+
+# Columns every results table has; a task of the same name would collide with them.
+RESERVED_NAMES = frozenset(
+    {
+        "original_id",
+        "judge_id",
+        "run_id",
+        "annotator_id",
+        "human_id",
+        "outcome",
+        "status",
+        "error_message",
+        "attempts",
+        "label",
+        "timestamp",
+    }
+)
+_TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+_ANSWERING_ALIASES = {"instructor": "structured"}
+
+
+class MultiLabelSchema(BaseModel):
+    """A task whose answer is any subset of `outcomes` (pick all that apply).
+
+    Example:
+        >>> MultiLabelSchema(outcomes=["violence", "fraud", "self-harm"]).outcomes
+        ['violence', 'fraud', 'self-harm']
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcomes: list[str] = Field(min_length=1)
+    """The labels that may be chosen, each at most once; matched case-insensitively."""
+
+    @field_validator("outcomes")
+    @classmethod
+    def _check_outcomes(cls, outcomes: list[str]) -> list[str]:
+        return _check_labels(outcomes, minimum=1)
+
+
+class EvalTask(BaseModel):
+    """What a judge is asked: the data columns it sees and the tasks it answers.
+
+    `task_schemas` maps each task name to a list of at least two allowed labels (single choice),
+    a `MultiLabelSchema` (any subset of its outcomes) or `None` (free text).
+
+    Example:
+        >>> task = EvalTask(
+        ...     task_schemas={"rejection": ["rejection", "not rejection"], "why": None},
+        ...     prompt_columns=["prompt"],
+        ...     response_columns=["response"],
+        ... )
+        >>> task.get_required_tasks()
+        ['rejection']
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task_schemas: dict[str, list[str] | MultiLabelSchema | None]
+    """Task name → allowed labels (single choice), `MultiLabelSchema`, or `None` (free text)."""
+
+    prompt_columns: list[str] | None = None
+    """Columns holding the input the evaluated model saw; `None` when judging bare text."""
+
+    response_columns: list[str] = Field(min_length=1)
+    """Columns holding the text to judge (at least one)."""
+
+    answering_method: AnsweringMethod = "structured"
+    """How judges answer: JSON schema / tool call, XML tags, or plain text matched to a label.
+    `"instructor"` (from the original docs) is read as `"structured"`."""
+
+    structured_outputs_fallback: bool = False
+    """Retry with `xml` when a server rejects structured output, instead of failing the judge."""
+
+    required_tasks: list[str] | None = None
+    """Tasks a row needs for its answer to be valid; `None` means every task with labels."""
+
+    annotation_prompt: str = "Please evaluate the following response:"
+    """The instruction shown to human annotators above each row."""
+
+    def __init__(
+        self,
+        task_schemas: Any = None,
+        prompt_columns: Any = None,
+        response_columns: Any = None,
+        **options: Any,
+    ) -> None:
+        """Validate every field at once; all problems are listed in one `TaskError`.
+
+        Raises:
+            TaskError: A task name, label list, column list or option is invalid.
+        """
+        values: dict[str, Any] = dict(options)
+        for key, value in (
+            ("task_schemas", task_schemas),
+            ("prompt_columns", prompt_columns),
+            ("response_columns", response_columns),
+        ):
+            if value is not None or key == "prompt_columns":
+                values[key] = value
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            lines, problems = describe_errors(
+                exc, root="EvalTask", known_fields=type(self).model_fields
+            )
+            first = problems[0]["loc"] if problems else None
+            raise TaskError(
+                f"EvalTask is invalid ({len(problems)} problem(s)):\n{lines}", field=first
+            ) from exc
+
+    @field_validator("task_schemas", mode="before")
+    @classmethod
+    def _check_task_schemas(cls, schemas: Any) -> dict[str, list[str] | MultiLabelSchema | None]:
+        if not isinstance(schemas, dict) or not schemas:
+            raise ValueError(
+                "must be a non-empty dict of task name to labels, MultiLabelSchema or None"
+            )
+        checked: dict[str, list[str] | MultiLabelSchema | None] = {}
+        for name, schema in schemas.items():
+            _check_task_name(name)
+            if schema is None:
+                checked[name] = None
+            elif isinstance(schema, MultiLabelSchema):
+                checked[name] = schema
+            elif isinstance(schema, dict) and set(schema) == {"outcomes"}:
+                checked[name] = MultiLabelSchema(outcomes=schema["outcomes"])
+            elif isinstance(schema, list | tuple):
+                try:
+                    checked[name] = _check_labels(list(schema), minimum=2)
+                except ValueError as exc:
+                    raise ValueError(f"task {name!r}: {exc}") from None
+            else:
+                raise ValueError(
+                    f"task {name!r}: expected a list of labels, MultiLabelSchema(outcomes=[...]) "
+                    f"or None, got {type(schema).__name__} {schema!r}"
+                )
+        return checked
+
+    @field_validator("answering_method", mode="before")
+    @classmethod
+    def _resolve_alias(cls, method: Any) -> Any:
+        return _ANSWERING_ALIASES.get(method, method) if isinstance(method, str) else method
+
+    @field_validator("prompt_columns", "response_columns")
+    @classmethod
+    def _check_columns(cls, columns: list[str] | None) -> list[str] | None:
+        if columns is None:
+            return None
+        for column in columns:
+            if not column.strip():
+                raise ValueError("column names must be non-empty")
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise ValueError(f"names column(s) {repeated} more than once")
+        return columns
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> EvalTask:
+        both = sorted(set(self.prompt_columns or []) & set(self.response_columns))
+        if both:
+            raise ValueError(
+                f"column(s) {both} are both prompt and response columns; list each once"
+            )
+        if self.required_tasks is not None:
+            unknown = [t for t in self.required_tasks if t not in self.task_schemas]
+            if unknown:
+                raise ValueError(
+                    f"required_tasks names unknown task(s) {unknown}; tasks are "
+                    f"{list(self.task_schemas)}"
+                )
+            repeated = sorted({t for t in self.required_tasks if self.required_tasks.count(t) > 1})
+            if repeated:
+                raise ValueError(f"required_tasks names {repeated} more than once")
+        return self
+
+    @property
+    def task_names(self) -> list[str]:
+        """The task names, in the order given."""
+        return list(self.task_schemas)
+
+    def get_task_names(self) -> list[str]:
+        """The task names, in the order given (the original API's spelling)."""
+        return self.task_names
+
+    def get_required_tasks(self) -> list[str]:
+        """Tasks a valid answer must contain: `required_tasks`, or every task with labels."""
+        if self.required_tasks is not None:
+            return list(self.required_tasks)
+        return [name for name, schema in self.task_schemas.items() if schema is not None]
+
+    def task_kind(self, task_name: str) -> TaskKind:
+        """`"single"`, `"multilabel"` or `"free_text"` for a task.
+
+        Raises:
+            TaskError: There is no such task.
+        """
+        schema = self._schema(task_name)
+        if schema is None:
+            return "free_text"
+        return "multilabel" if isinstance(schema, MultiLabelSchema) else "single"
+
+    def allowed_labels(self, task_name: str) -> list[str] | None:
+        """The labels a task accepts, or `None` for free text.
+
+        Raises:
+            TaskError: There is no such task.
+        """
+        schema = self._schema(task_name)
+        if schema is None:
+            return None
+        return list(schema.outcomes if isinstance(schema, MultiLabelSchema) else schema)
+
+    def columns_shown(self) -> list[str]:
+        """Prompt columns then response columns: what a judge and an annotator see."""
+        return [*(self.prompt_columns or []), *self.response_columns]
+
+    def validate_against(self, data: EvalData) -> None:
+        """Check that `data` has every column the task shows and that none of them is null.
+
+        Raises:
+            TaskError: A column is missing (naming the columns that exist), or holds nulls
+                (naming the ids of the rows at fault).
+        """
+        import polars as pl
+
+        from meta_evaluator.data._checks import closest, list_some
+
+        frame = data.data
+        where = f"{data.source}: " if data.source else ""
+        for role, columns in (
+            ("prompt column", self.prompt_columns or []),
+            ("response column", self.response_columns),
+        ):
+            for column in columns:
+                if column not in frame.columns:
+                    raise TaskError(
+                        f"{where}EvalTask {role} {column!r} is not a column of data "
+                        f"{data.name!r} (columns: {list_some(frame.columns)})."
+                        f"{closest(column, frame.columns)} Rename the column or fix the task.",
+                        path=data.source,
+                        column=column,
+                        field=role.replace(" ", "_") + "s",
+                    )
+        for column in self.columns_shown():
+            missing = frame.filter(pl.col(column).is_null()).get_column(data.id_column)
+            if missing.len():
+                ids = missing.to_list()
+                raise TaskError(
+                    f"{where}column {column!r} of data {data.name!r} is null in {len(ids)} row(s) "
+                    f"(ids {list_some(ids)}); a judge would see nothing there. Fill or drop "
+                    "those rows.",
+                    path=data.source,
+                    column=column,
+                    row_id=ids[0],
+                )
+
+    def _schema(self, task_name: str) -> list[str] | MultiLabelSchema | None:
+        if task_name not in self.task_schemas:
+            raise TaskError(
+                f"no task {task_name!r}; tasks are {self.task_names}.", field="task_name"
+            )
+        return self.task_schemas[task_name]
+
+
+def _check_task_name(name: Any) -> None:
+    if not isinstance(name, str) or not _TASK_NAME.fullmatch(name):
+        raise ValueError(
+            f"task name {name!r} must start with a letter or '_' and hold only letters, digits, "
+            "'_' and '-' (at most 64 characters): it becomes a JSON key, an XML tag and a column"
+        )
+    if name in RESERVED_NAMES:
+        raise ValueError(
+            f"task name {name!r} is reserved for a results column; choose another, "
+            f"such as {name + '_task'!r}"
+        )
+
+
+def _check_labels(labels: Sequence[Any], *, minimum: int) -> list[str]:
+    for label in labels:
+        if not isinstance(label, str) or not label.strip():
+            raise ValueError(f"labels must be non-empty strings, got {label!r}")
+    if len(labels) < minimum:
+        raise ValueError(f"needs at least {minimum} labels, got {len(labels)}: {list(labels)}")
+    seen: dict[str, str] = {}
+    for label in labels:
+        key = normalize_label(label)
+        if key in seen:
+            raise ValueError(
+                f"labels {seen[key]!r} and {label!r} are the same once case and spacing are "
+                "ignored; answers are matched that way, so keep one"
+            )
+        seen[key] = label
+    return list(labels)

@@ -1,0 +1,212 @@
+"""Judge and Prompt: the configuration of one LLM judge (what it calls, with which prompt)."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from meta_evaluator._validation import describe_errors
+from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
+from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.storage import check_safe_name
+
+__all__ = ["Judge", "LLMClientName", "Prompt"]
+
+LLMClientName = Literal["openai", "azure_openai", "anthropic", "mock"]
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Headers that carry credentials; they belong in an environment variable, never in a config file.
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}
+)
+
+
+class Prompt(BaseModel):
+    """A judge's prompt template: `{column}` placeholders are filled from each data row.
+
+    Example:
+        >>> Prompt(id="refusal_v1", prompt="Did {response} refuse {prompt}?").placeholders
+        ['response', 'prompt']
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """A name for this prompt version (shown in results; part of the judge's fingerprint)."""
+
+    prompt: str
+    """The template text; `{{` and `}}` stand for literal braces."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _check_template(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("the prompt is empty")
+        _parse_placeholders(text)
+        return text
+
+    @property
+    def placeholders(self) -> list[str]:
+        """The column names the template fills in, in order of first use."""
+        return _parse_placeholders(self.prompt)
+
+    @classmethod
+    def from_file(cls, path: str | Path, prompt_id: str | None = None) -> Prompt:
+        """Read a template from a UTF-8 text file; the id defaults to the file's stem.
+
+        Raises:
+            JudgeConfigError: The file cannot be read or is not a valid template.
+        """
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise JudgeConfigError(
+                f"{file}: cannot read the prompt file ({exc}); check the path.",
+                path=file,
+                field="prompt_file",
+            ) from exc
+        try:
+            return cls(id=prompt_id or file.stem, prompt=text)
+        except ValidationError as exc:
+            lines, problems = describe_errors(exc, root=str(file))
+            raise JudgeConfigError(lines, errors=problems, path=file, field="prompt_file") from exc
+
+
+def _parse_placeholders(text: str) -> list[str]:
+    names: list[str] = []
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ValueError(
+            f"the prompt is not a valid template ({exc}); write literal braces as '{{{{' and '}}}}'"
+        ) from None
+    for _, field, spec, conversion in parsed:
+        if field is None:
+            continue
+        if not field or not re.fullmatch(r"[^\[\].!:{}]+", field) or spec or conversion:
+            raise ValueError(
+                f"placeholder {{{field}{'!' + conversion if conversion else ''}"
+                f"{':' + spec if spec else ''}}} must be a plain column name like {{response}}; "
+                "write literal braces as '{{' and '}}'"
+            )
+        if field not in names:
+            names.append(field)
+    return names
+
+
+class Judge(BaseModel):
+    """One LLM judge: the client and model it calls and the prompt it is given.
+
+    Optional settings left unset (`None`) take the run's or the task's value.
+
+    Example:
+        >>> judge = Judge(id="offline", llm_client="mock", model="mock-1",
+        ...               prompt=Prompt(id="p", prompt="Judge {response}"))
+        >>> judge.max_concurrency is None
+        True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """The judge's id; it names files in the project folder, so it must be a safe file name."""
+
+    llm_client: LLMClientName
+    """Which API the judge speaks: `openai` (any OpenAI-compatible server), `azure_openai`,
+    `anthropic`, or `mock` (offline, deterministic)."""
+
+    model: str = Field(min_length=1)
+    """The model name the endpoint expects (for Azure, the deployment name)."""
+
+    prompt: Prompt
+    """The prompt template."""
+
+    base_url: str | None = None
+    """The endpoint's base URL (`http://127.0.0.1:8000/v1`); `None` uses the provider's default."""
+
+    api_key_env: str | None = None
+    """The name of the environment variable holding the API key (never the key itself)."""
+
+    api_version: str | None = None
+    """Azure OpenAI only: the `api-version` query parameter."""
+
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Sampling temperature; `None` leaves the server's default."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Most tokens the judge may generate per answer; `None` leaves the server's default."""
+
+    answering_method: AnsweringMethod | None = None
+    """Overrides the task's answering method for this judge (`instructor` reads as `structured`)."""
+
+    max_concurrency: int | None = Field(default=None, ge=1)
+    """Requests in flight for this judge; wins over the run's `max_concurrency` when set."""
+
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers added to every request (not for credentials: use `api_key_env`)."""
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, judge_id: str) -> str:
+        try:
+            return check_safe_name(judge_id, field="judge id")
+        except UnsafeNameError as exc:
+            raise ValueError(exc.message) from None
+
+    @field_validator("answering_method", mode="before")
+    @classmethod
+    def _resolve_alias(cls, method: Any) -> Any:
+        return "structured" if method == "instructor" else method
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.match(r"https?://[^/\s]+", url):
+            raise ValueError(f"base_url must start with http:// or https://, got {url!r}")
+        return url
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env_name(cls, name: str | None) -> str | None:
+        if name is not None and not _ENV_NAME.fullmatch(name):
+            raise ValueError(
+                "api_key_env must be the NAME of an environment variable (like OPENAI_API_KEY), "
+                "not the key itself"
+            )
+        return name
+
+    @field_validator("extra_headers")
+    @classmethod
+    def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        secret = sorted(h for h in headers if h.lower() in _SECRET_HEADERS)
+        if secret:
+            raise ValueError(
+                f"extra_headers {secret} carry credentials, which would be saved in the project "
+                "folder; put the key in an environment variable and name it in api_key_env"
+            )
+        return headers
+
+    @classmethod
+    def build(cls, **fields: Any) -> Judge:
+        """Validate `fields` into a Judge, listing every problem in one `JudgeConfigError`.
+
+        Raises:
+            JudgeConfigError: Any field is invalid (`errors` lists each problem).
+        """
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            judge_id = fields.get("id")
+            root = f"judge {judge_id!r}" if isinstance(judge_id, str) else "judge"
+            lines, problems = describe_errors(exc, root=root, known_fields=cls.model_fields)
+            raise JudgeConfigError(
+                f"{root} is invalid ({len(problems)} problem(s)):\n{lines}",
+                errors=problems,
+                judge_id=judge_id if isinstance(judge_id, str) else None,
+                field=problems[0]["loc"] if problems else None,
+            ) from exc

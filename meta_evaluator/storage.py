@@ -1,0 +1,239 @@
+"""Files on disk: atomic writes, JSON/YAML/Parquet helpers and safe names.
+
+Every file meta-evaluator writes goes through `atomic_write`: the content is written to a
+temporary file in the same folder, flushed and fsynced, then moved over the target with
+`os.replace`, and the folder is fsynced. A reader therefore sees the old file or the new one,
+never a half-written one, even if the process is killed mid-write. The trade-offs: a write costs
+two fsyncs (slow on some network file systems), and a killed process may leave a hidden
+`.<name>.*.tmp` file behind, which is harmless: nothing reads it, and it is never removed
+automatically because another process may be writing it.
+
+Names derived from user-supplied ids (judge ids, annotator ids, run ids) must be one safe path
+component; `check_safe_name` enforces it before any path is built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from meta_evaluator.errors import StateError, StorageError, UnsafeNameError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_safe_name",
+    "read_json",
+    "read_yaml",
+    "write_json",
+    "write_parquet",
+    "write_yaml",
+]
+
+_TMP_SUFFIX = ".tmp"
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_MAX_NAME_LENGTH = 128
+# Names Windows refuses as files, whatever the extension: refuse them everywhere so a project
+# folder under version control checks out on every system.
+_WINDOWS_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL"]
+    + [f"COM{i}" for i in range(1, 10)]
+    + [f"LPT{i}" for i in range(1, 10)]
+)
+
+
+def check_safe_name(name: object, *, field: str) -> str:
+    """Return `name` if it is one safe path component, else raise `UnsafeNameError`.
+
+    Safe means: a string of 1 to 128 characters from letters, digits, `_`, `-` and `.`, starting
+    with a letter or digit, not ending with `.`, and not a name Windows reserves (`CON`, `NUL` ...).
+
+    Args:
+        name: The user-supplied id.
+        field: What the id is, for the message (`"judge_id"`, `"annotator_id"`).
+    """
+    if not isinstance(name, str):
+        raise UnsafeNameError(
+            f"{field} must be a string, got {type(name).__name__} {name!r}.", field=field
+        )
+    problem = None
+    if not name:
+        problem = "is empty"
+    elif len(name) > _MAX_NAME_LENGTH:
+        problem = f"is {len(name)} characters long (at most {_MAX_NAME_LENGTH})"
+    elif not _SAFE_NAME.fullmatch(name):
+        problem = (
+            "is not a safe file name: use letters, digits, '_', '-' and '.', "
+            "starting with a letter or digit"
+        )
+    elif name.endswith("."):
+        problem = "ends with '.'"
+    elif name.split(".")[0].upper() in _WINDOWS_RESERVED:
+        problem = "is a name Windows reserves for devices"
+    if problem:
+        raise UnsafeNameError(
+            f"{field} {name!r} {problem}; it names a file in the project folder, so choose "
+            f"another id (for example {_suggest_name(name)!r}).",
+            field=field,
+        )
+    return name
+
+
+def _suggest_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:_MAX_NAME_LENGTH]
+    if not cleaned or cleaned.split(".")[0].upper() in _WINDOWS_RESERVED:
+        cleaned = f"id_{cleaned}".rstrip(".")
+    return cleaned
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    r"""Open a temporary file beside `path`; on success, fsync it and move it over `path`.
+
+    If the block raises, the temporary file is removed and `path` is left as it was.
+
+    Args:
+        path: The file to write; its folder is created if missing.
+        mode: `"wb"` or `"w"` (text, UTF-8, `\\n` line endings).
+    """
+    target = Path(path)
+    if mode not in ("wb", "w"):
+        raise ValueError(f"atomic_write: mode must be 'wb' or 'w', got {mode!r}")
+    if target.is_dir():
+        raise StorageError(
+            f"{target}: cannot write a file here, a folder of that name is in the way; "
+            "move or remove the folder.",
+            path=target,
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=_TMP_SUFFIX
+        )
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot write ({exc.strerror or exc}).", path=target) from exc
+    tmp = Path(tmp_name)
+    try:
+        kwargs: dict[str, Any] = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
+        with os.fdopen(fd, mode, **kwargs) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError) and not isinstance(exc, StorageError):
+            raise StorageError(
+                f"{target}: cannot write ({exc.strerror or exc}); the previous file, if any, "
+                "is unchanged.",
+                path=target,
+            ) from exc
+        raise
+    _fsync_folder(target.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable; not supported on every platform, where it is skipped.
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` atomically."""
+    with atomic_write(path, "wb") as handle:
+        handle.write(data)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    r"""Write `text` to `path` atomically, as UTF-8 with `\\n` line endings."""
+    with atomic_write(path, "w") as handle:
+        handle.write(text)
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write `obj` as indented, key-ordered-as-given UTF-8 JSON, atomically, ending in a newline."""
+    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def read_json(path: str | Path) -> Any:
+    """Read a JSON file; a missing, unreadable or malformed file raises with its path and line.
+
+    Raises:
+        StorageError: The file cannot be read.
+        StateError: The file is not valid JSON.
+    """
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StateError(
+            f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
+            "restore the file from version control or fix it by hand.",
+            path=path,
+        ) from exc
+
+
+def write_yaml(path: str | Path, obj: Any) -> None:
+    """Write `obj` as block-style YAML, atomically, keys in the order given."""
+    import yaml
+
+    atomic_write_text(path, yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Read a YAML file with `yaml.safe_load` (no arbitrary objects).
+
+    Raises:
+        StorageError: The file cannot be read.
+        StateError: The file is not valid YAML (the message gives line and column).
+    """
+    import yaml
+
+    text = _read_text(path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise StateError(
+            f"{path}: not valid YAML{where} ({problem}); fix the file.", path=path
+        ) from exc
+
+
+def write_parquet(path: str | Path, frame: pl.DataFrame) -> None:
+    """Write a polars frame as Parquet (zstd), atomically."""
+    with atomic_write(path, "wb") as handle:
+        frame.write_parquet(handle, compression="zstd")
+
+
+def _read_text(path: str | Path) -> str:
+    target = Path(path)
+    try:
+        return target.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise StorageError(f"{target}: no such file.", path=target) from exc
+    except IsADirectoryError as exc:
+        raise StorageError(f"{target}: is a folder, not a file.", path=target) from exc
+    except UnicodeDecodeError as exc:
+        raise StorageError(
+            f"{target}: not UTF-8 text (byte {exc.start}); save it as UTF-8.", path=target
+        ) from exc
+    except OSError as exc:
+        raise StorageError(f"{target}: cannot read ({exc.strerror or exc}).", path=target) from exc
