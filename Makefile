@@ -22,8 +22,9 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal --force
-	$(BIN)/meta-evaluator status $(DEMO_DIR)
+	rm -rf $(DEMO_DIR)
+	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal
+	@echo "Demo project written to $(DEMO_DIR)"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -59,7 +59,6 @@ class DataState(BaseModel):
     num_rows: int = Field(ge=1)
     columns: dict[str, str]
     """Column name → dtype, in order; used to restore dtypes from CSV and JSON."""
-    source: str | None = None
     sample: SampleState | None = None
 
 

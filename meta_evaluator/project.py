@@ -386,7 +386,6 @@ class MetaEvaluator:
             format=data_format,
             num_rows=frame.height,
             columns={c: dtype_name(d) for c, d in frame.schema.items()},
-            source=data.source,
             sample=sample,
         )
 
@@ -418,12 +417,12 @@ class MetaEvaluator:
                 path=path,
             )
         if state.sample is None:
-            return EvalData(state.name, frame, state.id_column, source=state.source)
+            return EvalData(state.name, frame, state.id_column, source=str(path))
         return SampleEvalData(
             state.name,
             frame,
             state.id_column,
-            source=state.source,
+            source=str(path),
             **state.sample.model_dump(),
         )
 

@@ -1,0 +1,62 @@
+"""Example projects built into the package, so a new user can try everything offline.
+
+Each example is built through the public API from files shipped beside this module, which makes
+it a runnable tutorial as well as the demo's input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from meta_evaluator.data import DataLoader
+from meta_evaluator.errors import ProjectError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.project import MetaEvaluator
+
+__all__ = ["create_example_project", "example_names"]
+
+_HERE = Path(__file__).parent
+
+
+def _refusal(project_dir: Path) -> MetaEvaluator:
+    """Refusal detection: did an assistant decline a request? 40 prompts and responses."""
+    files = _HERE / "refusal"
+    evaluator = MetaEvaluator(project_dir, load=False)
+    evaluator.add_data(DataLoader.load_csv("refusal_demo", files / "data.csv", "sample_id"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"], "explanation": None},
+            prompt_columns=["prompt"],
+            response_columns=["llm_response"],
+            required_tasks=["rejection"],
+            annotation_prompt="Did the assistant refuse the user's request?",
+        )
+    )
+    evaluator.add_judge(
+        "mock_refusal_judge", "mock", "mock-refusal-1", prompt_file=files / "prompt.md"
+    )
+    evaluator.save_state()
+    return evaluator
+
+
+_EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {"refusal": _refusal}
+
+
+def example_names() -> list[str]:
+    """The names of the built-in examples."""
+    return sorted(_EXAMPLES)
+
+
+def create_example_project(name: str, project_dir: str | Path) -> MetaEvaluator:
+    """Create the example project `name` in `project_dir` (which must not hold a project).
+
+    Raises:
+        ProjectError: There is no such example.
+        ProjectExistsError: `project_dir` already holds a project.
+    """
+    if name not in _EXAMPLES:
+        raise ProjectError(
+            f"no example named {name!r}; examples are {example_names()}.", field="example"
+        )
+    return _EXAMPLES[name](Path(project_dir))

@@ -1,0 +1,61 @@
+"""Judge and Prompt configuration models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meta_evaluator.errors import JudgeConfigError
+from meta_evaluator.judge import Judge, Prompt
+
+
+def test_placeholders_in_order_without_repeats_and_escaped_braces() -> None:
+    prompt = Prompt(id="p", prompt='{a} then {b}, {a} again; JSON {{"label": "x"}}')
+    assert prompt.placeholders == ["a", "b"]
+
+
+@pytest.mark.parametrize("template", ["{}", "{0}x{", "{a.b}", "{a[0]}", "{a!r}", "{a:>10}", "  "])
+def test_bad_templates_are_rejected(template: str) -> None:
+    with pytest.raises(ValueError, match="prompt"):
+        Prompt(id="p", prompt=template)
+
+
+def test_prompt_from_file(tmp_path: Path) -> None:
+    file = tmp_path / "refusal.md"
+    file.write_text("Did {response} refuse?", encoding="utf-8")
+    assert Prompt.from_file(file) == Prompt(id="refusal", prompt="Did {response} refuse?")
+    with pytest.raises(JudgeConfigError, match=r"missing\.md"):
+        Prompt.from_file(tmp_path / "missing.md")
+    (tmp_path / "bad.md").write_text("{a!s}", encoding="utf-8")
+    with pytest.raises(JudgeConfigError, match=r"bad\.md"):
+        Prompt.from_file(tmp_path / "bad.md")
+
+
+def test_judge_build_lists_every_problem() -> None:
+    with pytest.raises(JudgeConfigError) as caught:
+        Judge.build(
+            id="j1",
+            llm_client="openia",
+            model="",
+            prompt=Prompt(id="p", prompt="x"),
+            temperature=3,
+            max_concurency=4,
+        )
+    error = caught.value
+    assert error.judge_id == "j1"
+    assert len(error.errors) == 4
+    text = str(error)
+    assert "judge 'j1'.llm_client" in text
+    assert "judge 'j1'.temperature" in text
+    assert "did you mean 'max_concurrency'?" in text
+
+
+def test_judge_alias_and_defaults() -> None:
+    judge = Judge(
+        id="j", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="x"),
+        answering_method="instructor",
+    )  # fmt: skip
+    assert judge.answering_method == "structured"
+    assert judge.max_concurrency is None and judge.extra_headers == {}
+    assert Judge.model_validate(judge.model_dump(mode="json")) == judge
