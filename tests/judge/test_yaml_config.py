@@ -1,0 +1,158 @@
+"""Judges from YAML: prompt files relative to the YAML, every problem listed at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorDeprecationWarning
+from meta_evaluator.examples import create_example_project
+from meta_evaluator.judge import read_judges_yaml
+
+CONFIGS = Path(__file__).parents[2] / "configs"
+
+
+def write(folder: Path, text: str) -> Path:
+    (folder / "prompts").mkdir(exist_ok=True)
+    (folder / "prompts" / "p.md").write_text("Judge {response}", encoding="utf-8")
+    path = folder / "judges.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_config_loads_into_the_example_project(tmp_path: Path) -> None:
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    judges = evaluator.load_judges_from_yaml(CONFIGS / "judges.yaml", on_duplicate="skip")
+    assert [j.id for j in judges] == [
+        "mock_refusal_judge",
+        "local_llama_judge",
+        "gpt_4o_mini_judge",
+        "claude_haiku_judge",
+    ]
+    assert evaluator.judge_registry["claude_haiku_judge"].answering_method == "xml"
+    assert evaluator.judge_registry["local_llama_judge"].max_concurrency == 32
+    assert evaluator.judge_registry["gpt_4o_mini_judge"].prompt.placeholders == [
+        "prompt",
+        "llm_response",
+    ]
+
+
+def test_prompt_file_is_relative_to_the_yaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path,
+        "judges:\n  - id: a\n    llm_client: azure\n    model: m\n    prompt_file: prompts/p.md\n",
+    )
+    monkeypatch.chdir("/")
+    (judge,) = read_judges_yaml(path)
+    assert judge.prompt.prompt == "Judge {response}" and judge.prompt.id == "p"
+    assert judge.llm_client == "azure_openai"
+
+
+def test_inline_prompt(tmp_path: Path) -> None:
+    path = write(tmp_path, "judges:\n  - {id: a, llm_client: mock, model: m, prompt: 'Rate {x}'}\n")
+    assert read_judges_yaml(path)[0].prompt.placeholders == ["x"]
+
+
+def test_every_problem_is_listed_with_file_and_location(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+judges:
+  - id: ok
+    llm_client: mock
+    model: m
+    prompt_file: prompts/p.md
+  - id: ../evil
+    llm_client: mock
+    model: m
+    prompt_file: prompts/p.md
+  - id: b
+    llm_client: mock
+    model: m
+    prompt_file: prompts/missing.md
+  - id: c
+    llm_client: mock
+    model: m
+    prompt_file: prompts/p.md
+    max_concurency: 4
+  - id: ok
+    llm_client: mock
+    model: m
+    prompt_file: prompts/p.md
+  - just a string
+""",
+    )
+    with pytest.raises(JudgeConfigError) as caught:
+        read_judges_yaml(path)
+    text = str(caught.value)
+    assert "5 problem(s)" in text
+    assert f"{path}: judges[1].id:" in text and "../evil" in text
+    assert "judges[2].prompt_file" in text and "missing.md" in text
+    assert (
+        "judges[3].max_concurency: unknown key 'max_concurency'; did you mean 'max_concurrency'?"
+        in text
+    )
+    assert "judges[4].id: id 'ok' is also used by judges[0]" in text
+    assert "judges[5]: must be a mapping" in text
+    assert caught.value.path == path
+    assert len(caught.value.errors) == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("judges: 3\n", "list under 'judges:'"),
+        ("- id: a\n", "list under 'judges:'"),
+        ("judges: [\n", "not valid YAML at line"),
+        ("judges:\n  - {id: a, llm_client: mock, model: m}\n", "needs prompt_file"),
+        (
+            "judges:\n  - {id: a, llm_client: mock, model: m, prompt: x,\n"
+            "     prompt_file: prompts/p.md}\n",
+            "not both",
+        ),
+        ("judgez: []\njudges: []\n", "judgez: unknown top-level key"),
+    ],
+)
+def test_structural_problems(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(JudgeConfigError, match=fragment.replace("[", r"\[")):
+        read_judges_yaml(write(tmp_path, text))
+
+
+def test_missing_yaml_file(tmp_path: Path) -> None:
+    with pytest.raises(JudgeConfigError, match="no such file") as caught:
+        read_judges_yaml(tmp_path / "nope.yaml")
+    assert caught.value.path == tmp_path / "nope.yaml"
+
+
+def test_registration_is_all_or_nothing(tmp_path: Path) -> None:
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    before = evaluator.judge_registry
+    path = write(
+        tmp_path,
+        "judges:\n"
+        "  - {id: fine, llm_client: mock, model: m, prompt: 'See {prompt}'}\n"
+        "  - {id: typo, llm_client: mock, model: m, prompt: 'See {respons}'}\n",
+    )
+    with pytest.raises(JudgeConfigError, match=r"'typo'.*\{respons\}") as caught:
+        evaluator.load_judges_from_yaml(path)
+    assert caught.value.judge_id == "typo" and caught.value.field == "prompt"
+    assert evaluator.judge_registry == before
+
+
+def test_duplicates_against_the_registry(tmp_path: Path) -> None:
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    with pytest.raises(JudgeConfigError, match="already registered"):
+        evaluator.load_judges_from_yaml(CONFIGS / "judges.yaml")
+    judges = evaluator.load_judges_from_yaml(CONFIGS / "judges.yaml", on_duplicate="overwrite")
+    assert len(judges) == 4 and len(evaluator.judge_registry) == 4
+
+
+def test_async_mode_is_accepted_with_a_deprecation_warning(tmp_path: Path) -> None:
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    with pytest.warns(MetaEvaluatorDeprecationWarning, match="0.1.0.*1.0"):
+        evaluator.load_judges_from_yaml(
+            CONFIGS / "judges.yaml", on_duplicate="skip", async_mode=True
+        )
