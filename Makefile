@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test lint typecheck format bench clean
+.PHONY: demo test lint typecheck format projects clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "meta-evaluator needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -35,6 +35,11 @@ typecheck: $(VENV)/.installed-dev
 
 test: lint typecheck
 	$(BIN)/python -m pytest
+
+# Regenerate the example project folders kept under version control in projects/.
+projects: $(VENV)/.installed
+	rm -f projects/refusal/main_state.json projects/refusal/data/*
+	$(BIN)/meta-evaluator init projects/refusal --example refusal
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from meta_evaluator._validation import describe_errors
+from meta_evaluator._version import __version__
 from meta_evaluator.data.persist import DataFormat
-from meta_evaluator.errors import StateError
+from meta_evaluator.errors import MetaEvaluatorError, StateError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge import Judge
 
@@ -21,8 +22,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "STATE_FILE",
     "DataState",
+    "LoadedState",
     "ProjectState",
     "SampleState",
+    "dump_state",
     "parse_state",
 ]
 
@@ -57,24 +60,47 @@ class DataState(BaseModel):
     """The data file's name inside `data/`."""
     format: DataFormat
     num_rows: int = Field(ge=1)
+    sha256: str | None = None
+    """Digest of the data file as saved; lets a load finish a save that was interrupted."""
     columns: dict[str, str]
     """Column name → dtype, in order; used to restore dtypes from CSV and JSON."""
     sample: SampleState | None = None
 
 
 class ProjectState(BaseModel):
-    """The whole of `main_state.json`."""
+    """The whole of `main_state.json`; the task and judges are checked by their own models."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     schema_version: int
     meta_evaluator_version: str
     data: DataState | None = None
-    eval_task: EvalTask | None = None
-    judges: dict[str, Judge] = Field(default_factory=dict)
+    eval_task: dict[str, Any] | None = None
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-def parse_state(raw: Any, path: Path) -> ProjectState:
+class LoadedState(NamedTuple):
+    """What `parse_state` returns: the validated parts of a state file."""
+
+    data: DataState | None
+    eval_task: EvalTask | None
+    judges: dict[str, Judge]
+
+
+def dump_state(
+    data: DataState | None, eval_task: EvalTask | None, judges: dict[str, Judge]
+) -> dict[str, Any]:
+    """The JSON-ready content of `main_state.json` (judges sorted by id, so saves are stable)."""
+    return ProjectState(
+        schema_version=SCHEMA_VERSION,
+        meta_evaluator_version=__version__,
+        data=data,
+        eval_task=eval_task.model_dump(mode="json") if eval_task else None,
+        judges={k: j.model_dump(mode="json") for k, j in sorted(judges.items())},
+    ).model_dump(mode="json")
+
+
+def parse_state(raw: Any, path: Path) -> LoadedState:
     """Validate a loaded `main_state.json`, migrating older versions; list every problem.
 
     Raises:
@@ -109,12 +135,39 @@ def parse_state(raw: Any, path: Path) -> ProjectState:
         )
     while raw["schema_version"] < SCHEMA_VERSION:
         raw = MIGRATIONS[raw["schema_version"]](raw)
+    problems: list[dict[str, Any]] = []
+    state = None
     try:
-        return ProjectState.model_validate(raw)
+        state = ProjectState.model_validate(raw)
     except ValidationError as exc:
-        lines, _ = describe_errors(exc, root=path.name)
+        problems += describe_errors(exc, known_fields=ProjectState.model_fields)[1]
+    # The task and judges are checked even when the rest failed, so every problem shows at once.
+    eval_task, judges = None, {}
+    raw_task, raw_judges = raw.get("eval_task"), raw.get("judges")
+    if isinstance(raw_task, dict):
+        try:
+            eval_task = EvalTask(**raw_task)
+        except MetaEvaluatorError as exc:
+            problems += [{**p, "loc": f"eval_task.{p['loc']}"} for p in exc.errors]
+    for key, fields in raw_judges.items() if isinstance(raw_judges, dict) else ():
+        if not isinstance(fields, dict):
+            continue  # reported by ProjectState
+        try:
+            judges[key] = Judge(**fields)
+        except MetaEvaluatorError as exc:
+            problems += [{**p, "loc": f"judges.{key}.{p['loc']}"} for p in exc.errors]
+            continue
+        if judges[key].id != key:
+            problems.append(
+                {"loc": f"judges.{key}.id", "msg": f"is {judges[key].id!r}; it must equal its key"}
+            )
+    if problems or state is None:
+        lines = "\n".join(f"{path.name}: {p['loc']}: {p['msg']}" for p in problems)
         raise StateError(
-            f"{path}: is invalid ({exc.error_count()} problem(s)):\n{lines}\nRestore the file "
-            "from version control or fix the fields named.",
+            f"{path}: is invalid ({len(problems)} problem(s)):\n{lines}\nRestore the file from "
+            "version control or fix the fields named.",
             path=path,
-        ) from exc
+            errors=problems,
+            field=problems[0]["loc"] if problems else None,
+        )
+    return LoadedState(state.data, eval_task, judges)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["describe_errors", "location"]
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
+
+__all__ = ["ConfigModel", "describe_errors", "location"]
 
 
 def location(loc: Iterable[str | int], *, root: str = "") -> str:
@@ -25,7 +27,10 @@ def location(loc: Iterable[str | int], *, root: str = "") -> str:
 def describe_errors(
     exc: ValidationError, *, root: str = "", known_fields: Iterable[str] = ()
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Return one line per problem (`where: what; got X`) and the problems as dicts.
+    """Return one line per problem (`root.where: what; got X`) and the problems as dicts.
+
+    The dicts' `loc` is relative to the model (`max_concurrency`, `prompt.id`), so a caller
+    that nests the model (a YAML list, the state file) can prefix its own location.
 
     Unknown keys name the closest known field, when one is close (`did you mean 'x'?`).
     """
@@ -47,10 +52,47 @@ def describe_errors(
         elif error["type"] not in ("missing", "value_error") and "input" in error:
             message += f", got {_short(error['input'])}"
         lines.append(f"{where}: {message}")
-        problems.append({"loc": where, "msg": message, "type": error["type"]})
+        problems.append({"loc": location(loc), "msg": message, "type": error["type"]})
     return "\n".join(lines), problems
 
 
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+class ConfigModel(BaseModel):
+    """A frozen, strict configuration model whose invalid input raises our own error class.
+
+    Subclasses set `error_class`, and may name themselves in messages through `_error_root`
+    (`judge 'gpt4'`); every problem is listed, and kept in the error's `errors`.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    error_class: ClassVar[type[MetaEvaluatorError]] = MetaEvaluatorError
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise self._translate(exc, data) from exc
+
+    @classmethod
+    def _error_root(cls, data: dict[str, Any]) -> str:
+        """How messages name the model being built."""
+        return cls.__name__
+
+    @classmethod
+    def _translate(cls, exc: ValidationError, data: dict[str, Any]) -> MetaEvaluatorError:
+        root = cls._error_root(data)
+        lines, problems = describe_errors(exc, root=root, known_fields=cls.model_fields)
+        message = f"{root} is invalid ({len(problems)} problem(s)):\n{lines}"
+        field = problems[0]["loc"] if problems else None
+        judge_id = data.get("id") if issubclass(cls.error_class, JudgeConfigError) else None
+        return cls.error_class(
+            message,
+            errors=problems,
+            field=field,
+            judge_id=judge_id if isinstance(judge_id, str) else None,
+        )

@@ -54,7 +54,8 @@ class MetaEvaluatorError(Exception):
     """Base of every error meta-evaluator raises for bad input; catch it to handle them all.
 
     The message says what failed, where and how to fix it; the attributes name the place so a
-    program can act on it without parsing text.
+    program can act on it without parsing text. Where one input had several problems (a config
+    file, a model), `errors` lists each as a dict with `loc` and `msg`.
     """
 
     def __init__(
@@ -66,9 +67,11 @@ class MetaEvaluatorError(Exception):
         row_id: Any = None,
         field: str | None = None,
         judge_id: str | None = None,
+        errors: Sequence[dict[str, Any]] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
+        self.errors = list(errors)
         self.path = Path(path) if path is not None else None
         self.column = column
         self.row_id = row_id
@@ -117,18 +120,6 @@ class JudgeConfigError(MetaEvaluatorError, ValueError):
 
     `errors` keeps the individual problems (location and message) for programs.
     """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        errors: Sequence[dict[str, Any]] = (),
-        path: str | Path | None = None,
-        field: str | None = None,
-        judge_id: str | None = None,
-    ) -> None:
-        super().__init__(message, path=path, field=field, judge_id=judge_id)
-        self.errors = list(errors)
 
 
 class UnsafeNameError(MetaEvaluatorError, ValueError):

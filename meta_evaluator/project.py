@@ -15,34 +15,30 @@ my_project/
 from __future__ import annotations
 
 import logging
+import os
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-from meta_evaluator._state import (
-    SCHEMA_VERSION,
-    STATE_FILE,
-    DataState,
-    ProjectState,
-    SampleState,
-    parse_state,
-)
-from meta_evaluator._version import __version__
+from meta_evaluator._state import STATE_FILE, DataState, SampleState, dump_state, parse_state
 from meta_evaluator.data import EvalData, SampleEvalData
 from meta_evaluator.data.persist import DataFormat, dtype_name, read_frame, write_frame
 from meta_evaluator.errors import (
     AlreadySetError,
     DataError,
     JudgeConfigError,
+    MetaEvaluatorDeprecationWarning,
     ProjectError,
     ProjectExistsError,
     ProjectNotFoundError,
     StateError,
+    StorageError,
     TaskError,
     UnsafeNameError,
 )
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge import Judge, Prompt
-from meta_evaluator.storage import check_safe_name, read_json, write_json
+from meta_evaluator.judge import Judge, Prompt, read_judges_yaml
+from meta_evaluator.storage import check_safe_name, read_json, sha256, write_json
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
 
@@ -125,7 +121,7 @@ class MetaEvaluator:
                 "with MetaEvaluator(..., load=True) or choose another folder.",
                 path=state,
             )
-        self._write_state(self._state(include_task=True, data_state=None))
+        write_json(self._paths.state_file, dump_state(None, None, {}))
         logger.info("created project %s", self._paths.root)
 
     def _load(self) -> None:
@@ -142,14 +138,6 @@ class MetaEvaluator:
                 path=state_file,
             )
         state = parse_state(read_json(state_file), state_file)
-        for key, judge in state.judges.items():
-            if key != judge.id:
-                raise StateError(
-                    f"{state_file}: judges.{key} holds a judge whose id is {judge.id!r}; make "
-                    "the key and the id equal.",
-                    path=state_file,
-                    field=f"judges.{key}",
-                )
         if state.data is not None:
             self._data = self._read_data(state.data)
         self._eval_task = state.eval_task
@@ -260,22 +248,9 @@ class MetaEvaluator:
                 are given, a placeholder names no known column, or the id is taken.
         """
         check_safe_name(judge_id, field="judge_id")
-        if on_duplicate not in (None, "skip", "overwrite"):
-            raise JudgeConfigError(
-                f"on_duplicate must be None, 'skip' or 'overwrite', got {on_duplicate!r}.",
-                field="on_duplicate",
-                judge_id=judge_id,
-            )
-        if judge_id in self._judges:
-            if on_duplicate == "skip":
-                return self._judges[judge_id]
-            if not (overwrite or on_duplicate == "overwrite"):
-                raise JudgeConfigError(
-                    f"judge {judge_id!r} is already registered; pass on_duplicate='overwrite' "
-                    "to replace it or 'skip' to keep it.",
-                    field="judge_id",
-                    judge_id=judge_id,
-                )
+        policy = self._duplicate_policy(on_duplicate, overwrite)
+        if judge_id in self._judges and policy == "skip":
+            return self._judges[judge_id]
         if (prompt is None) == (prompt_file is None):
             raise JudgeConfigError(
                 f"judge {judge_id!r}: give exactly one of prompt and prompt_file.",
@@ -286,29 +261,106 @@ class MetaEvaluator:
             prompt = Prompt.from_file(prompt_file)
         elif isinstance(prompt, str):
             prompt = {"id": f"{judge_id}_prompt", "prompt": prompt}  # type: ignore[assignment]
-        judge = Judge.build(
-            id=judge_id, llm_client=llm_client, model=model, prompt=prompt, **settings
-        )
-        self._check_placeholders(judge)
-        self._judges[judge_id] = judge
-        return judge
+        judge = Judge(id=judge_id, llm_client=llm_client, model=model, prompt=prompt, **settings)
+        self._register([judge], policy)
+        return self._judges[judge_id]
 
-    def _check_placeholders(self, judge: Judge) -> None:
-        known: list[str] = []
-        if self._data is not None:
-            known = self._data.columns
-        elif self._eval_task is not None:
-            known = self._eval_task.columns_shown()
-        else:
-            return
-        unknown = [p for p in judge.prompt.placeholders if p not in known]
-        if unknown:
-            raise JudgeConfigError(
-                f"judge {judge.id!r}: prompt placeholder(s) {['{' + u + '}' for u in unknown]} "
-                f"name no column (columns: {known}); fix the prompt or the data.",
-                field="prompt",
-                judge_id=judge.id,
+    def load_judges_from_yaml(
+        self,
+        yaml_file: str | Path,
+        on_duplicate: Literal["skip", "overwrite"] | None = None,
+        async_mode: bool | None = None,
+    ) -> list[Judge]:
+        """Register every judge of a YAML file, or none of them if any entry is invalid.
+
+        Args:
+            yaml_file: The YAML file (see `meta_evaluator.judge.yaml_config`); prompt files are
+                relative to it.
+            on_duplicate: For ids already registered: `"skip"`, `"overwrite"`, or `None` (raise).
+            async_mode: Accepted for scripts written for meta-evaluator 0.3; it has no effect
+                (every run is asynchronous) and warns.
+
+        Returns:
+            The judges of the file, as registered.
+
+        Raises:
+            JudgeConfigError: The file or any entry is invalid, a placeholder names no column,
+                or an id is taken and `on_duplicate` is None; every problem is listed.
+        """
+        if async_mode is not None:
+            warnings.warn(
+                "load_judges_from_yaml(async_mode=...) is deprecated since meta-evaluator 0.1.0 "
+                "and will be removed in 1.0: every run is asynchronous; drop the argument.",
+                MetaEvaluatorDeprecationWarning,
+                stacklevel=2,
             )
+        policy = self._duplicate_policy(on_duplicate, False)
+        judges = read_judges_yaml(yaml_file)
+        self._register(judges, policy, source=Path(yaml_file))
+        return [self._judges[j.id] for j in judges]
+
+    @staticmethod
+    def _duplicate_policy(on_duplicate: str | None, overwrite: bool) -> str | None:
+        if on_duplicate not in (None, "skip", "overwrite"):
+            raise JudgeConfigError(
+                f"on_duplicate must be None, 'skip' or 'overwrite', got {on_duplicate!r}.",
+                field="on_duplicate",
+            )
+        return "overwrite" if overwrite else on_duplicate
+
+    def _register(
+        self, judges: list[Judge], policy: str | None, *, source: Path | None = None
+    ) -> None:
+        """Add judges all at once, after checking ids and placeholders of every one."""
+        prefix = f"{source}: " if source else ""
+        problems: list[tuple[str, str, str]] = []  # (judge id, field, message)
+        for judge in judges:
+            if judge.id in self._judges and policy is None:
+                problems.append(
+                    (
+                        judge.id,
+                        "id",
+                        f"{prefix}judge {judge.id!r} is already registered; pass "
+                        "on_duplicate='overwrite' to replace it or 'skip' to keep it.",
+                    )
+                )
+            unknown = self._unknown_placeholders(judge)
+            if unknown:
+                problems.append(
+                    (
+                        judge.id,
+                        "prompt",
+                        f"{prefix}judge {judge.id!r}: prompt placeholder(s) "
+                        f"{['{' + u + '}' for u in unknown]} name no column "
+                        f"(columns: {self._known_columns()}); fix the prompt or the data.",
+                    )
+                )
+        if problems:
+            judge_id, field, _ = problems[0]
+            raise JudgeConfigError(
+                "\n".join(message for _, _, message in problems),
+                errors=[{"loc": f"{j}.{f}", "msg": m} for j, f, m in problems],
+                path=source,
+                judge_id=judge_id,
+                field=field,
+            )
+        for judge in judges:
+            if judge.id in self._judges and policy == "skip":
+                continue
+            self._judges[judge.id] = judge
+
+    def _known_columns(self) -> list[str] | None:
+        if self._data is not None:
+            return self._data.columns
+        if self._eval_task is not None:
+            return self._eval_task.columns_shown()
+        return None
+
+    def _unknown_placeholders(self, judge: Judge) -> list[str]:
+        known = self._known_columns()
+        if known is None:
+            return []
+        return [p for p in judge.prompt.placeholders if p not in known]
 
     # ----- saving -----------------------------------------------------------------------------
 
@@ -319,7 +371,11 @@ class MetaEvaluator:
         data_format: DataFormat | None = "parquet",
         data_filename: str | None = None,
     ) -> None:
-        """Write the data file and `main_state.json`, each atomically; no secrets are written.
+        """Write the data file and `main_state.json` as one change; no secrets are written.
+
+        The data goes to a pending file first, then the state is replaced, then the pending file
+        takes its name. A failure before the state is replaced leaves the project as it was; a
+        crash after it is completed by the next load (the state holds the data's digest).
 
         Args:
             include_task: Save the task.
@@ -351,12 +407,39 @@ class MetaEvaluator:
                     f"{data_format!r}.",
                     field="data_filename",
                 )
-            write_frame(self._data.data, self._paths.data_dir / filename, data_format)
-            data_state = self._data_state(self._data, filename, data_format)
+            target = self._paths.data_dir / filename
+            if target.is_dir():
+                raise StorageError(
+                    f"{target}: cannot save the data here, a folder of that name is in the way; "
+                    "move the folder or pass another data_filename.",
+                    path=target,
+                )
+            pending = self._pending(filename)
+            write_frame(self._data.data, pending, data_format)
+            data_state = self._data_state(self._data, filename, data_format, sha256(pending))
         old = self._saved_data_file()
-        self._write_state(self._state(include_task=include_task, data_state=data_state))
+        task = self._eval_task if include_task else None
+        try:
+            write_json(self._paths.state_file, dump_state(data_state, task, self._judges))
+        except BaseException:
+            if data_state is not None:
+                self._pending(data_state.file).unlink(missing_ok=True)
+            raise
+        if data_state is not None:
+            target = self._paths.data_dir / data_state.file
+            try:
+                os.replace(self._pending(data_state.file), target)
+            except OSError as exc:
+                raise StorageError(
+                    f"{target}: the state was saved but the data file could not take its place "
+                    f"({exc.strerror or exc}); the next load finishes the save.",
+                    path=target,
+                ) from exc
         if old is not None and (data_state is None or old != data_state.file):
             (self._paths.data_dir / old).unlink(missing_ok=True)
+
+    def _pending(self, filename: str) -> Path:
+        return self._paths.data_dir / f".{filename}.pending"
 
     def _saved_data_file(self) -> str | None:
         try:
@@ -368,7 +451,9 @@ class MetaEvaluator:
         return file if isinstance(file, str) else None
 
     @staticmethod
-    def _data_state(data: EvalData, filename: str, data_format: DataFormat) -> DataState:
+    def _data_state(
+        data: EvalData, filename: str, data_format: DataFormat, digest: str
+    ) -> DataState:
         frame = data.data
         sample = None
         if isinstance(data, SampleEvalData):
@@ -385,21 +470,10 @@ class MetaEvaluator:
             file=filename,
             format=data_format,
             num_rows=frame.height,
+            sha256=digest,
             columns={c: dtype_name(d) for c, d in frame.schema.items()},
             sample=sample,
         )
-
-    def _state(self, *, include_task: bool, data_state: DataState | None) -> ProjectState:
-        return ProjectState(
-            schema_version=SCHEMA_VERSION,
-            meta_evaluator_version=__version__,
-            data=data_state,
-            eval_task=self._eval_task if include_task else None,
-            judges=dict(sorted(self._judges.items())),
-        )
-
-    def _write_state(self, state: ProjectState) -> None:
-        write_json(self._paths.state_file, state.model_dump(mode="json"))
 
     def _read_data(self, state: DataState) -> EvalData:
         state_file = self._paths.state_file
@@ -408,6 +482,13 @@ class MetaEvaluator:
         except UnsafeNameError as exc:
             raise StateError(f"{state_file}: {exc.message}", path=state_file) from exc
         path = self._paths.data_dir / state.file
+        pending = self._pending(state.file)
+        if pending.is_file():
+            if state.sha256 is not None and sha256(pending) == state.sha256:
+                logger.warning("%s: finishing a save that was interrupted", path)
+                os.replace(pending, path)
+            else:
+                pending.unlink()  # left by a save that failed before its state was written
         frame = read_frame(path, state.format, state.columns)
         if frame.height != state.num_rows:
             raise StateError(

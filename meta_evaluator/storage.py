@@ -35,6 +35,7 @@ __all__ = [
     "check_safe_name",
     "read_json",
     "read_yaml",
+    "sha256",
     "write_json",
     "write_parquet",
     "write_yaml",
@@ -90,10 +91,10 @@ def check_safe_name(name: object, *, field: str) -> str:
 
 
 def _suggest_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:_MAX_NAME_LENGTH]
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")
     if not cleaned or cleaned.split(".")[0].upper() in _WINDOWS_RESERVED:
-        cleaned = f"id_{cleaned}".rstrip(".")
-    return cleaned
+        cleaned = f"id_{cleaned}"
+    return cleaned[:_MAX_NAME_LENGTH].rstrip("._-") or "id"
 
 
 @contextlib.contextmanager
@@ -221,6 +222,17 @@ def write_parquet(path: str | Path, frame: pl.DataFrame) -> None:
     """Write a polars frame as Parquet (zstd), atomically."""
     with atomic_write(path, "wb") as handle:
         frame.write_parquet(handle, compression="zstd")
+
+
+def sha256(path: str | Path) -> str:
+    """The hex SHA-256 digest of a file's bytes, read in 1 MiB blocks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _read_text(path: str | Path) -> str:

@@ -36,3 +36,23 @@ def test_unknown_example_and_existing_project(tmp_path: Path) -> None:
     create_example_project("refusal", tmp_path / "r")
     with pytest.raises(ProjectExistsError):
         create_example_project("refusal", tmp_path / "r")
+
+
+def test_committed_projects_equal_a_fresh_build(tmp_path: Path) -> None:
+    """projects/ holds what `make projects` builds; regenerate it when this fails."""
+    projects = Path(__file__).parents[1] / "projects"
+    for name in example_names():
+        create_example_project(name, tmp_path / name)
+        fresh = tmp_path / name
+        for relative in [
+            "main_state.json",
+            *(f"data/{p.name}" for p in (fresh / "data").iterdir()),
+        ]:
+            committed = projects / name / relative
+            assert committed.is_file(), f"{committed} is missing: run make projects"
+            assert committed.read_bytes() == (fresh / relative).read_bytes(), (
+                f"{committed} differs from a fresh build: run make projects"
+            )
+        assert (
+            MetaEvaluator(projects / name, load=True).data == MetaEvaluator(fresh, load=True).data
+        )

@@ -99,6 +99,9 @@ class EvalData:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; build a new one instead.")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; build a new one instead.")
+
     @property
     def name(self) -> str:
         """The data set's name."""

@@ -75,7 +75,7 @@ class DataLoader:
                 f"{path}: holds JSON, not CSV; use DataLoader.load_json (or load_jsonl).",
                 path=path,
             )
-        _check_csv_header(text, path, separator)
+        _check_csv_shape(text, path, separator)
         try:
             frame = pl.read_csv(
                 io.BytesIO(raw),
@@ -136,7 +136,9 @@ class DataLoader:
         text = _decode(_read_bytes(path), path)
         records: list[Any] = []
         line_numbers: list[int] = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        # Split on "\n" only: str.splitlines would also cut at U+2028 and others, which JSON
+        # allows unescaped inside strings.
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -282,7 +284,11 @@ def _jsonl_hint(text: str) -> str:
     return ""
 
 
-def _check_csv_header(text: str, path: Path, separator: str) -> None:
+def _check_csv_shape(text: str, path: Path, separator: str) -> None:
+    """Header names must be non-empty and unique, and every row as wide as the header.
+
+    polars pads short rows with nulls silently, so the widths are checked here first.
+    """
     reader = csv.reader(io.StringIO(text), delimiter=separator)
     header = next(reader, [])
     for position, column in enumerate(header):
@@ -299,6 +305,21 @@ def _check_csv_header(text: str, path: Path, separator: str) -> None:
             path=path,
             column=repeated[0],
         )
+    try:
+        for row in reader:
+            if row and len(row) != len(header):
+                raise DataFileError(
+                    f"{path}: line {reader.line_num} has {len(row)} field(s), but the header has "
+                    f"{len(header)}; check the separator and quoting on that line.",
+                    path=path,
+                    row_id=reader.line_num,
+                )
+    except csv.Error as exc:
+        raise DataFileError(
+            f"{path}: line {reader.line_num} is not valid CSV ({exc}); check its quoting.",
+            path=path,
+            row_id=reader.line_num,
+        ) from exc
 
 
 def _from_records(
@@ -313,12 +334,14 @@ def _from_records(
         raise DataFileError(f"{path}: holds an empty list; it holds no data.", path=path)
     for index, record in enumerate(records):
         if not isinstance(record, dict):
-            place = f"line {line_of[index]}" if line_of else f"record {index}"
+            # row_id is the line number in JSON Lines (as for parse errors), the index in JSON.
+            row = line_of[index] if line_of else index
+            place = f"line {row}" if line_of else f"record {index}"
             raise DataFileError(
                 f"{path}: {place} is a JSON {type(record).__name__}, not an object; every "
                 "record must be an object of column values.",
                 path=path,
-                row_id=index,
+                row_id=row,
             )
     if id_column is not None:
         check_single_type([r.get(id_column) for r in records], id_column, source=str(path))
@@ -365,6 +388,11 @@ def _from_columns(
 
 
 def _to_eval_data(name: str, frame: pl.DataFrame, id_column: str | None, path: Path) -> EvalData:
+    if frame.height == 0:
+        raise DataFileError(
+            f"{path}: has columns {list_some(frame.columns)} but no rows; it holds no data.",
+            path=path,
+        )
     return EvalData(name, frame, id_column, source=str(path))
 
 

@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from meta_evaluator._validation import describe_errors
+from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import TaskError
 from meta_evaluator.eval_task.labels import normalize_label
 
@@ -40,7 +40,7 @@ _TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _ANSWERING_ALIASES = {"instructor": "structured"}
 
 
-class MultiLabelSchema(BaseModel):
+class MultiLabelSchema(ConfigModel):
     """A task whose answer is any subset of `outcomes` (pick all that apply).
 
     Example:
@@ -48,7 +48,7 @@ class MultiLabelSchema(BaseModel):
         ['violence', 'fraud', 'self-harm']
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    error_class = TaskError
 
     outcomes: list[str] = Field(min_length=1)
     """The labels that may be chosen, each at most once; matched case-insensitively."""
@@ -59,7 +59,7 @@ class MultiLabelSchema(BaseModel):
         return _check_labels(outcomes, minimum=1)
 
 
-class EvalTask(BaseModel):
+class EvalTask(ConfigModel):
     """What a judge is asked: the data columns it sees and the tasks it answers.
 
     `task_schemas` maps each task name to a list of at least two allowed labels (single choice),
@@ -75,7 +75,7 @@ class EvalTask(BaseModel):
         ['rejection']
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    error_class = TaskError
 
     task_schemas: dict[str, list[str] | MultiLabelSchema | None]
     """Task name → allowed labels (single choice), `MultiLabelSchema`, or `None` (free text)."""
@@ -119,16 +119,7 @@ class EvalTask(BaseModel):
         ):
             if value is not None or key == "prompt_columns":
                 values[key] = value
-        try:
-            super().__init__(**values)
-        except ValidationError as exc:
-            lines, problems = describe_errors(
-                exc, root="EvalTask", known_fields=type(self).model_fields
-            )
-            first = problems[0]["loc"] if problems else None
-            raise TaskError(
-                f"EvalTask is invalid ({len(problems)} problem(s)):\n{lines}", field=first
-            ) from exc
+        super().__init__(**values)
 
     @field_validator("task_schemas", mode="before")
     @classmethod
@@ -165,7 +156,7 @@ class EvalTask(BaseModel):
 
     @field_validator("prompt_columns", "response_columns")
     @classmethod
-    def _check_columns(cls, columns: list[str] | None) -> list[str] | None:
+    def _check_columns(cls, columns: list[str] | None, info: ValidationInfo) -> list[str] | None:
         if columns is None:
             return None
         for column in columns:
@@ -174,26 +165,27 @@ class EvalTask(BaseModel):
         repeated = sorted({c for c in columns if columns.count(c) > 1})
         if repeated:
             raise ValueError(f"names column(s) {repeated} more than once")
-        return columns
-
-    @model_validator(mode="after")
-    def _check_consistency(self) -> EvalTask:
-        both = sorted(set(self.prompt_columns or []) & set(self.response_columns))
-        if both:
+        # Fields validate in declaration order, so prompt_columns is known here.
+        both = sorted(set(info.data.get("prompt_columns") or []) & set(columns))
+        if info.field_name == "response_columns" and both:
             raise ValueError(
                 f"column(s) {both} are both prompt and response columns; list each once"
             )
-        if self.required_tasks is not None:
-            unknown = [t for t in self.required_tasks if t not in self.task_schemas]
-            if unknown:
-                raise ValueError(
-                    f"required_tasks names unknown task(s) {unknown}; tasks are "
-                    f"{list(self.task_schemas)}"
-                )
-            repeated = sorted({t for t in self.required_tasks if self.required_tasks.count(t) > 1})
-            if repeated:
-                raise ValueError(f"required_tasks names {repeated} more than once")
-        return self
+        return columns
+
+    @field_validator("required_tasks")
+    @classmethod
+    def _check_required(cls, required: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if required is None:
+            return None
+        tasks = list(info.data.get("task_schemas") or {})
+        unknown = [t for t in required if t not in tasks]
+        if unknown and tasks:
+            raise ValueError(f"names unknown task(s) {unknown}; tasks are {tasks}")
+        repeated = sorted({t for t in required if required.count(t) > 1})
+        if repeated:
+            raise ValueError(f"names {repeated} more than once")
+        return required
 
     @property
     def task_names(self) -> list[str]:

@@ -36,7 +36,7 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
     evaluator.add_judge(
         "mock_refusal_judge", "mock", "mock-refusal-1", prompt_file=files / "prompt.md"
     )
-    evaluator.save_state()
+    evaluator.save_state(data_format="csv")  # readable and diffable under version control
     return evaluator
 
 

@@ -7,9 +7,9 @@ import string
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from meta_evaluator._validation import describe_errors
+from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.storage import check_safe_name
@@ -25,7 +25,7 @@ _SECRET_HEADERS = frozenset(
 )
 
 
-class Prompt(BaseModel):
+class Prompt(ConfigModel):
     """A judge's prompt template: `{column}` placeholders are filled from each data row.
 
     Example:
@@ -33,7 +33,7 @@ class Prompt(BaseModel):
         ['response', 'prompt']
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    error_class = JudgeConfigError
 
     id: str
     """A name for this prompt version (shown in results; part of the judge's fingerprint)."""
@@ -72,9 +72,10 @@ class Prompt(BaseModel):
             ) from exc
         try:
             return cls(id=prompt_id or file.stem, prompt=text)
-        except ValidationError as exc:
-            lines, problems = describe_errors(exc, root=str(file))
-            raise JudgeConfigError(lines, errors=problems, path=file, field="prompt_file") from exc
+        except JudgeConfigError as exc:
+            raise JudgeConfigError(
+                f"{file}: {exc.message}", errors=exc.errors, path=file, field="prompt_file"
+            ) from exc
 
 
 def _parse_placeholders(text: str) -> list[str]:
@@ -99,7 +100,7 @@ def _parse_placeholders(text: str) -> list[str]:
     return names
 
 
-class Judge(BaseModel):
+class Judge(ConfigModel):
     """One LLM judge: the client and model it calls and the prompt it is given.
 
     Optional settings left unset (`None`) take the run's or the task's value.
@@ -111,7 +112,12 @@ class Judge(BaseModel):
         True
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    error_class = JudgeConfigError
+
+    @classmethod
+    def _error_root(cls, data: dict[str, Any]) -> str:
+        judge_id = data.get("id")
+        return f"judge {judge_id!r}" if isinstance(judge_id, str) else "judge"
 
     id: str
     """The judge's id; it names files in the project folder, so it must be a safe file name."""
@@ -163,6 +169,12 @@ class Judge(BaseModel):
     def _resolve_alias(cls, method: Any) -> Any:
         return "structured" if method == "instructor" else method
 
+    @field_validator("llm_client", mode="before")
+    @classmethod
+    def _resolve_client_alias(cls, client: Any) -> Any:
+        # The original meta-evaluator docs call Azure OpenAI "azure".
+        return "azure_openai" if client == "azure" else client
+
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, url: str | None) -> str | None:
@@ -190,23 +202,3 @@ class Judge(BaseModel):
                 "folder; put the key in an environment variable and name it in api_key_env"
             )
         return headers
-
-    @classmethod
-    def build(cls, **fields: Any) -> Judge:
-        """Validate `fields` into a Judge, listing every problem in one `JudgeConfigError`.
-
-        Raises:
-            JudgeConfigError: Any field is invalid (`errors` lists each problem).
-        """
-        try:
-            return cls(**fields)
-        except ValidationError as exc:
-            judge_id = fields.get("id")
-            root = f"judge {judge_id!r}" if isinstance(judge_id, str) else "judge"
-            lines, problems = describe_errors(exc, root=root, known_fields=cls.model_fields)
-            raise JudgeConfigError(
-                f"{root} is invalid ({len(problems)} problem(s)):\n{lines}",
-                errors=problems,
-                judge_id=judge_id if isinstance(judge_id, str) else None,
-                field=problems[0]["loc"] if problems else None,
-            ) from exc

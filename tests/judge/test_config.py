@@ -34,7 +34,7 @@ def test_prompt_from_file(tmp_path: Path) -> None:
 
 def test_judge_build_lists_every_problem() -> None:
     with pytest.raises(JudgeConfigError) as caught:
-        Judge.build(
+        Judge(
             id="j1",
             llm_client="openia",
             model="",
@@ -48,6 +48,7 @@ def test_judge_build_lists_every_problem() -> None:
     text = str(error)
     assert "judge 'j1'.llm_client" in text
     assert "judge 'j1'.temperature" in text
+    assert error.field == "llm_client"
     assert "did you mean 'max_concurrency'?" in text
 
 
