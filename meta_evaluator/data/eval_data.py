@@ -169,9 +169,9 @@ class EvalData:
         """Draw the same fraction from every combination of `columns`' values, reproducibly.
 
         Each stratum (a distinct combination, null counting as a value) keeps
-        `max(1, round_half_up(size * sample_percentage))` rows chosen by a numpy generator seeded
-        with `seed`, so the same data, columns, fraction and seed give the same sample on every
-        machine. Rows keep their original order.
+        `max(1, round_half_up(size * sample_percentage))` rows (10 rows at 0.35 keep 4), chosen
+        by a numpy generator seeded with `seed`, so the same data, columns, fraction and seed
+        give the same sample on every machine. Rows keep their original order.
 
         Args:
             columns: The columns whose value combinations define the strata (at least one).
@@ -200,9 +200,9 @@ class EvalData:
             raise SamplingError(f"seed must be a non-negative integer, got {seed!r}.", field="seed")
         key, size = _unused_name(self._data, "__key"), _unused_name(self._data, "__size")
         keys = np.random.default_rng(seed).random(size=(self._data.height,))
-        quota = pl.max_horizontal(
-            pl.lit(1), (pl.col(size) * sample_percentage + 0.5).floor().cast(pl.Int64)
-        )
+        # Round half up; rounding to 9 places first makes 10 x 0.35 (3.4999999999999996) 3.5.
+        share = (pl.col(size) * sample_percentage).round(9)
+        quota = pl.max_horizontal(pl.lit(1), (share + 0.5).floor().cast(pl.Int64))
         sampled = (
             self._data.with_columns(pl.Series(key, keys))
             .with_columns(pl.len().over(columns).alias(size))

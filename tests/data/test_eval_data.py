@@ -414,3 +414,11 @@ def test_sample_refuses_bad_columns(data: EvalData) -> None:
     with pytest.raises(ColumnError, match="Did you mean 'label'") as info:
         data.stratified_sample_by_columns(["labels"], 0.5)
     assert info.value.column == "labels"
+
+
+def test_sampling_rounds_half_up_despite_float_error() -> None:
+    """10 x 0.35 is 3.4999999999999996 in floating point; the user meant 3.5, so 4 rows."""
+    data = EvalData("d", pl.DataFrame({"g": ["a"] * 10 + ["b"] * 10}))
+    sample = data.stratified_sample_by_columns(["g"], 0.35, seed=1)
+    assert sample.data["g"].to_list().count("a") == 4
+    assert sample.data["g"].to_list().count("b") == 4
