@@ -43,10 +43,10 @@ class SampleState(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     sample_name: str
-    stratification_columns: list[str]
-    sample_percentage: float
-    seed: int
-    original_size: int
+    stratification_columns: list[str] = Field(min_length=1)
+    sample_percentage: float = Field(gt=0, le=1)
+    seed: int = Field(ge=0)
+    original_size: int = Field(ge=1)
 
 
 class DataState(BaseModel):

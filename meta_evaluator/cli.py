@@ -43,7 +43,7 @@ def init(
     from meta_evaluator.project import MetaEvaluator
 
     if example is None:
-        MetaEvaluator(project_dir, load=False)
+        MetaEvaluator(project_dir, load=False).save_state()
         print(f"Created an empty project in {project_dir}.")
     else:
         create_example_project(example, project_dir)

@@ -15,14 +15,15 @@ my_project/
 from __future__ import annotations
 
 import logging
-import os
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from meta_evaluator._state import STATE_FILE, DataState, SampleState, dump_state, parse_state
-from meta_evaluator.data import EvalData, SampleEvalData
-from meta_evaluator.data.persist import DataFormat, dtype_name, read_frame, write_frame
+from meta_evaluator import _project_data
+from meta_evaluator._state import STATE_FILE, DataState, dump_state, parse_state
+from meta_evaluator.data import EvalData
+from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import (
     AlreadySetError,
     DataError,
@@ -32,19 +33,15 @@ from meta_evaluator.errors import (
     ProjectExistsError,
     ProjectNotFoundError,
     StateError,
-    StorageError,
     TaskError,
-    UnsafeNameError,
 )
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge import Judge, Prompt, read_judges_yaml
-from meta_evaluator.storage import check_safe_name, read_json, sha256, write_json
+from meta_evaluator.storage import check_safe_name, read_json, write_json
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
 
 logger = logging.getLogger(__name__)
-
-_DATA_FORMATS: tuple[DataFormat, ...] = ("parquet", "csv", "json")
 
 
 class ProjectPaths:
@@ -74,14 +71,18 @@ class MetaEvaluator:
         True
     """
 
-    def __init__(self, project_dir: str | Path = ".", load: bool = False) -> None:
+    def __init__(self, project_dir: str | Path = "my_project", load: bool = False) -> None:
         """Create or open the project in `project_dir`.
+
+        With `load=False` nothing is written until `save_state`, so a script that fails before
+        saving can simply be run again.
 
         Raises:
             ProjectExistsError: `load=False` and the folder already holds a project.
             ProjectNotFoundError: `load=True` and the folder holds no project.
-            ProjectError: The path is a file, not a folder.
-            StateError: `main_state.json` is corrupt, foreign or from a newer version.
+            ProjectError: The path is not a usable folder path (a file, a NUL byte, too long).
+            StateError: `main_state.json` is corrupt, foreign, from a newer version, or no
+                longer matches the data file.
         """
         if not isinstance(project_dir, str | Path) or not str(project_dir):
             raise ProjectError(
@@ -91,15 +92,29 @@ class MetaEvaluator:
         self._data: EvalData | None = None
         self._eval_task: EvalTask | None = None
         self._judges: dict[str, Judge] = {}
+        # What main_state.json holds now, as this object last read or wrote it.
+        self._saved_data: DataState | None = None
+        self._saved_task: EvalTask | None = None
         root = self._paths.root
-        if root.exists() and not root.is_dir():
+        try:
+            is_file = root.exists() and not root.is_dir()
+            has_state = self._paths.state_file.is_file()
+        except (OSError, ValueError) as exc:
+            raise ProjectError(
+                f"{str(root)!r}: is not a usable folder path ({exc}).", field="project_dir"
+            ) from exc
+        if is_file:
             raise ProjectError(
                 f"{root}: is a file, not a project folder; choose a folder path.", path=root
             )
         if load:
             self._load()
-        else:
-            self._create()
+        elif has_state:
+            raise ProjectExistsError(
+                f"{root}: already holds a project ({STATE_FILE} exists); open it with "
+                "MetaEvaluator(..., load=True) or choose another folder.",
+                path=self._paths.state_file,
+            )
 
     # ----- the folder -------------------------------------------------------------------------
 
@@ -112,17 +127,6 @@ class MetaEvaluator:
     def paths(self) -> ProjectPaths:
         """Where each kind of file lives in the project folder."""
         return self._paths
-
-    def _create(self) -> None:
-        state = self._paths.state_file
-        if state.exists():
-            raise ProjectExistsError(
-                f"{self._paths.root}: already holds a project ({STATE_FILE} exists); open it "
-                "with MetaEvaluator(..., load=True) or choose another folder.",
-                path=state,
-            )
-        write_json(self._paths.state_file, dump_state(None, None, {}))
-        logger.info("created project %s", self._paths.root)
 
     def _load(self) -> None:
         root, state_file = self._paths.root, self._paths.state_file
@@ -139,11 +143,17 @@ class MetaEvaluator:
             )
         state = parse_state(read_json(state_file), state_file)
         if state.data is not None:
-            self._data = self._read_data(state.data)
+            self._data = _project_data.read(self._paths.data_dir, state.data, state_file)
+        if self._data is not None and state.eval_task is not None:
+            state.eval_task.validate_against(self._data)
+        problems = _placeholder_problems(state.judges.values(), self._data, state.eval_task)
+        if problems:
+            raise StateError(
+                f"{state_file}: " + "\n".join(problems), path=state_file, field="judges"
+            )
         self._eval_task = state.eval_task
-        if self._data is not None and self._eval_task is not None:
-            self._eval_task.validate_against(self._data)
         self._judges = dict(state.judges)
+        self._saved_data, self._saved_task = state.data, state.eval_task
         logger.info("loaded project %s", root)
 
     # ----- data and task ----------------------------------------------------------------------
@@ -185,6 +195,7 @@ class MetaEvaluator:
             )
         if self._eval_task is not None:
             self._eval_task.validate_against(eval_data)
+        self._raise_for_placeholders(self._judges.values(), eval_data, self._eval_task)
         self._data = eval_data
 
     def add_eval_task(self, eval_task: EvalTask, overwrite: bool = False) -> None:
@@ -209,6 +220,7 @@ class MetaEvaluator:
             )
         if self._data is not None:
             eval_task.validate_against(self._data)
+        self._raise_for_placeholders(self._judges.values(), self._data, eval_task)
         self._eval_task = eval_task
 
     # ----- judges -----------------------------------------------------------------------------
@@ -313,54 +325,38 @@ class MetaEvaluator:
     ) -> None:
         """Add judges all at once, after checking ids and placeholders of every one."""
         prefix = f"{source}: " if source else ""
-        problems: list[tuple[str, str, str]] = []  # (judge id, field, message)
-        for judge in judges:
-            if judge.id in self._judges and policy is None:
-                problems.append(
-                    (
-                        judge.id,
-                        "id",
-                        f"{prefix}judge {judge.id!r} is already registered; pass "
-                        "on_duplicate='overwrite' to replace it or 'skip' to keep it.",
-                    )
-                )
-            unknown = self._unknown_placeholders(judge)
-            if unknown:
-                problems.append(
-                    (
-                        judge.id,
-                        "prompt",
-                        f"{prefix}judge {judge.id!r}: prompt placeholder(s) "
-                        f"{['{' + u + '}' for u in unknown]} name no column "
-                        f"(columns: {self._known_columns()}); fix the prompt or the data.",
-                    )
-                )
-        if problems:
-            judge_id, field, _ = problems[0]
-            raise JudgeConfigError(
-                "\n".join(message for _, _, message in problems),
-                errors=[{"loc": f"{j}.{f}", "msg": m} for j, f, m in problems],
-                path=source,
-                judge_id=judge_id,
-                field=field,
-            )
+        taken = [
+            f"{prefix}judge {j.id!r} is already registered; pass on_duplicate='overwrite' to "
+            "replace it or 'skip' to keep it."
+            for j in judges
+            if j.id in self._judges and policy is None
+        ]
+        if taken:
+            raise JudgeConfigError("\n".join(taken), path=source, judge_id=judges[0].id, field="id")
+        self._raise_for_placeholders(judges, self._data, self._eval_task, source=source)
         for judge in judges:
             if judge.id in self._judges and policy == "skip":
                 continue
             self._judges[judge.id] = judge
 
-    def _known_columns(self) -> list[str] | None:
-        if self._data is not None:
-            return self._data.columns
-        if self._eval_task is not None:
-            return self._eval_task.columns_shown()
-        return None
-
-    def _unknown_placeholders(self, judge: Judge) -> list[str]:
-        known = self._known_columns()
-        if known is None:
-            return []
-        return [p for p in judge.prompt.placeholders if p not in known]
+    @staticmethod
+    def _raise_for_placeholders(
+        judges: Iterable[Judge],
+        data: EvalData | None,
+        task: EvalTask | None,
+        *,
+        source: Path | None = None,
+    ) -> None:
+        problems = _placeholder_problems(judges, data, task)
+        if problems:
+            prefix = f"{source}: " if source else ""
+            first = next(iter(j for j in judges if _unknown_placeholders(j, data, task)))
+            raise JudgeConfigError(
+                "\n".join(prefix + p for p in problems),
+                path=source,
+                judge_id=first.id,
+                field="prompt",
+            )
 
     # ----- saving -----------------------------------------------------------------------------
 
@@ -378,8 +374,9 @@ class MetaEvaluator:
         crash after it is completed by the next load (the state holds the data's digest).
 
         Args:
-            include_task: Save the task.
-            include_data: Save the data (to `data/<data_filename>`).
+            include_task: Save the current task; False keeps the task the state already holds.
+            include_data: Save the current data (to `data/<data_filename>`); False keeps the
+                data the state already holds, file included.
             data_format: `parquet` (keeps every type), `csv` or `json` (types restored from the
                 state on load).
             data_filename: The data file's name; default `main_data.<format>`; its extension
@@ -391,121 +388,26 @@ class MetaEvaluator:
             ColumnError: CSV was asked for but a column is nested.
             StorageError: A file could not be written.
         """
-        data_state = None
+        data_dir = self._paths.data_dir
+        data_state = self._saved_data
+        staged = None
         if include_data and self._data is not None:
-            data_format = data_format or "parquet"
-            if data_format not in _DATA_FORMATS:
-                raise DataError(
-                    f"data_format must be one of {list(_DATA_FORMATS)}, got {data_format!r}.",
-                    field="data_format",
-                )
-            filename = data_filename or f"main_data.{data_format}"
-            check_safe_name(filename, field="data_filename")
-            if Path(filename).suffix != f".{data_format}":
-                raise DataError(
-                    f"data_filename {filename!r} must end in '.{data_format}' for data_format "
-                    f"{data_format!r}.",
-                    field="data_filename",
-                )
-            target = self._paths.data_dir / filename
-            if target.is_dir():
-                raise StorageError(
-                    f"{target}: cannot save the data here, a folder of that name is in the way; "
-                    "move the folder or pass another data_filename.",
-                    path=target,
-                )
-            pending = self._pending(filename)
-            write_frame(self._data.data, pending, data_format)
-            data_state = self._data_state(self._data, filename, data_format, sha256(pending))
-        old = self._saved_data_file()
-        task = self._eval_task if include_task else None
+            filename = _project_data.check_target(data_dir, data_format or "parquet", data_filename)
+            staged = _project_data.stage(self._data, data_dir, filename, data_format or "parquet")
+            data_state = staged
+        task = self._eval_task if include_task else self._saved_task
         try:
             write_json(self._paths.state_file, dump_state(data_state, task, self._judges))
         except BaseException:
-            if data_state is not None:
-                self._pending(data_state.file).unlink(missing_ok=True)
+            if staged is not None:
+                _project_data.discard(data_dir, staged.file)
             raise
-        if data_state is not None:
-            target = self._paths.data_dir / data_state.file
-            try:
-                os.replace(self._pending(data_state.file), target)
-            except OSError as exc:
-                raise StorageError(
-                    f"{target}: the state was saved but the data file could not take its place "
-                    f"({exc.strerror or exc}); the next load finishes the save.",
-                    path=target,
-                ) from exc
-        if old is not None and (data_state is None or old != data_state.file):
-            (self._paths.data_dir / old).unlink(missing_ok=True)
-
-    def _pending(self, filename: str) -> Path:
-        return self._paths.data_dir / f".{filename}.pending"
-
-    def _saved_data_file(self) -> str | None:
-        try:
-            raw = read_json(self._paths.state_file)
-        except (StateError, OSError):
-            return None
-        data = raw.get("data") if isinstance(raw, dict) else None
-        file = data.get("file") if isinstance(data, dict) else None
-        return file if isinstance(file, str) else None
-
-    @staticmethod
-    def _data_state(
-        data: EvalData, filename: str, data_format: DataFormat, digest: str
-    ) -> DataState:
-        frame = data.data
-        sample = None
-        if isinstance(data, SampleEvalData):
-            sample = SampleState(
-                sample_name=data.sample_name,
-                stratification_columns=data.stratification_columns,
-                sample_percentage=data.sample_percentage,
-                seed=data.seed,
-                original_size=data.original_size,
-            )
-        return DataState(
-            name=data.name,
-            id_column=data.id_column,
-            file=filename,
-            format=data_format,
-            num_rows=frame.height,
-            sha256=digest,
-            columns={c: dtype_name(d) for c, d in frame.schema.items()},
-            sample=sample,
-        )
-
-    def _read_data(self, state: DataState) -> EvalData:
-        state_file = self._paths.state_file
-        try:
-            check_safe_name(state.file, field="data.file")
-        except UnsafeNameError as exc:
-            raise StateError(f"{state_file}: {exc.message}", path=state_file) from exc
-        path = self._paths.data_dir / state.file
-        pending = self._pending(state.file)
-        if pending.is_file():
-            if state.sha256 is not None and sha256(pending) == state.sha256:
-                logger.warning("%s: finishing a save that was interrupted", path)
-                os.replace(pending, path)
-            else:
-                pending.unlink()  # left by a save that failed before its state was written
-        frame = read_frame(path, state.format, state.columns)
-        if frame.height != state.num_rows:
-            raise StateError(
-                f"{path}: holds {frame.height} rows, but {STATE_FILE} says {state.num_rows}; the "
-                "file was changed outside meta-evaluator. Restore it, or add the data again and "
-                "save the state.",
-                path=path,
-            )
-        if state.sample is None:
-            return EvalData(state.name, frame, state.id_column, source=str(path))
-        return SampleEvalData(
-            state.name,
-            frame,
-            state.id_column,
-            source=str(path),
-            **state.sample.model_dump(),
-        )
+        old = self._saved_data
+        self._saved_data, self._saved_task = data_state, task
+        if staged is not None:
+            _project_data.commit(data_dir, staged.file)
+            if old is not None and old.file != staged.file:
+                (data_dir / old.file).unlink(missing_ok=True)
 
     def __repr__(self) -> str:
         return (
@@ -514,3 +416,29 @@ class MetaEvaluator:
             f"tasks={self._eval_task.task_names if self._eval_task else None}, "
             f"judges={sorted(self._judges)})"
         )
+
+
+def _unknown_placeholders(judge: Judge, data: EvalData | None, task: EvalTask | None) -> list[str]:
+    """Placeholders of a judge's prompt that name no column (of the data, else of the task)."""
+    if data is not None:
+        known = data.columns
+    elif task is not None:
+        known = task.columns_shown()
+    else:
+        return []
+    return [p for p in judge.prompt.placeholders if p not in known]
+
+
+def _placeholder_problems(
+    judges: Iterable[Judge], data: EvalData | None, task: EvalTask | None
+) -> list[str]:
+    problems = []
+    for judge in judges:
+        unknown = _unknown_placeholders(judge, data, task)
+        if unknown:
+            known = data.columns if data is not None else task.columns_shown() if task else []
+            problems.append(
+                f"judge {judge.id!r}: prompt placeholder(s) {['{' + u + '}' for u in unknown]} "
+                f"name no column (columns: {known}); fix the prompt or the data."
+            )
+    return problems

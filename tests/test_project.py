@@ -13,7 +13,12 @@ import pytest
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader, SampleEvalData
-from meta_evaluator.errors import AlreadySetError, JudgeConfigError, TaskError
+from meta_evaluator.errors import (
+    AlreadySetError,
+    JudgeConfigError,
+    ProjectExistsError,
+    TaskError,
+)
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from tests.conftest import snapshot
 
@@ -31,18 +36,24 @@ def build(project: Path, frame: pl.DataFrame, task: EvalTask) -> MetaEvaluator:
     return evaluator
 
 
-def test_new_project_is_a_project_at_once(tmp_path: Path) -> None:
+def test_nothing_is_written_until_save_state(tmp_path: Path) -> None:
+    """A script that fails before saving can be run again (as in meta-evaluator 0.3)."""
     MetaEvaluator(tmp_path / "p", load=False)
+    MetaEvaluator(tmp_path / "p", load=False)  # no ProjectExistsError: nothing was saved
+    assert not (tmp_path / "p" / "main_state.json").exists()
+    MetaEvaluator(tmp_path / "p", load=False).save_state()
     state = json.loads((tmp_path / "p" / "main_state.json").read_text())
     assert state["schema_version"] == 1
     assert state["data"] is None and state["eval_task"] is None and state["judges"] == {}
     reloaded = MetaEvaluator(tmp_path / "p", load=True)
     assert reloaded.data is None and reloaded.eval_task is None and reloaded.judge_registry == {}
+    with pytest.raises(ProjectExistsError):
+        MetaEvaluator(tmp_path / "p", load=False)
 
 
 def test_existing_folder_without_project_can_be_initialised(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("keep me")
-    MetaEvaluator(tmp_path, load=False)
+    MetaEvaluator(tmp_path, load=False).save_state()
     assert (tmp_path / "notes.txt").read_text() == "keep me"
     assert (tmp_path / "main_state.json").is_file()
 
@@ -159,9 +170,6 @@ def test_changing_format_removes_the_old_data_file(
     evaluator.save_state(data_format="csv")
     evaluator.save_state(data_format="parquet")
     assert sorted(p.name for p in (tmp_path / "p" / "data").iterdir()) == ["main_data.parquet"]
-    evaluator.save_state(include_data=False)
-    assert list((tmp_path / "p" / "data").iterdir()) == []
-    assert MetaEvaluator(tmp_path / "p", load=True).data is None
 
 
 def test_custom_data_filename(tmp_path: Path, frame: pl.DataFrame, task: EvalTask) -> None:
@@ -249,3 +257,51 @@ def test_judge_registry_is_a_copy(tmp_path: Path, frame: pl.DataFrame, task: Eva
 def test_repr_names_the_parts(tmp_path: Path, frame: pl.DataFrame, task: EvalTask) -> None:
     text = repr(build(tmp_path / "p", frame, task))
     assert "chats" in text and "rejection" in text and "judge_a" in text
+
+
+def test_include_false_keeps_what_was_saved(
+    tmp_path: Path, frame: pl.DataFrame, task: EvalTask
+) -> None:
+    """include_data=False means: do not rewrite the data; never: delete it."""
+    evaluator = build(tmp_path / "p", frame, task)
+    evaluator.save_state()
+    saved = snapshot(tmp_path / "p" / "data")
+    evaluator.add_judge("judge_c", "mock", "m", "Judge {response}")
+    evaluator.save_state(include_data=False, include_task=False)
+    assert snapshot(tmp_path / "p" / "data") == saved
+    reloaded = MetaEvaluator(tmp_path / "p", load=True)
+    assert reloaded.data == evaluator.data and reloaded.eval_task == task
+    assert "judge_c" in reloaded.judge_registry
+
+
+def test_a_hand_edited_state_never_makes_save_delete_outside_files(
+    tmp_path: Path, frame: pl.DataFrame, task: EvalTask
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    evaluator = build(tmp_path / "p", frame, task)
+    evaluator.save_state()
+    state_file = tmp_path / "p" / "main_state.json"
+    state = json.loads(state_file.read_text())
+    state["data"]["file"] = "../../victim.txt"
+    state_file.write_text(json.dumps(state))
+    evaluator.save_state(data_format="csv")
+    assert victim.read_text() == "precious"
+    assert sorted(p.name for p in (tmp_path / "p" / "data").iterdir()) == ["main_data.csv"]
+
+
+def test_placeholders_are_rechecked_when_data_or_task_change(
+    tmp_path: Path, frame: pl.DataFrame, task: EvalTask
+) -> None:
+    evaluator = build(tmp_path / "p", frame, task)
+    evaluator.add_judge("by_topic", "mock", "m", "Topic {topic}: {response}")
+    narrower = DataLoader.load_from_dataframe("n", frame.drop("topic"), "qid")
+    with pytest.raises(JudgeConfigError, match=r"'by_topic'.*\{topic\}") as caught:
+        evaluator.add_data(narrower, overwrite=True)
+    assert caught.value.judge_id == "by_topic"
+    assert evaluator.data is not None and "topic" in evaluator.data.columns
+    fresh = MetaEvaluator(tmp_path / "q")
+    fresh.add_judge("j", "mock", "m", "See {answer}")  # nothing to check against yet
+    with pytest.raises(JudgeConfigError, match=r"\{answer\}"):
+        fresh.add_eval_task(task)
+    assert fresh.eval_task is None
