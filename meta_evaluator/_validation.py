@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from typing import Any, ClassVar
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 
 __all__ = ["ConfigModel", "describe_errors", "location"]
+
+# Fields whose rejected values are never repeated in a message: they may hold credentials.
+_SENSITIVE = re.compile(r"key|token|secret|password|auth|header|url|cookie", re.IGNORECASE)
 
 
 def location(loc: Iterable[str | int], *, root: str = "") -> str:
@@ -49,7 +53,11 @@ def describe_errors(
                 message += f"; did you mean {match[0]!r}?"
             elif known:
                 message += f"; known keys: {', '.join(sorted(known))}"
-        elif error["type"] not in ("missing", "value_error") and "input" in error:
+        elif (
+            error["type"] not in ("missing", "value_error")
+            and "input" in error
+            and not _SENSITIVE.search(where)
+        ):
             message += f", got {_short(error['input'])}"
         lines.append(f"{where}: {message}")
         problems.append({"loc": location(loc), "msg": message, "type": error["type"]})
@@ -68,7 +76,8 @@ class ConfigModel(BaseModel):
     (`judge 'gpt4'`); every problem is listed, and kept in the error's `errors`.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Inputs are never echoed in pydantic's own error text either: they may be secrets.
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     error_class: ClassVar[type[MetaEvaluatorError]] = MetaEvaluatorError
 
@@ -77,6 +86,24 @@ class ConfigModel(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise self._translate(exc, data) from exc
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """Validate `obj` (a dict) into the model, raising our error class when it is invalid."""
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise cls._translate(exc, obj if isinstance(obj, dict) else {}) from exc
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with `update` applied, validated like a new model (pydantic's own skips that).
+
+        Raises:
+            MetaEvaluatorError: Of the model's `error_class`, when the update is invalid.
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        return type(self)(**{**self.model_dump(), **update})
 
     @classmethod
     def _error_root(cls, data: dict[str, Any]) -> str:

@@ -747,7 +747,7 @@ def test_judge_needs_exactly_one_prompt(
 def test_judge_base_url_without_scheme(evaluator: MetaEvaluator) -> None:
     with pytest.raises(JudgeConfigError) as info:
         evaluator.add_judge("j1", "openai", "m", "Judge {response}", base_url="127.0.0.1:8000/v1")
-    exc = check(info, JudgeConfigError, "'j1'", "base_url", "'127.0.0.1:8000/v1'")
+    exc = check(info, JudgeConfigError, "'j1'", "base_url", "http:// or https://")  # URL not echoed
     assert exc.field.endswith("base_url")
 
 

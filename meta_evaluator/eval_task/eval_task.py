@@ -40,6 +40,11 @@ _TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _ANSWERING_ALIASES = {"instructor": "structured"}
 
 
+def resolve_answering_method(method: Any) -> Any:
+    """Resolve answering-method aliases, in this one place: `instructor` (0.3) → `structured`."""
+    return _ANSWERING_ALIASES.get(method, method) if isinstance(method, str) else method
+
+
 class MultiLabelSchema(ConfigModel):
     """A task whose answer is any subset of `outcomes` (pick all that apply).
 
@@ -94,7 +99,8 @@ class EvalTask(ConfigModel):
     """Retry with `xml` when a server rejects structured output, instead of failing the judge."""
 
     required_tasks: list[str] | None = None
-    """Tasks a row needs for its answer to be valid; `None` means every task with labels."""
+    """Tasks a row needs for its answer to be valid; `None` (or `[]`, as in meta-evaluator 0.3)
+    means every task with labels."""
 
     annotation_prompt: str = "Please evaluate the following response:"
     """The instruction shown to human annotators above each row."""
@@ -152,7 +158,7 @@ class EvalTask(ConfigModel):
     @field_validator("answering_method", mode="before")
     @classmethod
     def _resolve_alias(cls, method: Any) -> Any:
-        return _ANSWERING_ALIASES.get(method, method) if isinstance(method, str) else method
+        return resolve_answering_method(method)
 
     @field_validator("prompt_columns", "response_columns")
     @classmethod
@@ -176,8 +182,8 @@ class EvalTask(ConfigModel):
     @field_validator("required_tasks")
     @classmethod
     def _check_required(cls, required: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        if required is None:
-            return None
+        if not required:
+            return None  # [] reads as the default, as in 0.3: a valid answer needs some label
         tasks = list(info.data.get("task_schemas") or {})
         unknown = [t for t in required if t not in tasks]
         if unknown and tasks:

@@ -6,12 +6,13 @@ import re
 import string
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import Field, field_validator
 
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
-from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
 from meta_evaluator.storage import check_safe_name
 
 __all__ = ["Judge", "LLMClientName", "Prompt"]
@@ -20,9 +21,9 @@ LLMClientName = Literal["openai", "azure_openai", "anthropic", "mock"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Headers that carry credentials; they belong in an environment variable, never in a config file.
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}
-)
+# Header or query names that carry credentials; those belong in an environment variable, never
+# in a config file (`Authorization`, `x-api-key`, `X-Goog-Api-Key`, `api-key`, `access_token` ...).
+_SECRET_NAME = re.compile(r"auth|key|token|secret|password|cookie|signature|sig$", re.IGNORECASE)
 
 
 class Prompt(ConfigModel):
@@ -167,7 +168,7 @@ class Judge(ConfigModel):
     @field_validator("answering_method", mode="before")
     @classmethod
     def _resolve_alias(cls, method: Any) -> Any:
-        return "structured" if method == "instructor" else method
+        return resolve_answering_method(method)
 
     @field_validator("llm_client", mode="before")
     @classmethod
@@ -178,8 +179,24 @@ class Judge(ConfigModel):
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, url: str | None) -> str | None:
-        if url is not None and not re.match(r"https?://[^/\s]+", url):
-            raise ValueError(f"base_url must start with http:// or https://, got {url!r}")
+        # The URL is never echoed: it may hold a credential, which is what is being refused.
+        if url is None:
+            return None
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", url):
+            raise ValueError("base_url must be an http:// or https:// URL with a host")
+        if parts.username or parts.password:
+            raise ValueError(
+                "base_url holds a user name or password, which would be saved in the project "
+                "folder; put the key in an environment variable and name it in api_key_env"
+            )
+        secret = [k for k, _ in parse_qsl(parts.query) if _SECRET_NAME.search(k)]
+        if secret:
+            raise ValueError(
+                f"base_url's query parameter(s) {secret} carry credentials, which would be saved "
+                "in the project folder; put the key in an environment variable and name it in "
+                "api_key_env"
+            )
         return url
 
     @field_validator("api_key_env")
@@ -195,7 +212,7 @@ class Judge(ConfigModel):
     @field_validator("extra_headers")
     @classmethod
     def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        secret = sorted(h for h in headers if h.lower() in _SECRET_HEADERS)
+        secret = sorted(h for h in headers if _SECRET_NAME.search(h))
         if secret:
             raise ValueError(
                 f"extra_headers {secret} carry credentials, which would be saved in the project "

@@ -32,7 +32,7 @@ def test_kinds_labels_and_required_tasks() -> None:
     assert task.allowed_labels("note") is None
     assert task.get_required_tasks() == ["rejection", "harms"]
     assert make(required_tasks=["note"]).get_required_tasks() == ["note"]
-    assert make(required_tasks=[]).get_required_tasks() == []
+    assert make(required_tasks=[]).get_required_tasks() == ["rejection", "harms"]  # as in 0.3
     assert task.columns_shown() == ["prompt", "response"]
 
 

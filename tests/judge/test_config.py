@@ -60,3 +60,47 @@ def test_judge_alias_and_defaults() -> None:
     assert judge.answering_method == "structured"
     assert judge.max_concurrency is None and judge.extra_headers == {}
     assert Judge.model_validate(judge.model_dump(mode="json")) == judge
+
+
+SECRET = "sk-SECRETVALUE0123456789"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"api_key": SECRET},
+        {"api_key_env": SECRET},
+        {"extra_headers": {"Authorization": f"Bearer {SECRET}"}},
+        {"extra_headers": {"X-Goog-Api-Key": SECRET}},
+        {"extra_headers": {"x-access-token": SECRET}},
+        {"base_url": f"https://user:{SECRET}@api.example.com/v1"},
+        {"base_url": f"https://api.example.com/v1?api-key={SECRET}"},
+        {"base_url": f"ftp://user:{SECRET}@api.example.com"},
+    ],
+    ids=lambda f: next(iter(f)),
+)
+def test_a_secret_in_the_wrong_place_is_refused_and_never_echoed(fields: dict[str, object]) -> None:
+    import traceback
+
+    with pytest.raises(JudgeConfigError) as caught:
+        Judge(id="j", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="x"), **fields)
+    text = "".join(traceback.format_exception(caught.value))
+    assert SECRET not in text
+    assert next(iter(fields)) in str(caught.value)
+
+
+def test_ordinary_headers_and_urls_are_accepted() -> None:
+    judge = Judge(
+        id="j", llm_client="openai", model="m", prompt=Prompt(id="p", prompt="x"),
+        base_url="http://127.0.0.1:8000/v1?timeout=3", extra_headers={"X-Team": "evals"},
+    )  # fmt: skip
+    assert judge.extra_headers == {"X-Team": "evals"}
+
+
+def test_model_copy_and_model_validate_validate_like_the_constructor() -> None:
+    judge = Judge(id="j", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="x"))
+    with pytest.raises(JudgeConfigError, match="judge id"):
+        judge.model_copy(update={"id": "../../evil"})
+    assert judge.model_copy(update={"model": "m2"}).model == "m2"
+    with pytest.raises(JudgeConfigError, match="llm_client"):
+        Judge.model_validate({**judge.model_dump(), "llm_client": "nope"})
