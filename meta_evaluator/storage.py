@@ -208,7 +208,7 @@ def read_yaml(path: str | Path) -> Any:
 
     text = _read_text(path)
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: no objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -216,6 +216,25 @@ def read_yaml(path: str | Path) -> Any:
         raise StateError(
             f"{path}: not valid YAML{where} ({problem}); fix the file.", path=path
         ) from exc
+
+
+def _unique_key_loader() -> type[Any]:
+    """A SafeLoader that refuses a mapping with the same key twice (PyYAML keeps the last)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} appears twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def write_parquet(path: str | Path, frame: pl.DataFrame) -> None:

@@ -507,7 +507,9 @@ def test_multilabel_outcomes_differing_only_by_case() -> None:
     check(info, TaskError, "'fraud'", "'Fraud '")
 
 
-@pytest.mark.parametrize("name", ["status", "label", "original_id", "outcome"])
+@pytest.mark.parametrize(
+    "name", ["status", "llm_raw_response_content", "original_id", "outcome", "human_id"]
+)
 def test_task_with_reserved_name(name: str) -> None:
     with pytest.raises(TaskError) as info:
         EvalTask({name: ["a", "b"]}, ["prompt"], ["response"])

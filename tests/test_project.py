@@ -15,6 +15,8 @@ from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader, SampleEvalData
 from meta_evaluator.errors import (
     AlreadySetError,
+    ColumnError,
+    DataFileError,
     JudgeConfigError,
     ProjectExistsError,
     TaskError,
@@ -305,3 +307,37 @@ def test_placeholders_are_rechecked_when_data_or_task_change(
     with pytest.raises(JudgeConfigError, match=r"\{answer\}"):
         fresh.add_eval_task(task)
     assert fresh.eval_task is None
+
+
+@pytest.mark.parametrize(
+    ("frame_in", "data_format", "fragment"),
+    [
+        (pl.DataFrame({"id": [1, 2], 'say "hi"': ["a", "b"]}), "csv", "quote or line break"),
+        (pl.DataFrame({"id": [1, 2], "t": [float("nan"), 1.0]}), "json", "NaN or infinity"),
+        (pl.DataFrame({"id": [1, 2], "t": [float("inf"), 1.0]}), "json", "NaN or infinity"),
+    ],
+)
+def test_text_formats_refuse_what_they_would_change(
+    tmp_path: Path, frame_in: pl.DataFrame, data_format: str, fragment: str
+) -> None:
+    evaluator = MetaEvaluator(tmp_path / "p")
+    evaluator.add_data(DataLoader.load_from_dataframe("d", frame_in, "id"))
+    with pytest.raises(ColumnError, match=fragment):
+        evaluator.save_state(data_format=data_format)  # type: ignore[arg-type]
+    assert not (tmp_path / "p" / "main_state.json").exists()
+    assert [p.name for p in (tmp_path / "p" / "data").glob("*")] == []
+    evaluator.save_state()  # parquet keeps everything
+    assert MetaEvaluator(tmp_path / "p", load=True).data == evaluator.data
+
+
+def test_state_that_names_the_wrong_format(
+    tmp_path: Path, frame: pl.DataFrame, task: EvalTask
+) -> None:
+    evaluator = build(tmp_path / "p", frame, task)
+    evaluator.save_state()
+    state_file = tmp_path / "p" / "main_state.json"
+    state = json.loads(state_file.read_text())
+    state["data"]["format"] = "csv"
+    state_file.write_text(json.dumps(state))
+    with pytest.raises(DataFileError, match="is a Parquet file, but the project state says csv"):
+        MetaEvaluator(tmp_path / "p", load=True)

@@ -46,13 +46,20 @@ def require_columns(
             )
 
 
-def check_column_names(frame: pl.DataFrame, *, source: str | None) -> None:
-    """Every column needs a non-empty name."""
-    for position, column in enumerate(frame.columns):
+def check_columns(frame: pl.DataFrame, *, source: str | None) -> None:
+    """Every column needs a non-empty name and a type that can be saved (not Python objects)."""
+    for position, (column, dtype) in enumerate(frame.schema.items()):
         if not column.strip():
             raise ColumnError(
                 f"{where(source)}column {position + 1} has an empty name; give every column a "
                 "header.",
+                path=source,
+                column=column,
+            )
+        if dtype == pl.Object:
+            raise ColumnError(
+                f"{where(source)}column {column!r} holds Python objects, which no data file can "
+                "keep; convert it to strings, numbers or lists first.",
                 path=source,
                 column=column,
             )

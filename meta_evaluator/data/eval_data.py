@@ -8,8 +8,9 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator._validation import repeated
 from meta_evaluator.data._checks import (
-    check_column_names,
+    check_columns,
     check_has_rows,
     check_ids,
     list_some,
@@ -79,7 +80,7 @@ class EvalData:
                 path=source,
                 field="data",
             )
-        check_column_names(data, source=source)
+        check_columns(data, source=source)
         check_has_rows(data, source=source)
         if id_column is None:
             data = with_auto_ids(data, source=source)
@@ -307,18 +308,22 @@ def _check_sampling_columns(
 ) -> list[str]:
     if isinstance(columns, str):
         columns = [columns]
+    if not isinstance(columns, Sequence) or not all(isinstance(c, str) for c in columns):
+        raise SamplingError(
+            f"columns must be a list of column names, got {columns!r}.", field="columns"
+        )
     columns = list(columns)
     if not columns:
         raise SamplingError(
             "stratified_sample_by_columns needs at least one column to stratify by.",
             field="columns",
         )
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
-    if repeated:
+    twice = repeated(columns)
+    if twice:
         raise SamplingError(
-            f"stratification columns repeat {list_some(repeated)}; name each once.",
+            f"stratification columns repeat {list_some(twice)}; name each once.",
             field="columns",
-            column=repeated[0],
+            column=twice[0],
         )
     require_columns(frame, columns, role="stratification column", source=source)
     return columns

@@ -9,12 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from meta_evaluator._validation import repeated
 from meta_evaluator.data._checks import check_single_type, list_some
 from meta_evaluator.data.eval_data import EvalData
 from meta_evaluator.errors import ColumnError, DataError, DataFileError
@@ -60,6 +62,7 @@ class DataLoader:
             ColumnError: The header is empty or repeats a name.
             IdError: See `EvalData`.
         """
+        _check_arguments(id_column, separator, source=file_path)
         path = _check_file(file_path)
         raw = _read_bytes(path)
         head = raw[:_SNIFF_BYTES]
@@ -75,7 +78,14 @@ class DataLoader:
                 f"{path}: holds JSON, not CSV; use DataLoader.load_json (or load_jsonl).",
                 path=path,
             )
-        _check_csv_shape(text, path, separator)
+        if "\r" in text and "\n" not in text:
+            raise DataFileError(
+                f"{path}: line 1 is not valid CSV: its lines end in bare carriage returns (old "
+                "Mac style); save the file with \\n or \\r\\n line endings.",
+                path=path,
+                row_id=1,
+            )
+        header, blank_rows = _check_csv_shape(text, path, separator)
         try:
             frame = pl.read_csv(
                 io.BytesIO(raw),
@@ -84,12 +94,25 @@ class DataLoader:
                 schema_overrides=schema_overrides,
                 encoding="utf8",
             )
-        except pl.exceptions.PolarsError as exc:
+        except (pl.exceptions.PolarsError, ValueError, OverflowError) as exc:
             raise DataFileError(
                 f"{path}: cannot be read as CSV ({_first_line(exc)}); check quoting and that "
                 "every row has as many fields as the header.",
                 path=path,
             ) from exc
+        if blank_rows:  # polars reads a blank line as a row of nulls; skip them, as pandas does
+            frame = frame.with_row_index("__row").filter(~pl.col("__row").is_in(blank_rows))
+            frame = frame.drop("__row")
+        if frame.columns != header:
+            if len(header) != frame.width:
+                raise DataFileError(
+                    f"{path}: the header reads as {len(header)} or {frame.width} columns "
+                    "depending on the parser; check its quoting and line endings.",
+                    path=path,
+                    row_id=1,
+                )
+            # polars keeps the escaping of quoted header names ('say ""hi""'); csv undoes it.
+            frame = frame.rename(dict(zip(frame.columns, header, strict=True)))
         return _to_eval_data(name, frame, id_column, path)
 
     @staticmethod
@@ -103,10 +126,15 @@ class DataLoader:
                 neither records nor columns.
             IdError: The id column mixes types (`1` and `"1"`), or see `EvalData`.
         """
+        _check_arguments(id_column, source=file_path)
         path = _check_file(file_path)
         text = _decode(_read_bytes(path), path)
         try:
             content = json.loads(text)
+        except RecursionError as exc:
+            raise DataFileError(
+                f"{path}: nests JSON too deeply to read; flatten the records.", path=path
+            ) from exc
         except json.JSONDecodeError as exc:
             raise DataFileError(
                 f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
@@ -132,6 +160,7 @@ class DataLoader:
                 JSON object (the message gives the line number).
             IdError: The id column mixes types, or see `EvalData`.
         """
+        _check_arguments(id_column, source=file_path)
         path = _check_file(file_path)
         text = _decode(_read_bytes(path), path)
         records: list[Any] = []
@@ -143,6 +172,12 @@ class DataLoader:
                 continue
             try:
                 records.append(json.loads(line))
+            except RecursionError as exc:
+                raise DataFileError(
+                    f"{path}: line {number} nests JSON too deeply to read; flatten the record.",
+                    path=path,
+                    row_id=number,
+                ) from exc
             except json.JSONDecodeError as exc:
                 raise DataFileError(
                     f"{path}: line {number} is not valid JSON at column {exc.colno} ({exc.msg}); "
@@ -163,6 +198,7 @@ class DataLoader:
             DataFileError: The file is missing, a folder, empty or not Parquet.
             IdError: See `EvalData`.
         """
+        _check_arguments(id_column, source=file_path)
         path = _check_file(file_path)
         with path.open("rb") as handle:
             head = handle.read(len(_PARQUET_MAGIC))
@@ -184,17 +220,30 @@ class DataLoader:
 
     @staticmethod
     def load_from_dataframe(
-        name: str, df: pl.DataFrame | pl.LazyFrame, id_column: str | None = None
+        name: str,
+        df: pl.DataFrame | pl.LazyFrame | None = None,
+        id_column: str | None = None,
+        *,
+        data: pl.DataFrame | pl.LazyFrame | None = None,
     ) -> EvalData:
         """Wrap an in-memory polars frame (a LazyFrame is collected).
 
+        `data=` is accepted in place of `df` (the original meta-evaluator docs' spelling).
+
         Raises:
-            DataError: `df` is not a polars frame (a pandas frame: convert it with
-                `pl.from_pandas`), or see `EvalData`.
+            DataError: Neither or both of `df` and `data` are given, or the frame is not a
+                polars frame (a pandas frame: convert it with `pl.from_pandas`), or see
+                `EvalData`.
         """
-        if isinstance(df, pl.LazyFrame):
-            df = df.collect()
-        return EvalData(name, df, id_column)
+        if (df is None) == (data is None):
+            raise DataError(
+                "load_from_dataframe needs the frame as df (or data), exactly once.", field="df"
+            )
+        frame = df if df is not None else data
+        _check_arguments(id_column)
+        if isinstance(frame, pl.LazyFrame):
+            frame = frame.collect()
+        return EvalData(name, frame, id_column)  # type: ignore[arg-type]
 
     @staticmethod
     def load(name: str, file_path: str | Path, id_column: str | None = None) -> EvalData:
@@ -284,30 +333,23 @@ def _jsonl_hint(text: str) -> str:
     return ""
 
 
-def _check_csv_shape(text: str, path: Path, separator: str) -> None:
-    """Header names must be non-empty and unique, and every row as wide as the header.
+def _check_csv_shape(text: str, path: Path, separator: str) -> tuple[list[str], list[int]]:
+    """Check the header and every row's width; return the header and the blank rows' indices.
 
-    polars pads short rows with nulls silently, so the widths are checked here first.
+    polars pads short rows with nulls silently, so widths are checked here first, with the
+    csv module (its field size limit lifted for the call: LLM responses can be long).
     """
-    reader = csv.reader(io.StringIO(text), delimiter=separator)
-    header = next(reader, [])
-    for position, column in enumerate(header):
-        if not column.strip():
-            raise ColumnError(
-                f"{path}: column {position + 1} of the header has no name; name every column.",
-                path=path,
-                column=column,
-            )
-    repeated = sorted({c for c in header if header.count(c) > 1})
-    if repeated:
-        raise ColumnError(
-            f"{path}: the header repeats column name(s) {list_some(repeated)}; make them unique.",
-            path=path,
-            column=repeated[0],
-        )
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
     try:
-        for row in reader:
-            if row and len(row) != len(header):
+        header = next(reader, [])
+        _check_header(header, path)
+        blank: list[int] = []
+        for index, row in enumerate(reader):
+            if not row:
+                blank.append(index)
+            elif len(row) != len(header):
                 raise DataFileError(
                     f"{path}: line {reader.line_num} has {len(row)} field(s), but the header has "
                     f"{len(header)}; check the separator and quoting on that line.",
@@ -316,10 +358,46 @@ def _check_csv_shape(text: str, path: Path, separator: str) -> None:
                 )
     except csv.Error as exc:
         raise DataFileError(
-            f"{path}: line {reader.line_num} is not valid CSV ({exc}); check its quoting.",
+            f"{path}: line {reader.line_num} is not valid CSV ({exc}); check its quoting, and "
+            "save the file with \\n or \\r\\n line endings.",
             path=path,
             row_id=reader.line_num,
         ) from exc
+    finally:
+        csv.field_size_limit(limit)
+    return header, blank
+
+
+def _check_header(header: list[str], path: Path) -> None:
+    for position, column in enumerate(header):
+        if not column.strip():
+            raise ColumnError(
+                f"{path}: column {position + 1} of the header has no name; name every column.",
+                path=path,
+                column=column,
+            )
+    twice = repeated(header)
+    if twice:
+        raise ColumnError(
+            f"{path}: the header repeats column name(s) {list_some(twice)}; make them unique.",
+            path=path,
+            column=twice[0],
+        )
+
+
+def _check_arguments(id_column: object, separator: str = ",", *, source: object = None) -> None:
+    prefix = f"{source}: " if isinstance(source, str | Path) else ""
+    if id_column is not None and not isinstance(id_column, str):
+        raise DataError(
+            f"{prefix}id_column must be a column name (str) or None, got {id_column!r}.",
+            field="id_column",
+        )
+    if not isinstance(separator, str) or len(separator) != 1 or separator in '"\r\n':
+        raise DataError(
+            f"{prefix}separator must be one character other than a quote or a line break, got "
+            f"{separator!r}.",
+            field="separator",
+        )
 
 
 def _from_records(
@@ -347,7 +425,7 @@ def _from_records(
         check_single_type([r.get(id_column) for r in records], id_column, source=str(path))
     try:
         frame = pl.from_dicts(records, infer_schema_length=None)
-    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
         raise DataFileError(
             f"{path}: the records cannot form a table ({_first_line(exc)}); give each column "
             "values of one type.",
@@ -380,7 +458,7 @@ def _from_columns(
         check_single_type(columns[id_column], id_column, source=str(path))
     try:
         frame = pl.DataFrame(columns, strict=False)
-    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
         raise DataFileError(
             f"{path}: the columns cannot form a table ({_first_line(exc)}).", path=path
         ) from exc

@@ -14,6 +14,7 @@ from typing import Literal
 
 import polars as pl
 
+from meta_evaluator.data._checks import list_some
 from meta_evaluator.errors import ColumnError, DataFileError
 from meta_evaluator.storage import atomic_write, atomic_write_text, write_parquet
 
@@ -51,18 +52,28 @@ def write_frame(frame: pl.DataFrame, path: Path, data_format: DataFormat) -> Non
     """Write `frame` atomically in `data_format`.
 
     Raises:
-        ColumnError: CSV or JSON was asked for but a column's type would not survive it.
+        ColumnError: CSV or JSON was asked for but a column would not survive it: its type, a
+            quote or line break in its name (CSV), or NaN/infinite values (JSON).
     """
     if data_format == "parquet":
         write_parquet(path, frame)
         return
     for column, dtype in frame.schema.items():
+        problem = None
         if parse_dtype(dtype_name(dtype)) is None:
+            problem = f"has type {dtype}"
+        elif data_format == "csv" and any(c in column for c in '"\r\n'):
+            problem = "has a quote or line break in its name"
+        elif data_format == "json" and dtype.is_float():
+            bad = frame.get_column(column).is_nan() | frame.get_column(column).is_infinite()
+            if bool(bad.any()):
+                problem = f"holds NaN or infinity (row index {bad.arg_true()[0]}), which"
+                problem += " JSON would turn into null"
+        if problem:
             raise ColumnError(
-                f"column {column!r} has type {dtype}, which {data_format.upper()} cannot keep; "
-                "save with data_format='parquet'.",
+                f"column {column!r} {problem}; {data_format.upper()} cannot keep it, so save "
+                "with data_format='parquet'.",
                 column=column,
-                path=path,
             )
     if data_format == "csv":
         with atomic_write(path, "wb") as handle:
@@ -81,6 +92,14 @@ def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> p
         raise DataFileError(
             f"{path}: the project's data file is missing; restore it from version control, or "
             "add the data again and save the state.",
+            path=path,
+        )
+    with path.open("rb") as handle:
+        is_parquet = handle.read(4) == b"PAR1"
+    if is_parquet != (data_format == "parquet"):
+        raise DataFileError(
+            f"{path}: is {'a Parquet' if is_parquet else 'not a Parquet'} file, but the project "
+            f"state says {data_format}; restore the file or the state from version control.",
             path=path,
         )
     dtypes = {c: parse_dtype(n) for c, n in schema.items()}
@@ -112,9 +131,9 @@ def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> p
         ) from exc
     if frame.columns != list(schema):
         raise DataFileError(
-            f"{path}: holds columns {frame.columns}, but the project state lists "
-            f"{list(schema)}; the file was changed outside meta-evaluator. Restore it, or add "
-            "the data again and save the state.",
+            f"{path}: holds columns {list_some(frame.columns)}, but the project state lists "
+            f"{list_some(list(schema))}; the file was changed outside meta-evaluator. Restore "
+            "it, or add the data again and save the state.",
             path=path,
         )
     return frame

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from meta_evaluator._validation import ConfigModel
+from meta_evaluator._validation import ConfigModel, repeated
 from meta_evaluator.errors import TaskError
 from meta_evaluator.eval_task.labels import normalize_label
 
@@ -20,22 +20,24 @@ __all__ = ["AnsweringMethod", "EvalTask", "MultiLabelSchema", "TaskKind"]
 AnsweringMethod = Literal["structured", "xml", "text"]
 TaskKind = Literal["single", "multilabel", "free_text"]
 
-# Columns every results table has; a task of the same name would collide with them.
-RESERVED_NAMES = frozenset(
-    {
-        "original_id",
-        "judge_id",
-        "run_id",
-        "annotator_id",
-        "human_id",
-        "outcome",
-        "status",
-        "error_message",
-        "attempts",
-        "label",
-        "timestamp",
-    }
+# The columns judge and human results tables have besides one column per task (API.md, "Judge
+# results"); results/ builds its tables from this list, and a task may not take one of the names.
+RESULT_COLUMNS = (
+    "original_id",
+    "judge_id",
+    "annotator_id",
+    "run_id",
+    "outcome",
+    "status",
+    "error_message",
+    "llm_raw_response_content",
+    "llm_prompt_tokens",
+    "llm_completion_tokens",
+    "llm_call_duration_seconds",
+    "attempts",
+    "timestamp",
 )
+RESERVED_NAMES = frozenset({*RESULT_COLUMNS, "human_id"})
 _TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _ANSWERING_ALIASES = {"instructor": "structured"}
 
@@ -110,6 +112,7 @@ class EvalTask(ConfigModel):
         task_schemas: Any = None,
         prompt_columns: Any = None,
         response_columns: Any = None,
+        answering_method: Any = "structured",
         **options: Any,
     ) -> None:
         """Validate every field at once; all problems are listed in one `TaskError`.
@@ -117,7 +120,14 @@ class EvalTask(ConfigModel):
         Raises:
             TaskError: A task name, label list, column list or option is invalid.
         """
-        values: dict[str, Any] = dict(options)
+        if "skip_function" in options:
+            raise TaskError(
+                "EvalTask(skip_function=...) from meta-evaluator 0.3 is not supported: a function "
+                "cannot be saved in the project folder. Filter the rows out of the data frame "
+                "before loading it instead.",
+                field="skip_function",
+            )
+        values: dict[str, Any] = {**options, "answering_method": answering_method}
         for key, value in (
             ("task_schemas", task_schemas),
             ("prompt_columns", prompt_columns),
@@ -168,9 +178,9 @@ class EvalTask(ConfigModel):
         for column in columns:
             if not column.strip():
                 raise ValueError("column names must be non-empty")
-        repeated = sorted({c for c in columns if columns.count(c) > 1})
-        if repeated:
-            raise ValueError(f"names column(s) {repeated} more than once")
+        twice = repeated(columns)
+        if twice:
+            raise ValueError(f"names column(s) {twice} more than once")
         # Fields validate in declaration order, so prompt_columns is known here.
         both = sorted(set(info.data.get("prompt_columns") or []) & set(columns))
         if info.field_name == "response_columns" and both:
@@ -188,9 +198,9 @@ class EvalTask(ConfigModel):
         unknown = [t for t in required if t not in tasks]
         if unknown and tasks:
             raise ValueError(f"names unknown task(s) {unknown}; tasks are {tasks}")
-        repeated = sorted({t for t in required if required.count(t) > 1})
-        if repeated:
-            raise ValueError(f"names {repeated} more than once")
+        twice = repeated(required)
+        if twice:
+            raise ValueError(f"names {twice} more than once")
         return required
 
     @property

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 __all__ = ["normalize_label"]
 
 
 def normalize_label(text: str) -> str:
-    r"""Fold case and collapse white space, so `" Not  Rejection\\n"` matches `"not rejection"`.
+    r"""Compose accents (NFC), collapse white space and fold case, so equal-looking labels match.
 
     Example:
-        >>> normalize_label(" Not  Rejection\\n")
+        >>> normalize_label(" Not  Rejection\n")
         'not rejection'
+        >>> normalize_label("cafe\u0301") == normalize_label("CAFÉ")
+        True
     """
-    return " ".join(text.split()).casefold()
+    return " ".join(unicodedata.normalize("NFC", text).split()).casefold()

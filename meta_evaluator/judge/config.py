@@ -64,7 +64,7 @@ class Prompt(ConfigModel):
         """
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_text(encoding="utf-8-sig")  # drop a byte-order mark if present
         except (OSError, UnicodeDecodeError) as exc:
             raise JudgeConfigError(
                 f"{file}: cannot read the prompt file ({exc}); check the path.",
@@ -142,16 +142,16 @@ class Judge(ConfigModel):
     api_version: str | None = None
     """Azure OpenAI only: the `api-version` query parameter."""
 
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0, strict=True)
     """Sampling temperature; `None` leaves the server's default."""
 
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, strict=True)
     """Most tokens the judge may generate per answer; `None` leaves the server's default."""
 
     answering_method: AnsweringMethod | None = None
     """Overrides the task's answering method for this judge (`instructor` reads as `structured`)."""
 
-    max_concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1, strict=True)
     """Requests in flight for this judge; wins over the run's `max_concurrency` when set."""
 
     extra_headers: dict[str, str] = Field(default_factory=dict)
@@ -175,6 +175,13 @@ class Judge(ConfigModel):
     def _resolve_client_alias(cls, client: Any) -> Any:
         # The original meta-evaluator docs call Azure OpenAI "azure".
         return "azure_openai" if client == "azure" else client
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, model: str) -> str:
+        if not model.strip():
+            raise ValueError("model must name a model, got only white space")
+        return model
 
     @field_validator("base_url")
     @classmethod

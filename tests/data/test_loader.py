@@ -377,3 +377,75 @@ def test_load_refuses_unknown_extension(tmp_path: Path, name: str) -> None:
     with pytest.raises(DataFileError, match="extension") as info:
         DataLoader.load("demo", path)
     assert info.value.path == path
+
+
+# ----- edge cases found in review --------------------------------------------------------------
+
+
+def test_csv_blank_lines_are_skipped_not_read_as_null_rows(tmp_path: Path) -> None:
+    path = write(tmp_path / "b.csv", 'text,x\na,1\n\nb,2\n"multi\n\nline",3\n\n\n')
+    data = DataLoader.load_csv("d", path)
+    assert data.data.select("text", "x").rows() == [("a", 1), ("b", 2), ("multi\n\nline", 3)]
+    assert data.ids.to_list() == ["id-1", "id-2", "id-3"]
+
+
+def test_csv_header_with_escaped_quotes_keeps_the_real_name(tmp_path: Path) -> None:
+    path = write(tmp_path / "q.csv", 'id,"say ""hi"""\n1,x\n')
+    assert DataLoader.load_csv("d", path, "id").columns == ["id", 'say "hi"']
+
+
+def test_csv_with_a_very_long_field(tmp_path: Path) -> None:
+    long = "word " * 50_000  # 250,000 characters, past the csv module's default limit
+    path = write(tmp_path / "long.csv", f"id,response\n1,{long}\n")
+    assert DataLoader.load_csv("d", path, "id").data["response"][0] == long
+
+
+def test_csv_with_bare_carriage_returns_is_a_clear_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "cr.csv", "id,x\r1,a\r2,b\r")
+    with pytest.raises(DataFileError, match=r"cr\.csv: line \d+ is not valid CSV"):
+        DataLoader.load_csv("d", path, "id")
+
+
+@pytest.mark.parametrize("separator", ["", ";;", '"', "\n"])
+def test_bad_separator(tmp_path: Path, separator: str) -> None:
+    path = write(tmp_path / "s.csv", "id,x\n1,a\n")
+    with pytest.raises(DataError, match="separator") as caught:
+        DataLoader.load_csv("d", path, "id", separator=separator)
+    assert caught.value.field == "separator"
+
+
+@pytest.mark.parametrize("id_column", [["id"], 0, ("id",)])
+def test_id_column_must_be_a_name(tmp_path: Path, id_column: object) -> None:
+    path = write(tmp_path / "r.json", '[{"id": 1}]')
+    with pytest.raises(DataError, match="id_column") as caught:
+        DataLoader.load_json("d", path, id_column)  # type: ignore[arg-type]
+    assert caught.value.field == "id_column"
+
+
+def test_json_integer_too_big_for_any_column_type(tmp_path: Path) -> None:
+    path = write(tmp_path / "big.json", '[{"id": 1, "n": ' + "9" * 50 + "}]")
+    with pytest.raises(DataFileError, match=r"big\.json"):
+        DataLoader.load_json("d", path, "id")
+
+
+def test_json_nested_too_deeply(tmp_path: Path) -> None:
+    path = write(tmp_path / "deep.json", "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataFileError, match="too deeply"):
+        DataLoader.load_json("d", path)
+
+
+def test_object_columns_are_refused() -> None:
+    frame = pl.DataFrame({"x": [object(), object()]}, schema={"x": pl.Object})
+    with pytest.raises(ColumnError, match="Python objects") as caught:
+        DataLoader.load_from_dataframe("d", frame)
+    assert caught.value.column == "x"
+
+
+def test_load_from_dataframe_accepts_data_as_in_the_original_docs() -> None:
+    frame = pl.DataFrame({"text": ["a", "b"]})
+    assert DataLoader.load_from_dataframe(name="d", data=frame, id_column=None).ids.to_list() == [
+        "id-1",
+        "id-2",
+    ]
+    with pytest.raises(DataError, match="exactly once"):
+        DataLoader.load_from_dataframe("d", frame, data=frame)

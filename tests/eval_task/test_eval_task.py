@@ -105,3 +105,18 @@ def test_validate_against_accepts_fitting_data() -> None:
 )
 def test_normalize_label(raw: str, expected: str) -> None:
     assert normalize_label(raw) == expected
+
+
+def test_labels_equal_after_unicode_composition_are_duplicates() -> None:
+    with pytest.raises(TaskError, match="same once case and spacing"):
+        EvalTask({"t": ["café", "cafe\u0301"]}, None, ["r"])
+
+
+def test_fourth_positional_argument_is_the_answering_method() -> None:
+    assert EvalTask({"t": ["a", "b"]}, None, ["r"], "xml").answering_method == "xml"
+
+
+def test_skip_function_gets_a_targeted_message() -> None:
+    with pytest.raises(TaskError, match="Filter the rows") as caught:
+        EvalTask({"t": ["a", "b"]}, None, ["r"], skip_function=lambda row: False)
+    assert caught.value.field == "skip_function"

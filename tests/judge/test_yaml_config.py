@@ -156,3 +156,18 @@ def test_async_mode_is_accepted_with_a_deprecation_warning(tmp_path: Path) -> No
         evaluator.load_judges_from_yaml(
             CONFIGS / "judges.yaml", on_duplicate="skip", async_mode=True
         )
+
+
+def test_duplicate_keys_and_lax_types_are_refused(tmp_path: Path) -> None:
+    twice = "judges:\n  - id: a\n    id: b\n    llm_client: mock\n    model: m\n    prompt: x\n"
+    with pytest.raises(JudgeConfigError, match="'id' appears twice"):
+        read_judges_yaml(write(tmp_path, twice))
+    lax = "judges:\n  - {id: a, llm_client: mock, model: m, prompt: x, temperature: yes}\n"
+    with pytest.raises(JudgeConfigError, match=r"judges\[0\]\.temperature"):
+        read_judges_yaml(write(tmp_path, lax))
+
+
+def test_prompt_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    path = write(tmp_path, "judges:\n  - {id: a, llm_client: mock, model: m, prompt_file: b.md}\n")
+    (tmp_path / "b.md").write_bytes("\ufeffJudge {response}".encode())
+    assert read_judges_yaml(path)[0].prompt.prompt == "Judge {response}"
