@@ -87,13 +87,11 @@ class DataLoader:
             )
         header, blank_rows = _check_csv_shape(text, path, separator)
         try:
-            frame = pl.read_csv(
-                io.BytesIO(raw),
-                separator=separator,
-                infer_schema_length=None,
-                schema_overrides=schema_overrides,
-                encoding="utf8",
-            )
+            try:  # types inferred from the first rows; a later row that disagrees raises, and
+                # the file is read again with types inferred from every row.
+                frame = _read_csv(raw, separator, schema_overrides, infer_rows=1000)
+            except pl.exceptions.ComputeError:
+                frame = _read_csv(raw, separator, schema_overrides, infer_rows=None)
         except (pl.exceptions.PolarsError, ValueError, OverflowError) as exc:
             raise DataFileError(
                 f"{path}: cannot be read as CSV ({_first_line(exc)}); check quoting and that "
@@ -163,13 +161,20 @@ class DataLoader:
         _check_arguments(id_column, source=file_path)
         path = _check_file(file_path)
         text = _decode(_read_bytes(path), path)
-        records: list[Any] = []
-        line_numbers: list[int] = []
         # Split on "\n" only: str.splitlines would also cut at U+2028 and others, which JSON
         # allows unescaped inside strings.
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
+        numbered = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
+        line_numbers = [n for n, _ in numbered]
+        if not numbered:
+            raise DataFileError(f"{path}: has no JSON lines; add one record per line.", path=path)
+        try:  # fast path: one parse of all lines as an array; on any doubt, line by line
+            records = json.loads("[" + ",".join(line for _, line in numbered) + "]")
+            if len(records) == len(numbered):
+                return _from_records(name, records, id_column, path, line_of=line_numbers)
+        except (json.JSONDecodeError, RecursionError):
+            pass
+        records = []
+        for number, line in numbered:
             try:
                 records.append(json.loads(line))
             except RecursionError as exc:
@@ -185,9 +190,6 @@ class DataLoader:
                     path=path,
                     row_id=number,
                 ) from exc
-            line_numbers.append(number)
-        if not records:
-            raise DataFileError(f"{path}: has no JSON lines; add one record per line.", path=path)
         return _from_records(name, records, id_column, path, line_of=line_numbers)
 
     @staticmethod
@@ -331,6 +333,22 @@ def _jsonl_hint(text: str) -> str:
             return ""
         return "; it looks like JSON Lines: use DataLoader.load_jsonl"
     return ""
+
+
+def _read_csv(
+    raw: bytes,
+    separator: str,
+    schema_overrides: Mapping[str, pl.DataType | type[pl.DataType]] | None,
+    *,
+    infer_rows: int | None,
+) -> pl.DataFrame:
+    return pl.read_csv(
+        io.BytesIO(raw),
+        separator=separator,
+        infer_schema_length=infer_rows,
+        schema_overrides=schema_overrides,
+        encoding="utf8",
+    )
 
 
 def _check_csv_shape(text: str, path: Path, separator: str) -> tuple[list[str], list[int]]:

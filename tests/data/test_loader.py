@@ -449,3 +449,19 @@ def test_load_from_dataframe_accepts_data_as_in_the_original_docs() -> None:
     ]
     with pytest.raises(DataError, match="exactly once"):
         DataLoader.load_from_dataframe("d", frame, data=frame)
+
+
+def test_csv_type_that_changes_after_the_first_thousand_rows(tmp_path: Path) -> None:
+    lines = ["id,x", *(f"{i},{i}" for i in range(1500)), "1500,2.5"]
+    path = write(tmp_path / "late.csv", "\n".join(lines) + "\n")
+    data = DataLoader.load_csv("d", path, "id")
+    assert data.data.schema["x"] == pl.Float64
+    assert data.data["x"][-1] == 2.5
+
+
+@pytest.mark.parametrize("bad_line", ['{"id": 2}, {"id": 3}', '{"id": 2} {"id": 3}', '{"id": 2},'])
+def test_jsonl_line_holding_more_than_one_value(tmp_path: Path, bad_line: str) -> None:
+    path = write(tmp_path / "two.jsonl", '{"id": 1}\n' + bad_line + '\n{"id": 4}\n')
+    with pytest.raises(DataFileError, match=r"two\.jsonl: line 2") as caught:
+        DataLoader.load_jsonl("d", path, "id")
+    assert caught.value.row_id == 2
