@@ -103,10 +103,25 @@ class ConfigModel(BaseModel):
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
         """Validate `obj` (a dict) into the model, raising our error class when it is invalid."""
+        if isinstance(obj, dict) and not args and not kwargs:
+            return cls(**obj)
         try:
             return super().model_validate(obj, *args, **kwargs)
         except ValidationError as exc:
             raise cls._translate(exc, obj if isinstance(obj, dict) else {}) from exc
+
+    @classmethod
+    def model_validate_json(
+        cls, json_data: str | bytes | bytearray, *args: Any, **kwargs: Any
+    ) -> Self:
+        """Validate a JSON document into the model, raising our error class when it is invalid."""
+        import json
+
+        try:
+            obj = json.loads(json_data)
+        except (ValueError, RecursionError) as exc:
+            raise cls.error_class(f"{cls.__name__}: not valid JSON ({exc}).") from exc
+        return cls.model_validate(obj, *args, **kwargs)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with `update` applied, validated like a new model (pydantic's own skips that).

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from meta_evaluator.errors import MetaEvaluatorError
+from meta_evaluator.errors import MetaEvaluatorError, ProjectNotFoundError
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -105,6 +105,8 @@ def main() -> None:
         app()
     except MetaEvaluatorError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, ProjectNotFoundError):
+            print("hint: create a project with `meta-evaluator init DIR`.", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT) from None
 
 

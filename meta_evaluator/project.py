@@ -260,6 +260,14 @@ class MetaEvaluator:
                 are given, a placeholder names no known column, or the id is taken.
         """
         check_safe_name(judge_id, field="judge_id")
+        clash = sorted({"id", "llm_client", "model", "prompt"} & set(settings))
+        if clash:
+            raise JudgeConfigError(
+                f"judge {judge_id!r}: {clash} are given by add_judge's own arguments; pass them "
+                "once.",
+                judge_id=judge_id,
+                field=clash[0],
+            )
         policy = self._duplicate_policy(on_duplicate, overwrite)
         if judge_id in self._judges and policy == "skip":
             return self._judges[judge_id]

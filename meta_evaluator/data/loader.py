@@ -118,6 +118,8 @@ class DataLoader:
         """Load a JSON file of records, or of columns.
 
         Records: `[{"id": 1, ...}, ...]`; columns: `{"id": [1, 2], "text": ["a", "b"]}`.
+        A column mixing numbers and strings becomes a string column (`5` reads as `"5"`),
+        except the id column, where `1` and `"1"` are different ids and mixing them is an error.
 
         Raises:
             DataFileError: The file is missing, a folder, empty, not UTF-8, malformed JSON, or

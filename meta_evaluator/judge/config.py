@@ -62,6 +62,11 @@ class Prompt(ConfigModel):
         Raises:
             JudgeConfigError: The file cannot be read or is not a valid template.
         """
+        if not isinstance(path, str | Path):
+            raise JudgeConfigError(
+                f"prompt_file must be a path, got {type(path).__name__} {path!r}.",
+                field="prompt_file",
+            )
         file = Path(path)
         try:
             text = file.read_text(encoding="utf-8-sig")  # drop a byte-order mark if present

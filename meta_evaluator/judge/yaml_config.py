@@ -33,6 +33,10 @@ def read_judges_yaml(path: str | Path) -> list[Judge]:
         JudgeConfigError: The file is missing or not YAML, lacks a `judges` list, or any entry
             is invalid; every problem is listed as `file: judges[i].field: problem`.
     """
+    if not isinstance(path, str | Path):
+        raise JudgeConfigError(
+            f"the judges file must be a path, got {type(path).__name__} {path!r}.", field="path"
+        )
     file = Path(path)
     try:
         content = read_yaml(file)
@@ -87,6 +91,11 @@ def _read_entry(entry: Any, index: int, file: Path, problems: list[dict[str, Any
     if prompt_file is not None and "prompt" in fields:
         problems.append(
             {"loc": where, "msg": "give prompt or prompt_file, not both", "type": "conflict"}
+        )
+        return None
+    if prompt_file is not None and not isinstance(prompt_file, str):
+        problems.append(
+            {"loc": f"{where}.prompt_file", "msg": "must be a file path", "type": "type"}
         )
         return None
     if prompt_file is not None:

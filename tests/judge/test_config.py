@@ -104,3 +104,17 @@ def test_model_copy_and_model_validate_validate_like_the_constructor() -> None:
     assert judge.model_copy(update={"model": "m2"}).model == "m2"
     with pytest.raises(JudgeConfigError, match="llm_client"):
         Judge.model_validate({**judge.model_dump(), "llm_client": "nope"})
+
+
+def test_non_path_arguments_are_typed_errors(tmp_path: Path) -> None:
+    from meta_evaluator import MetaEvaluator
+    from meta_evaluator.judge import read_judges_yaml
+
+    with pytest.raises(JudgeConfigError, match="prompt_file must be a path"):
+        Prompt.from_file(3)  # type: ignore[arg-type]
+    with pytest.raises(JudgeConfigError, match="must be a path"):
+        read_judges_yaml(None)  # type: ignore[arg-type]
+    evaluator = MetaEvaluator(tmp_path / "p")
+    with pytest.raises(JudgeConfigError, match="pass them once") as caught:
+        evaluator.add_judge("j", "mock", "m", "x", id="other")
+    assert caught.value.field == "id"
