@@ -48,10 +48,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
     runs = parser.parse_args().runs
-    rows = []
-    for statement in CASES:
-        times = [import_us(statement) for _ in range(runs)]
-        rows.append((statement, statistics.median(times) / 1000))
+    times: dict[str, list[int]] = {statement: [] for statement in CASES}
+    for _ in range(runs):  # interleaved, so drifts in machine load hit every statement alike
+        for statement in CASES:
+            times[statement].append(import_us(statement))
+    rows = [(s, statistics.median(t) / 1000) for s, t in times.items()]
     polars_ms = rows[0][1]
     print(f"{'statement':<45} {'median ms':>10} {'x polars':>9}")
     for statement, ms in rows:

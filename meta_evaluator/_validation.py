@@ -5,29 +5,16 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 
-__all__ = ["ConfigModel", "describe_errors", "location", "repeated"]
-
-T = TypeVar("T")
+__all__ = ["ConfigModel", "describe_errors", "location"]
 
 # Fields whose rejected values are never repeated in a message: they may hold credentials.
 _SENSITIVE = re.compile(r"key|token|secret|password|auth|header|url|cookie", re.IGNORECASE)
-
-
-def repeated(items: Iterable[T]) -> list[T]:
-    """The items that occur more than once, each once, in order of first repeat."""
-    seen: set[T] = set()
-    twice: dict[T, None] = {}
-    for item in items:
-        if item in seen:
-            twice[item] = None
-        seen.add(item)
-    return list(twice)
 
 
 def location(loc: Iterable[str | int], *, root: str = "") -> str:

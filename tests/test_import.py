@@ -34,3 +34,10 @@ def test_project_loads_no_plotting_http_or_cli() -> None:
     loaded = loaded_after("from meta_evaluator import MetaEvaluator")
     assert "polars" in loaded  # proves the lazy attribute really imported the project
     assert [m for m in ("matplotlib", "scipy", "httpx", "anyio", "typer") if m in loaded] == []
+
+
+def test_data_loading_needs_no_pydantic() -> None:
+    """Loading data is polars only; configuration models (pydantic) load with the project."""
+    loaded = loaded_after("import meta_evaluator.data")
+    assert "polars" in loaded
+    assert [m for m in ("pydantic", "yaml", "httpx", "matplotlib", "typer") if m in loaded] == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from meta_evaluator._validation import repeated
+from meta_evaluator._util import repeated
 from meta_evaluator.data._checks import (
     check_columns,
     check_has_rows,

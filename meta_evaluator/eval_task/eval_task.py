@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from meta_evaluator._validation import ConfigModel, repeated
+from meta_evaluator._util import repeated
+from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import TaskError
 from meta_evaluator.eval_task.labels import normalize_label
 

@@ -1,0 +1,21 @@
+"""Small helpers with no dependencies, shared by modules that must stay light to import."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import TypeVar
+
+__all__ = ["repeated"]
+
+T = TypeVar("T", bound=Hashable)
+
+
+def repeated(items: Iterable[T]) -> list[T]:
+    """The items that occur more than once, each once, in order of first repeat."""
+    seen: set[T] = set()
+    twice: dict[T, None] = {}
+    for item in items:
+        if item in seen:
+            twice[item] = None
+        seen.add(item)
+    return list(twice)
