@@ -24,6 +24,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed
 	rm -rf $(DEMO_DIR)
 	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal
+	$(BIN)/meta-evaluator run $(DEMO_DIR)
 	@echo "Demo project written to $(DEMO_DIR)"
 
 lint: $(VENV)/.installed-dev

@@ -57,6 +57,53 @@ def status(project_dir: ProjectDir = Path(".")) -> None:
     _status(project_dir)
 
 
+@app.command()
+def run(
+    project_dir: ProjectDir = Path("."),
+    judges: Annotated[
+        str | None, typer.Option(help="Comma-separated judge ids (default: all).")
+    ] = None,
+    run_id: Annotated[str | None, typer.Option(help="The run to write or continue.")] = None,
+    max_concurrency: Annotated[int, typer.Option(help="Requests in flight per judge.")] = 16,
+    max_retries: Annotated[int, typer.Option(help="Retries after the first attempt.")] = 3,
+    timeout: Annotated[float, typer.Option(help="Seconds for one attempt.")] = 60.0,
+    retry: Annotated[
+        str, typer.Option(help="Outcomes to ask again: invalid, error, or both.")
+    ] = "",
+    no_resume: Annotated[bool, typer.Option(help="Ask every row again.")] = False,
+    requests_per_minute: Annotated[float | None, typer.Option(help="Per endpoint.")] = None,
+    tokens_per_minute: Annotated[float | None, typer.Option(help="Per endpoint.")] = None,
+) -> None:
+    """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
+
+    Exit status: 0 when every row has an answer (valid or invalid), 1 when some rows ended in
+    an error, 2 for bad configuration.
+    """
+    from meta_evaluator.project import MetaEvaluator
+
+    evaluator = MetaEvaluator(project_dir, load=True)
+    results = evaluator.run_judges_async(
+        [j.strip() for j in judges.split(",")] if judges else None,
+        run_id,
+        max_concurrency=max_concurrency,
+        max_retries=max_retries,
+        timeout=timeout,
+        resume=not no_resume,
+        retry=[r.strip() for r in retry.split(",") if r.strip()],
+        requests_per_minute=requests_per_minute,
+        tokens_per_minute=tokens_per_minute,
+    )
+    errors = 0
+    for judge_id, result in results.items():
+        counts = result.counts()
+        errors += counts["error"]
+        shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
+        print(f"{judge_id}: {shown} (run {result.run_id})")
+    print(f"Results are in {evaluator.paths.results_dir}")
+    if errors:
+        raise typer.Exit(1)
+
+
 def _status(project_dir: Path) -> None:
     from meta_evaluator.data import SampleEvalData
     from meta_evaluator.project import MetaEvaluator

@@ -10,6 +10,7 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 ├── TaskError (ValueError)          an EvalTask that is inconsistent, or does not fit the data
 ├── JudgeConfigError (ValueError)   a judge configuration (Python or YAML) that cannot be used
 ├── UnsafeNameError (ValueError)    an id that is not a safe file name (`../x`, `a/b`, `CON`)
+├── JudgeRunError                   judges whose endpoint refused every call (401, 404 ...)
 ├── ProjectError                    the project folder as a whole
 │   ├── ProjectExistsError          load=False on a folder that already holds a project
 │   ├── ProjectNotFoundError        load=True on a folder that holds no project
@@ -36,6 +37,7 @@ __all__ = [
     "DataFileError",
     "IdError",
     "JudgeConfigError",
+    "JudgeRunError",
     "MetaEvaluatorDeprecationWarning",
     "MetaEvaluatorError",
     "MetaEvaluatorWarning",
@@ -126,6 +128,15 @@ class UnsafeNameError(MetaEvaluatorError, ValueError):
     """An id used as a file or folder name is not one safe path component.
 
     Use letters, digits, `_`, `-` and `.`, starting with a letter or digit.
+    """
+
+
+class JudgeRunError(MetaEvaluatorError):
+    """A judge's endpoint refused the requests themselves (HTTP 400/401/403/404/422).
+
+    Retrying cannot help, so the judge was stopped at once; the message names each judge, its
+    endpoint and the status. Other judges of the run finished and were saved. Fix the key, model
+    name or URL and run again: rows already done are reused.
     """
 
 

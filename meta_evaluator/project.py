@@ -18,7 +18,7 @@ import logging
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from meta_evaluator import _project_data
 from meta_evaluator._state import STATE_FILE, DataState, dump_state, parse_state
@@ -38,6 +38,11 @@ from meta_evaluator.errors import (
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge import Judge, Prompt, read_judges_yaml
 from meta_evaluator.storage import check_safe_name, read_json, write_json
+
+if TYPE_CHECKING:
+    import httpx
+
+    from meta_evaluator.results import JudgeResults
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
 
@@ -365,6 +370,119 @@ class MetaEvaluator:
                 judge_id=first.id,
                 field="prompt",
             )
+
+    # ----- running judges ---------------------------------------------------------------------
+
+    def run_judges_async(
+        self,
+        judge_ids: list[str] | None = None,
+        run_id: str | None = None,
+        *,
+        max_concurrency: int = 16,
+        max_retries: int = 3,
+        timeout: float = 60.0,
+        resume: bool = True,
+        retry: Iterable[str] = (),
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> dict[str, JudgeResults]:
+        """Run judges over the data and return each judge's rows; call it without await.
+
+        Works in scripts and inside a running event loop (a notebook); `arun_judges` is the
+        awaitable twin. Every finished row is saved at once under `results/<run_id>/`; a run
+        that dies is continued by calling again (same `run_id`, or none: a judge's latest
+        unfinished run continues), reusing rows already done with the same judge fingerprint.
+
+        Args:
+            judge_ids: The judges to run; all registered judges by default.
+            run_id: The run to write (or continue); a new id by default.
+            max_concurrency: Requests in flight per judge (a judge's own setting wins).
+            max_retries: Retries after the first attempt: at most max_retries + 1 calls a row.
+            timeout: Seconds for one attempt, connect to last byte; a timeout is retried.
+            resume: Reuse rows already in the run; False asks every row again.
+            retry: Outcomes of rows already in the run to ask again: "invalid", "error".
+            requests_per_minute: Budget shared by all judges on one endpoint and key.
+            tokens_per_minute: Budget shared by all judges on one endpoint and key.
+            transport: An httpx transport to send through (tests, proxies).
+
+        Raises:
+            ProjectError: The project has no data or no task yet.
+            JudgeConfigError: An unknown judge id, bad settings, or an unset key variable;
+                raised before any call.
+            JudgeRunError: An endpoint refused a judge's requests (other judges completed).
+        """
+        from meta_evaluator._async import run_sync
+
+        def call() -> Any:
+            return self.arun_judges(
+                judge_ids, run_id, max_concurrency=max_concurrency, max_retries=max_retries,
+                timeout=timeout, resume=resume, retry=retry,
+                requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
+                transport=transport,
+            )  # fmt: skip
+
+        return run_sync(call)
+
+    async def arun_judges(
+        self,
+        judge_ids: list[str] | None = None,
+        run_id: str | None = None,
+        *,
+        max_concurrency: int = 16,
+        max_retries: int = 3,
+        timeout: float = 60.0,
+        resume: bool = True,
+        retry: Iterable[str] = (),
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> dict[str, JudgeResults]:
+        """The awaitable twin of `run_judges_async` (same arguments)."""
+        from meta_evaluator.judge._runner import RunSettings, run_judges
+
+        if self._data is None or self._eval_task is None:
+            missing = "data" if self._data is None else "an evaluation task"
+            raise ProjectError(
+                f"{self._paths.root}: the project has no {missing} yet; add it before running "
+                "judges.",
+                path=self._paths.root,
+                field="data" if self._data is None else "eval_task",
+            )
+        ids = list(self._judges) if judge_ids is None else list(judge_ids)
+        unknown = [j for j in ids if j not in self._judges]
+        if unknown or not ids:
+            raise JudgeConfigError(
+                f"no registered judge {unknown or '(none given)'}; judges are "
+                f"{sorted(self._judges)}.",
+                field="judge_ids",
+            )
+        if run_id is not None:
+            check_safe_name(run_id, field="run_id")
+        settings = RunSettings(
+            max_concurrency=max_concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            retry=tuple(retry),
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
+        return await run_judges(
+            self._paths.results_dir,
+            [self._judges[j] for j in ids],
+            self._data,
+            self._eval_task,
+            run_id=run_id,
+            settings=settings,
+            resume=resume,
+            transport=transport,
+        )
+
+    def load_all_judge_results(self) -> dict[str, JudgeResults]:
+        """The latest complete run of every judge with results in the project, by judge id."""
+        from meta_evaluator.results.runs import latest_results
+
+        return latest_results(self._paths.results_dir)
 
     # ----- saving -----------------------------------------------------------------------------
 

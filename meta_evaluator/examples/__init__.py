@@ -34,7 +34,11 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
         )
     )
     evaluator.add_judge(
-        "mock_refusal_judge", "mock", "mock-refusal-1", prompt_file=files / "prompt.md"
+        "mock_refusal_judge",
+        "mock",
+        "mock-refusal-1",
+        prompt_file=files / "prompt.md",
+        mock={"invalid_rate": 0.05},  # a few unusable answers, as real judges give
     )
     evaluator.save_state(data_format="csv")  # readable and diffable under version control
     return evaluator

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
 from meta_evaluator.storage import check_safe_name
 
-__all__ = ["Judge", "LLMClientName", "Prompt"]
+__all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
 
 LLMClientName = Literal["openai", "azure_openai", "anthropic", "mock"]
 
@@ -106,6 +106,19 @@ def _parse_placeholders(text: str) -> list[str]:
     return names
 
 
+class MockSettings(ConfigModel):
+    """How the offline `mock` client misbehaves, for demos and dry runs (rows chosen by hash)."""
+
+    error_class = JudgeConfigError
+
+    invalid_rate: float = Field(default=0.0, ge=0.0, le=1.0, strict=True)
+    """Share of rows answered with text that matches no label."""
+    error_rate: float = Field(default=0.0, ge=0.0, le=1.0, strict=True)
+    """Share of rows that fail as a server error would."""
+    latency: float = Field(default=0.0, ge=0.0, le=60.0, strict=True)
+    """Seconds each answer takes."""
+
+
 class Judge(ConfigModel):
     """One LLM judge: the client and model it calls and the prompt it is given.
 
@@ -161,6 +174,9 @@ class Judge(ConfigModel):
 
     extra_headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers added to every request (not for credentials: use `api_key_env`)."""
+
+    mock: MockSettings | None = None
+    """Only for `llm_client: mock`: rates of invalid answers and errors, and latency."""
 
     @field_validator("id")
     @classmethod
@@ -231,3 +247,9 @@ class Judge(ConfigModel):
                 "folder; put the key in an environment variable and name it in api_key_env"
             )
         return headers
+
+    @model_validator(mode="after")
+    def _mock_only_for_mock(self) -> Judge:
+        if self.mock is not None and self.llm_client != "mock":
+            raise ValueError("mock settings apply only to llm_client 'mock'")
+        return self

@@ -1,0 +1,108 @@
+"""Building the client a judge needs, with its key read from the environment, before any call."""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+import httpx
+
+from meta_evaluator.errors import JudgeConfigError
+from meta_evaluator.judge.config import Judge
+from meta_evaluator.llm import anthropic, openai
+from meta_evaluator.llm.anthropic import AnthropicClient
+from meta_evaluator.llm.limits import EndpointKey, endpoint_key
+from meta_evaluator.llm.mock import MockClient
+from meta_evaluator.llm.openai import OpenAIClient
+from meta_evaluator.llm.types import ChatRequest, ChatResponse
+
+__all__ = ["LLMClient", "build_client", "judge_endpoint"]
+
+# The variable read when a judge of a hosted provider names none.
+DEFAULT_KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "azure_openai": "AZURE_OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+
+
+class LLMClient(Protocol):
+    """What the runner needs of a client: one attempt at a call, and where calls go."""
+
+    def url(self, model: str) -> str:
+        """The URL requests for `model` go to."""
+        ...
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One attempt at `request`."""
+        ...
+
+
+def _base_url(judge: Judge) -> str:
+    if judge.llm_client == "mock":
+        return "mock://offline"
+    if judge.base_url:
+        return judge.base_url.rstrip("/")
+    if judge.llm_client == "anthropic":
+        return anthropic.DEFAULT_BASE_URL
+    return openai.DEFAULT_BASE_URL
+
+
+def _api_key(judge: Judge) -> str | None:
+    """The key from the environment, or None where none is needed (mock, a local server)."""
+    if judge.llm_client == "mock":
+        return None
+    variable = judge.api_key_env
+    if variable is None and (judge.base_url is None or judge.llm_client == "azure_openai"):
+        variable = DEFAULT_KEY_VARIABLES[judge.llm_client]
+    if variable is None:
+        return None
+    value = os.environ.get(variable)
+    if not value:
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: api_key_env: variable {variable} is not set; export it, or name "
+            "another variable in api_key_env.",
+            judge_id=judge.id,
+            field="api_key_env",
+        )
+    return value
+
+
+def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:
+    """The endpoint key a judge's calls share limits under, and its API key.
+
+    Raises:
+        JudgeConfigError: The judge's key variable is not set, or Azure lacks its settings.
+    """
+    if judge.llm_client == "azure_openai" and not (judge.base_url and judge.api_version):
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: azure_openai needs base_url (https://NAME.openai.azure.com) and "
+            "api_version.",
+            judge_id=judge.id,
+            field="base_url" if not judge.base_url else "api_version",
+        )
+    api_key = _api_key(judge)
+    return endpoint_key(judge.llm_client, _base_url(judge), api_key), api_key
+
+
+def build_client(
+    judge: Judge, http: httpx.AsyncClient | None, api_key: str | None, *, timeout: float
+) -> LLMClient:
+    """The client for `judge`, sending through `http` (None only for the mock)."""
+    if judge.llm_client == "mock":
+        settings = judge.mock
+        return MockClient(
+            invalid_rate=settings.invalid_rate if settings else 0.0,
+            error_rate=settings.error_rate if settings else 0.0,
+            latency=settings.latency if settings else 0.0,
+        )
+    assert http is not None, "HTTP judges need an HTTP client"
+    if judge.llm_client == "anthropic":
+        return AnthropicClient(http, base_url=judge.base_url, api_key=api_key, timeout=timeout)
+    return OpenAIClient(
+        http,
+        base_url=judge.base_url,
+        api_key=api_key,
+        azure_api_version=judge.api_version if judge.llm_client == "azure_openai" else None,
+        timeout=timeout,
+    )

@@ -1,0 +1,138 @@
+"""Reading a response into task labels and classifying the row: valid, or invalid and why.
+
+Every label is validated locally against the task, whatever the provider promised, with one
+normalisation (`normalize_label`) applied to both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from meta_evaluator.eval_task import EvalTask, normalize_label
+from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.llm.types import ChatResponse
+
+__all__ = ["ParsedAnswer", "parse_answer"]
+
+InvalidStatus = Literal[
+    "partial", "parsing_error", "label_not_allowed", "refusal", "truncated", "empty"
+]
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
+_SPLIT = re.compile(r"[,;\n]")
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The labels read from one response, the row's outcome and its precise status."""
+
+    outcome: Literal["valid", "invalid"]
+    status: str
+    labels: dict[str, Any] = field(default_factory=dict)
+    error_message: str | None = None
+
+
+def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> ParsedAnswer:
+    """Read `response` per `method` and check every task's value against the task schema.
+
+    valid: every required task has an allowed value (other tasks are kept when allowed).
+    invalid: `refusal`, `empty`, `truncated` (cut at the token limit, unreadable), `parsing_error`
+    (no value found), `label_not_allowed`, or `partial` (some tasks valid, a required one not).
+    """
+    if response.refusal or response.finish_reason == "refusal":
+        return ParsedAnswer("invalid", "refusal", error_message=response.refusal or "refused")
+    raw = _read(response, task, method)
+    if raw is None:
+        if not response.text.strip() and response.structured is None:
+            return ParsedAnswer("invalid", "empty", error_message="the response is empty")
+        status = "truncated" if response.finish_reason == "length" else "parsing_error"
+        return ParsedAnswer(
+            "invalid", status, error_message=f"no readable {method} answer in the response"
+        )
+    labels: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    for name in task.task_names:
+        value, problem = _check(task, name, raw.get(name))
+        if problem is None:
+            labels[name] = value
+        else:
+            problems[name] = problem
+    missing = [t for t in task.get_required_tasks() if t in problems]
+    if not missing:
+        return ParsedAnswer("valid", "success", labels)
+    message = "; ".join(f"{t}: {problems[t]}" for t in missing)
+    if labels:
+        return ParsedAnswer("invalid", "partial", labels, message)
+    not_allowed = any("not allowed" in problems[t] for t in missing)
+    if response.finish_reason == "length" and not not_allowed:
+        return ParsedAnswer("invalid", "truncated", error_message=message)
+    return ParsedAnswer(
+        "invalid", "label_not_allowed" if not_allowed else "parsing_error", error_message=message
+    )
+
+
+def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> dict[str, Any] | None:
+    if method == "structured":
+        if response.structured is not None:
+            return response.structured
+        text = response.text.strip()
+        fenced = _FENCE.match(text)
+        try:
+            value = json.loads(fenced.group(1) if fenced else text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    if method == "xml":
+        found = {}
+        for name in task.task_names:
+            match = re.search(
+                rf"<{re.escape(name)}\s*>(.*?)</{re.escape(name)}\s*>",
+                response.text,
+                re.DOTALL | re.IGNORECASE,
+            )
+            if match:
+                found[name] = match.group(1).strip()
+        return found or None
+    text = response.text.strip()
+    if not text:
+        return None
+    single = [t for t in task.task_names if task.task_kind(t) == "single"]
+    if not single:
+        return None
+    name = single[0]
+    allowed = {normalize_label(label) for label in task.allowed_labels(name) or []}
+    first_line = text.splitlines()[0].strip().strip(".!\"'`*")
+    for candidate in (text, first_line, first_line.split(":", 1)[-1]):
+        if normalize_label(candidate) in allowed:
+            return {name: candidate}
+    return {name: text}
+
+
+def _check(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]:
+    """The canonical value of one task, or why it is unusable."""
+    if value is None:
+        return None, "missing"
+    allowed = task.allowed_labels(name)
+    if allowed is None:
+        if not isinstance(value, str) or not value.strip():
+            return None, "empty free text"
+        return value.strip(), None
+    canonical = {normalize_label(label): label for label in allowed}
+    if task.task_kind(name) == "multilabel":
+        items = _SPLIT.split(value) if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            return None, f"expected a list of labels, got {value!r}"
+        items = [i for i in items if i.strip()]
+        unknown = [i for i in items if normalize_label(i) not in canonical]
+        if unknown:
+            return None, f"label(s) {unknown} not allowed (allowed: {allowed})"
+        chosen = {canonical[normalize_label(i)] for i in items}
+        return [label for label in allowed if label in chosen], None
+    if not isinstance(value, str):
+        return None, f"expected a label, got {value!r}"
+    key = normalize_label(value)
+    if key not in canonical:
+        return None, f"label {value.strip()[:80]!r} not allowed (allowed: {allowed})"
+    return canonical[key], None

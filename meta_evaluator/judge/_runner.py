@@ -1,0 +1,419 @@
+"""The runner: many judges over many rows, concurrently, every finished row saved at once.
+
+Structure: one anyio task group per run, one per judge inside it, one task per row bounded by
+the judge's concurrency; calls share per-endpoint limits (in flight, per minute). A row's
+failures that retrying may cure are retried (llm/_retry.py); what remains becomes the row's
+outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from meta_evaluator.data import EvalData
+from meta_evaluator.errors import JudgeConfigError, JudgeRunError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.judge._clients import LLMClient, build_client, judge_endpoint
+from meta_evaluator.judge._parse import parse_answer
+from meta_evaluator.judge._progress import Progress
+from meta_evaluator.judge._prompting import answering_method, build_request, prompt_hash
+from meta_evaluator.judge.config import Judge
+from meta_evaluator.llm._classify import CallFailed, EndpointRejected
+from meta_evaluator.llm._retry import retrying
+from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
+from meta_evaluator.llm.types import ChatResponse
+from meta_evaluator.results.judge_results import JudgeResults
+from meta_evaluator.results.row_store import RowStore, read_rows
+from meta_evaluator.results.runs import RunFiles, RunState, latest_run, new_run_id, now_iso
+
+__all__ = ["RunSettings", "fingerprint", "run_judges"]
+
+logger = logging.getLogger(__name__)
+
+OUTCOMES = ("valid", "invalid", "error", "skipped")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run calls endpoints; a judge's own `max_concurrency` wins over the run's."""
+
+    max_concurrency: int = 16
+    """Requests in flight per judge."""
+    max_retries: int = 3
+    """Retries after the first attempt: at most `max_retries + 1` calls per row."""
+    timeout: float = 60.0
+    """Seconds for one attempt, connect to last byte; a timed-out attempt is retried."""
+    retry: tuple[str, ...] = ()
+    """Outcomes of rows already in the run to ask again (`invalid`, `error`); others are kept."""
+    requests_per_minute: float | None = None
+    """Budget shared by all judges on one endpoint and key."""
+    tokens_per_minute: float | None = None
+    """Budget shared by all judges on one endpoint and key (estimated before each call)."""
+    backoff_base: float = 1.0
+    """Seconds of the first backoff window; it doubles with each retry."""
+    backoff_cap: float = 30.0
+    """Most seconds of one backoff window."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not (isinstance(self.max_concurrency, int) and self.max_concurrency >= 1):
+            problems.append(
+                f"max_concurrency must be an integer >= 1, got {self.max_concurrency!r}"
+            )
+        if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
+            problems.append(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        if not (isinstance(self.timeout, int | float) and self.timeout > 0):
+            problems.append(f"timeout must be seconds > 0, got {self.timeout!r}")
+        unknown = [r for r in self.retry if r not in ("invalid", "error")]
+        if unknown:
+            problems.append(f"retry takes 'invalid' and 'error', got {unknown}")
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and value > 0):
+                problems.append(f"{name} must be > 0 or None, got {value!r}")
+        if problems:
+            raise JudgeConfigError("run settings: " + "; ".join(problems), field="settings")
+
+
+def fingerprint(judge: Judge, task: EvalTask) -> str:
+    """A digest of what makes two runs' answers comparable.
+
+    Client, endpoint, model, prompt, answering method, sampling parameters and the task's
+    labels count; concurrency and headers do not.
+    """
+    payload = {
+        "llm_client": judge.llm_client,
+        "base_url": judge.base_url,
+        "api_version": judge.api_version,
+        "model": judge.model,
+        "prompt": judge.prompt.prompt,
+        "answering_method": answering_method(judge, task),
+        "temperature": judge.temperature,
+        "max_tokens": judge.max_tokens,
+        "mock": judge.mock.model_dump() if judge.mock else None,
+        "tasks": task.model_dump(mode="json")["task_schemas"],
+        "required": task.get_required_tasks(),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class _JudgeRun:
+    """One judge's part of a run."""
+
+    judge: Judge
+    files: RunFiles
+    fingerprint: str
+    method: AnsweringMethod
+    endpoint: EndpointKey
+    api_key: str | None
+    kept: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    todo: list[int] = field(default_factory=list)
+    new_rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    created_at: str = ""
+    failure: str | None = None
+
+
+async def run_judges(
+    results_dir: Path,
+    judges: Sequence[Judge],
+    data: EvalData,
+    task: EvalTask,
+    *,
+    run_id: str | None,
+    settings: RunSettings,
+    resume: bool = True,
+    transport: httpx.AsyncBaseTransport | None = None,
+    progress: Progress | None = None,
+) -> dict[str, JudgeResults]:
+    """Run `judges` over every row of `data`; return each judge's rows of this run.
+
+    Raises:
+        JudgeConfigError: Before any call: a key variable is not set, or a judge's answering
+            method does not fit the task.
+        JudgeRunError: After the other judges finished: an endpoint refused a judge's requests.
+    """
+    rows = data.data.to_dicts()
+    ids = data.ids.to_list()
+    fresh = new_run_id()  # judges starting a new run in this call share its id
+    runs = [
+        _prepare(results_dir, j, task, rows, ids, run_id, fresh, settings, resume) for j in judges
+    ]
+    progress = progress or Progress.for_terminal()
+    limits: dict[EndpointKey, EndpointLimits] = {}
+    for run in runs:
+        size = run.judge.max_concurrency or settings.max_concurrency
+        if run.endpoint not in limits:
+            limits[run.endpoint] = EndpointLimits(
+                size,
+                requests_per_minute=settings.requests_per_minute,
+                tokens_per_minute=settings.tokens_per_minute,
+            )
+        elif limits[run.endpoint].in_flight.total_tokens < size:
+            limits[run.endpoint].in_flight.total_tokens = size
+    async with contextlib.AsyncExitStack() as stack:
+        http: dict[EndpointKey, httpx.AsyncClient] = {}
+        for key, limit in limits.items():
+            if key.client == "mock":
+                continue
+            size = int(limit.in_flight.total_tokens)
+            http[key] = await stack.enter_async_context(
+                httpx.AsyncClient(
+                    transport=transport or make_transport(size),
+                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                    timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
+                )
+            )
+        with progress:
+            async with anyio.create_task_group() as group:
+                for run in runs:
+                    client = build_client(
+                        run.judge, http.get(run.endpoint), run.api_key, timeout=settings.timeout
+                    )
+                    group.start_soon(
+                        _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
+                        progress,
+                    )  # fmt: skip
+    results = {}
+    for run in runs:
+        results[run.judge.id] = _finish(run, ids, task, data)
+    failures = [r.failure for r in runs if r.failure]
+    if failures:
+        raise JudgeRunError("\n".join(failures))
+    return results
+
+
+def make_transport(size: int) -> httpx.AsyncBaseTransport:
+    """The transport calls go through (chosen by benchmarks/transport_choice.py)."""
+    return httpx.AsyncHTTPTransport(
+        limits=httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    )
+
+
+def _prepare(
+    results_dir: Path,
+    judge: Judge,
+    task: EvalTask,
+    rows: list[dict[str, Any]],
+    ids: list[Any],
+    run_id: str | None,
+    fresh_run_id: str,
+    settings: RunSettings,
+    resume: bool,
+) -> _JudgeRun:
+    """Check the judge, pick its run, and sort rows into kept and to-do; no call is made."""
+    method = answering_method(judge, task)
+    if method == "text" and not any(task.task_kind(t) == "single" for t in task.task_names):
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: answering_method 'text' needs a single-choice task to match "
+            "the answer to; use 'structured' or 'xml'.",
+            judge_id=judge.id,
+            field="answering_method",
+        )
+    endpoint, api_key = judge_endpoint(judge)
+    print_ = fingerprint(judge, task)
+    chosen = run_id
+    if chosen is None and resume:  # continue the judge's latest run of the same configuration
+        previous_run = latest_run(results_dir, judge.id, complete=None, fingerprint=print_)
+        chosen = previous_run.run_id if previous_run else None
+    files = RunFiles(results_dir, chosen or fresh_run_id, judge.id)
+    run = _JudgeRun(judge, files, print_, method, endpoint, api_key)
+    state = files.read_state() if resume else None
+    run.created_at = state.created_at if state else now_iso()
+    previous = {r["original_id"]: r for r in read_rows(files.rows)} if resume else {}
+    methods: list[AnsweringMethod] = [method]
+    if method == "structured" and task.structured_outputs_fallback:
+        methods.append("xml")  # rows answered after a fallback count as done too
+    for index, (row, row_id) in enumerate(zip(rows, ids, strict=True)):
+        old = previous.get(row_id)
+        if (
+            old is not None
+            and old.get("fingerprint") == print_
+            and old.get("outcome") not in settings.retry
+            and old.get("prompt_hash")
+            in {prompt_hash(build_request(judge, task, row, m)) for m in methods}
+        ):
+            run.kept[row_id] = old
+        else:
+            run.todo.append(index)
+    if not resume and files.rows.exists():
+        files.rows.unlink()
+    files.write_state(RunState(judge.id, files.run_id, print_, run.created_at, None, {}))
+    return run
+
+
+async def _run_judge(
+    run: _JudgeRun,
+    client: LLMClient,
+    limits: EndpointLimits,
+    rows: list[dict[str, Any]],
+    ids: list[Any],
+    task: EvalTask,
+    settings: RunSettings,
+    progress: Progress,
+) -> None:
+    judge = run.judge
+    progress.add_judge(judge.id, total=len(ids), done=len(run.kept))
+    slots = anyio.Semaphore(judge.max_concurrency or settings.max_concurrency)
+    with RowStore(run.files.rows) as store:
+        async with anyio.create_task_group() as group:
+            for index in run.todo:
+                await slots.acquire()
+                group.start_soon(
+                    _one_row, run, client, limits, slots, rows[index], ids[index], task,
+                    settings, store, progress, group.cancel_scope,
+                )  # fmt: skip
+
+
+async def _one_row(
+    run: _JudgeRun,
+    client: LLMClient,
+    limits: EndpointLimits,
+    slots: anyio.Semaphore,
+    row: Mapping[str, Any],
+    row_id: Any,
+    task: EvalTask,
+    settings: RunSettings,
+    store: RowStore,
+    progress: Progress,
+    judge_scope: anyio.CancelScope,
+) -> None:
+    try:
+        values = await _ask(run, client, limits, row, row_id, task, settings, progress)
+        if values is None:  # the endpoint refused the request itself: stop this judge
+            judge_scope.cancel()
+            return
+        store.append(values)  # synchronous: a cancellation cannot cut a row in half
+        run.new_rows[row_id] = values
+        progress.finished(run.judge.id, values["outcome"])
+    finally:
+        slots.release()
+
+
+async def _ask(
+    run: _JudgeRun,
+    client: LLMClient,
+    limits: EndpointLimits,
+    row: Mapping[str, Any],
+    row_id: Any,
+    task: EvalTask,
+    settings: RunSettings,
+    progress: Progress,
+) -> dict[str, Any] | None:
+    """Call for one row, with retries; the row's values, or None when the judge must stop."""
+    judge = run.judge
+    method = run.method
+    request = build_request(judge, task, row, method)
+    attempts = 0
+    duration = 0.0
+    response: ChatResponse | None = None
+    failure: CallFailed | None = None
+    try:
+        async for attempt in retrying(
+            max_retries=settings.max_retries,
+            backoff_base=settings.backoff_base,
+            backoff_cap=settings.backoff_cap,
+            describe=lambda: f"judge={judge.id} row={row_id!r}",
+            on_retry=lambda: progress.retried(judge.id),
+        ):
+            with attempt:
+                attempts += 1
+                await limits.admit(request.estimated_tokens())
+                async with limits.in_flight:
+                    begun = time.perf_counter()
+                    try:
+                        response = await client.complete(request)
+                    finally:
+                        duration = time.perf_counter() - begun
+    except CallFailed as exc:
+        failure = exc
+    except EndpointRejected as exc:
+        if (
+            method == "structured"
+            and task.structured_outputs_fallback
+            and exc.http_status
+            in (
+                400,
+                422,
+            )
+        ):
+            if run.method == "structured":
+                logger.warning(
+                    "judge=%s: %s refused structured output (HTTP %s); asking for XML tags "
+                    "instead (structured_outputs_fallback)",
+                    judge.id,
+                    run.endpoint,
+                    exc.http_status,
+                )
+                run.method = "xml"
+            return await _ask(run, client, limits, row, row_id, task, settings, progress)
+        if run.failure is None:
+            run.failure = (
+                f"judge {judge.id!r}: {run.endpoint} refused the request ({exc}); fix the key, "
+                "model name or URL, then run again (finished rows are kept)."
+            )
+            logger.error("%s", run.failure)
+        return None
+    values: dict[str, Any] = {
+        "original_id": row_id,
+        "judge_id": judge.id,
+        "run_id": run.files.run_id,
+        "attempts": attempts,
+        "llm_call_duration_seconds": round(duration, 6),
+        "timestamp": now_iso(),
+        "fingerprint": run.fingerprint,
+        "prompt_hash": prompt_hash(request),
+    }
+    if failure is not None:
+        values.update(outcome="error", status=failure.status, error_message=str(failure))
+        return values
+    assert response is not None
+    parsed = parse_answer(response, task, method)
+    raw = json.dumps(response.structured) if response.structured is not None else response.text
+    values.update(
+        outcome=parsed.outcome,
+        status=parsed.status,
+        error_message=parsed.error_message,
+        llm_raw_response_content=raw,
+        llm_prompt_tokens=response.prompt_tokens,
+        llm_completion_tokens=response.completion_tokens,
+        **parsed.labels,
+    )
+    return values
+
+
+def _finish(run: _JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeResults:
+    """Merge kept and new rows in data order; a complete run also gets its table and state."""
+    by_id = {**run.kept, **run.new_rows}
+    ordered = [by_id[i] for i in ids if i in by_id]
+    complete = len(ordered) == len(ids) and run.failure is None
+    id_dtype = data.data.schema[data.id_column]
+    results = JudgeResults.from_rows(
+        run.judge.id, run.files.run_id, ordered, task, id_dtype, complete=complete
+    )
+    counts = results.counts()
+    if complete:
+        run.files.write_table(results)
+    run.files.write_state(
+        RunState(
+            run.judge.id,
+            run.files.run_id,
+            run.fingerprint,
+            run.created_at,
+            now_iso() if complete else None,
+            counts,
+        )
+    )
+    return results

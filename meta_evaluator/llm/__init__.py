@@ -1,0 +1,18 @@
+"""Our own async LLM clients over httpx: OpenAI-compatible, Azure OpenAI, Anthropic, and mock."""
+
+from meta_evaluator.llm.anthropic import AnthropicClient
+from meta_evaluator.llm.limits import EndpointLimits, RateBudget
+from meta_evaluator.llm.mock import MockClient
+from meta_evaluator.llm.openai import OpenAIClient
+from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema
+
+__all__ = [
+    "AnthropicClient",
+    "ChatRequest",
+    "ChatResponse",
+    "EndpointLimits",
+    "MockClient",
+    "OpenAIClient",
+    "OutputSchema",
+    "RateBudget",
+]

@@ -1,0 +1,146 @@
+"""Which failures of a call are worth another attempt, and how long to wait: pure functions.
+
+Every failure a client raises is one of the exceptions below; `classify` turns it into a
+`RetryDecision`, and the row's `status` comes from the same place, so one failure has one name.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "CallFailed",
+    "EndpointRejected",
+    "MalformedResponse",
+    "RetryDecision",
+    "classify",
+    "parse_retry_after",
+]
+
+Status = Literal["rate_limited", "timeout", "http_error", "connection_error", "malformed_response"]
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})
+
+
+class CallFailed(Exception):
+    """One attempt failed in a way that may pass on the next attempt (or may not: see classify)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Status,
+        http_status: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool = True,
+    ) -> None:
+        super().__init__(message)
+        self.status: Status = status
+        self.http_status = http_status
+        self.retry_after = retry_after
+        self.retryable = retryable
+
+
+class MalformedResponse(CallFailed):
+    """The server answered 2xx with a body that is not the provider's JSON shape."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status="malformed_response")
+
+
+class EndpointRejected(Exception):
+    """The endpoint refused the request itself (400/401/403/404/422).
+
+    Retrying cannot help, and every other row of the judge would fail the same way.
+    """
+
+    def __init__(self, message: str, *, http_status: int, structured: bool = False) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+        self.structured = structured
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    """Whether to try again, and the least time to wait first (the server's word)."""
+
+    retry: bool
+    min_wait: float = 0.0
+
+
+def classify(exc: BaseException) -> RetryDecision:
+    """Retry rate limits, timeouts, connection errors, 408/409/5xx and malformed bodies."""
+    if isinstance(exc, CallFailed):
+        if not exc.retryable:
+            return RetryDecision(retry=False)
+        if exc.http_status is not None and not (
+            exc.http_status in RETRYABLE_STATUSES or exc.http_status >= 500
+        ):
+            return RetryDecision(retry=False)
+        return RetryDecision(retry=True, min_wait=exc.retry_after or 0.0)
+    return RetryDecision(retry=False)
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait, or None when it does not say.
+
+    The largest of `retry-after-ms`, `Retry-After` (seconds or an HTTP date) and
+    `x-ratelimit-reset-*` (seconds, or durations like `1m30s`).
+    """
+    waits: list[float] = []
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if (value := lowered.get("retry-after-ms")) is not None:
+        seconds = _number(value)
+        if seconds is not None:
+            waits.append(seconds / 1000)
+    if (value := lowered.get("retry-after")) is not None:
+        seconds = _number(value)
+        if seconds is None:
+            parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+            if parsed is not None:
+                seconds = parsed.timestamp() - (time.time() if now is None else now)
+        if seconds is not None:
+            waits.append(seconds)
+    for key, value in lowered.items():
+        if key.startswith("x-ratelimit-reset"):
+            seconds = _duration(value)
+            if seconds is not None:
+                waits.append(seconds)
+    waits = [w for w in waits if math.isfinite(w) and w >= 0]
+    return max(waits) if waits else None
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _duration(text: str) -> float | None:
+    """`6m0s`, `1.5s`, `250ms`, `12` → seconds."""
+    text = text.strip()
+    if (plain := _number(text)) is not None:
+        return plain
+    total, number = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char.isdigit() or char == ".":
+            number += char
+            index += 1
+            continue
+        unit = "ms" if text[index : index + 2] == "ms" else char
+        if unit not in units or not number:
+            return None
+        total += float(number) * units[unit]
+        number = ""
+        index += len(unit)
+    return total if not number else None

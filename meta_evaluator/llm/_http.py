@@ -1,0 +1,87 @@
+"""One HTTP attempt: POST JSON, and turn every way it can fail into one of our exceptions."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import anyio
+import httpx
+
+from meta_evaluator.llm._classify import (
+    FATAL_STATUSES,
+    CallFailed,
+    EndpointRejected,
+    MalformedResponse,
+    parse_retry_after,
+)
+
+__all__ = ["post_json"]
+
+_EXCERPT = 300
+
+
+async def post_json(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    timeout: float,
+) -> tuple[dict[str, Any], float]:
+    """POST `body`; return the JSON object answered and the seconds the attempt took.
+
+    The whole attempt, connect to last byte, runs under `timeout` seconds.
+
+    Raises:
+        CallFailed: A timeout, connection error, 429/408/409/5xx or other non-fatal status.
+        MalformedResponse: A 2xx answer whose body is not a JSON object.
+        EndpointRejected: 400/401/403/404/422: the request itself is refused.
+    """
+    started = time.perf_counter()
+    try:
+        with anyio.fail_after(timeout):
+            response = await http.post(url, headers=headers, json=body)
+    except TimeoutError as exc:
+        raise CallFailed(f"no complete answer within {timeout:g} s", status="timeout") from exc
+    except httpx.TimeoutException as exc:
+        raise CallFailed(f"timed out ({type(exc).__name__})", status="timeout") from exc
+    except httpx.TransportError as exc:
+        raise CallFailed(
+            f"connection failed ({type(exc).__name__}: {exc})", status="connection_error"
+        ) from exc
+    elapsed = time.perf_counter() - started
+    status = response.status_code
+    if status == 429:
+        raise CallFailed(
+            f"HTTP 429 rate limited: {_excerpt(response)}",
+            status="rate_limited",
+            http_status=429,
+            retry_after=parse_retry_after(response.headers),
+        )
+    if status in FATAL_STATUSES:
+        raise EndpointRejected(
+            f"HTTP {status} from {url}: {_excerpt(response)}", http_status=status
+        )
+    if status >= 300:
+        raise CallFailed(
+            f"HTTP {status}: {_excerpt(response)}",
+            status="http_error",
+            http_status=status,
+            retry_after=parse_retry_after(response.headers),
+        )
+    try:
+        answer = json.loads(response.content)
+    except ValueError as exc:
+        raise MalformedResponse(f"HTTP {status} body is not JSON: {_excerpt(response)}") from exc
+    if not isinstance(answer, dict):
+        raise MalformedResponse(
+            f"HTTP {status} body is JSON but not an object: {_excerpt(response)}"
+        )
+    return answer, elapsed
+
+
+def _excerpt(response: httpx.Response) -> str:
+    text = response.text.strip().replace("\n", " ")
+    return text[:_EXCERPT] + ("…" if len(text) > _EXCERPT else "") or "(empty body)"

@@ -1,0 +1,113 @@
+"""Anthropic Messages API over our own httpx client; structured answers through a forced tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from meta_evaluator.llm._classify import MalformedResponse
+from meta_evaluator.llm._http import post_json
+from meta_evaluator.llm.openai import _int
+from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason
+
+__all__ = ["AnthropicClient"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 1024  # the Messages API requires max_tokens
+
+
+class AnthropicClient:
+    """Messages at `base_url` (with or without a trailing `/v1`)."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self._http = http
+        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._url = f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+        self._timeout = timeout
+        self._headers = {"anthropic-version": API_VERSION}
+        if api_key:
+            self._headers["x-api-key"] = api_key
+
+    def url(self, model: str) -> str:
+        """Where requests go (the same for every model)."""
+        return self._url
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body: system messages move to `system`; a schema becomes a forced tool."""
+        system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
+        body: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": [m for m in request.messages if m["role"] != "system"],
+        }
+        if system:
+            body["system"] = system
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.output_schema is not None:
+            name = request.output_schema.name
+            body["tools"] = [
+                {
+                    "name": name,
+                    "description": "Record the evaluation.",
+                    "input_schema": request.output_schema.schema,
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": name}
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One attempt (see `post_json` for the failures it raises)."""
+        answer, _ = await post_json(
+            self._http,
+            self._url,
+            headers={**self._headers, **request.extra_headers},
+            body=self.body(request),
+            timeout=self._timeout,
+        )
+        return parse_message(answer)
+
+
+def parse_message(answer: dict[str, Any]) -> ChatResponse:
+    """Read text blocks, the first `tool_use` input, `stop_reason` and `usage`.
+
+    Raises:
+        MalformedResponse: The object has no `content` list.
+    """
+    blocks = answer.get("content")
+    if not isinstance(blocks, list):
+        raise MalformedResponse(f"no content list in the answer: {str(answer)[:200]}")
+    text = "".join(
+        b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
+    tool_inputs = [
+        b.get("input") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+    structured = tool_inputs[0] if tool_inputs and isinstance(tool_inputs[0], dict) else None
+    stop = answer.get("stop_reason")
+    reason: FinishReason = (
+        "length"
+        if stop == "max_tokens"
+        else "refusal"
+        if stop == "refusal"
+        else "stop"
+        if stop in ("end_turn", "tool_use", "stop_sequence", None)
+        else "other"
+    )
+    usage = answer.get("usage") or {}
+    return ChatResponse(
+        text=text,
+        structured=structured,
+        finish_reason=reason,
+        prompt_tokens=_int(usage.get("input_tokens")),
+        completion_tokens=_int(usage.get("output_tokens")),
+    )

@@ -1,0 +1,86 @@
+"""Limits shared by every judge on one endpoint and key.
+
+Requests in flight, requests per minute and tokens per minute, keyed by (client, base URL,
+digest of the key) so the key itself is never held.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from dataclasses import dataclass
+
+import anyio
+
+__all__ = ["EndpointKey", "EndpointLimits", "RateBudget", "endpoint_key"]
+
+
+@dataclass(frozen=True)
+class EndpointKey:
+    """Which endpoint and account a call goes to; shows no secret."""
+
+    client: str
+    base_url: str
+    key_digest: str
+
+    def __str__(self) -> str:
+        return f"{self.client} {self.base_url}"
+
+
+def endpoint_key(client: str, base_url: str, api_key: str | None) -> EndpointKey:
+    """The key under which judges share limits."""
+    digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:12]
+    return EndpointKey(client, base_url, digest)
+
+
+class RateBudget:
+    """A per-minute budget (requests or tokens) refilled continuously, shared by its users.
+
+    `acquire(n)` waits until `n` units are available; a request larger than the whole budget
+    waits for a full bucket and then proceeds, so it is never stuck.
+    """
+
+    def __init__(self, per_minute: float) -> None:
+        if not per_minute > 0:
+            raise ValueError(f"a per-minute budget must be > 0, got {per_minute}")
+        self._rate = per_minute / 60.0
+        self._capacity = float(per_minute)
+        self._level = float(per_minute)
+        self._updated = time.monotonic()
+        self._lock = anyio.Lock()
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        """Take `amount` units, sleeping until they are there."""
+        amount = min(amount, self._capacity)
+        async with self._lock:  # first come, first served
+            while True:
+                now = time.monotonic()
+                self._level = min(self._capacity, self._level + (now - self._updated) * self._rate)
+                self._updated = now
+                if self._level >= amount:
+                    self._level -= amount
+                    return
+                await anyio.sleep(math.ceil((amount - self._level) / self._rate * 1000) / 1000)
+
+
+class EndpointLimits:
+    """In-flight requests and optional per-minute budgets for one endpoint and key."""
+
+    def __init__(
+        self,
+        max_in_flight: int,
+        *,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+    ) -> None:
+        self.in_flight = anyio.CapacityLimiter(max_in_flight)
+        self.requests = RateBudget(requests_per_minute) if requests_per_minute else None
+        self.tokens = RateBudget(tokens_per_minute) if tokens_per_minute else None
+
+    async def admit(self, estimated_tokens: int) -> None:
+        """Wait for the per-minute budgets (the caller then takes an in-flight slot)."""
+        if self.requests is not None:
+            await self.requests.acquire(1)
+        if self.tokens is not None:
+            await self.tokens.acquire(estimated_tokens)

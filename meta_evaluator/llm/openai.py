@@ -1,0 +1,120 @@
+"""OpenAI-compatible chat completions and Azure OpenAI, over our own httpx client.
+
+Any server speaking the chat completions API works by `base_url`: OpenAI, vLLM, Ollama,
+LM Studio, OpenRouter, Together, Groq ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from meta_evaluator.llm._classify import MalformedResponse
+from meta_evaluator.llm._http import post_json
+from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason
+
+__all__ = ["OpenAIClient"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIClient:
+    """Chat completions at `base_url`; with `azure_api_version`, an Azure OpenAI deployment."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        azure_api_version: str | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self._http = http
+        self._base = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._azure_version = azure_api_version
+        self._timeout = timeout
+        self._headers: dict[str, str] = {}
+        if api_key:
+            if azure_api_version:
+                self._headers["api-key"] = api_key
+            else:
+                self._headers["Authorization"] = f"Bearer {api_key}"
+
+    def url(self, model: str) -> str:
+        """Where requests for `model` go."""
+        if self._azure_version:
+            return (
+                f"{self._base}/openai/deployments/{model}/chat/completions"
+                f"?api-version={self._azure_version}"
+            )
+        return f"{self._base}/chat/completions"
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body for `request`."""
+        body: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.output_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.output_schema.name,
+                    "schema": request.output_schema.schema,
+                    "strict": True,
+                },
+            }
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One attempt (see `post_json` for the failures it raises)."""
+        answer, _ = await post_json(
+            self._http,
+            self.url(request.model),
+            headers={**self._headers, **request.extra_headers},
+            body=self.body(request),
+            timeout=self._timeout,
+        )
+        return parse_completion(answer)
+
+
+def parse_completion(answer: dict[str, Any]) -> ChatResponse:
+    """Read `choices[0].message` and `usage` from a chat completion.
+
+    Raises:
+        MalformedResponse: The object lacks `choices[0].message`.
+    """
+    try:
+        choice = answer["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise MalformedResponse(
+            f"no choices[0].message in the answer: {str(answer)[:200]}"
+        ) from exc
+    content = message.get("content")
+    refusal = message.get("refusal")
+    finish = choice.get("finish_reason")
+    reason: FinishReason = (
+        "length"
+        if finish == "length"
+        else "refusal"
+        if finish == "content_filter" or refusal
+        else "stop"
+        if finish in ("stop", None, "eos")
+        else "other"
+    )
+    usage = answer.get("usage") or {}
+    return ChatResponse(
+        text=content if isinstance(content, str) else "",
+        finish_reason=reason,
+        refusal=refusal if isinstance(refusal, str) else None,
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

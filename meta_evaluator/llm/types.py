@@ -1,0 +1,47 @@
+"""What a judge sends to an LLM and what comes back, whatever the provider."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ChatRequest", "ChatResponse", "FinishReason", "OutputSchema"]
+
+FinishReason = Literal["stop", "length", "refusal", "other"]
+
+
+@dataclass(frozen=True)
+class OutputSchema:
+    """A JSON schema the answer must follow, sent as `response_format` or as a forced tool."""
+
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One call: the messages, and the settings a judge may set (None leaves the server's)."""
+
+    model: str
+    messages: list[dict[str, str]]
+    temperature: float | None = None
+    max_tokens: int | None = None
+    output_schema: OutputSchema | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    def estimated_tokens(self) -> int:
+        """A cheap upper estimate of the tokens this call uses (for tokens-per-minute budgets)."""
+        text = sum(len(m["content"]) for m in self.messages)
+        return text // 4 + 1 + (self.max_tokens or 512)
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """What came back: text (or a structured object from a tool call), why it ended, tokens."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    finish_reason: FinishReason = "stop"
+    refusal: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
