@@ -385,6 +385,7 @@ class MetaEvaluator:
         retry: Iterable[str] = (),
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
+        backoff_base: float = 1.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
@@ -404,6 +405,8 @@ class MetaEvaluator:
             retry: Outcomes of rows already in the run to ask again: "invalid", "error".
             requests_per_minute: Budget shared by all judges on one endpoint and key.
             tokens_per_minute: Budget shared by all judges on one endpoint and key.
+            backoff_base: Seconds of the first retry's backoff window (doubling, jittered,
+                capped at 30 s; never shorter than the server's Retry-After).
             transport: An httpx transport to send through (tests, proxies).
 
         Raises:
@@ -419,7 +422,7 @@ class MetaEvaluator:
                 judge_ids, run_id, max_concurrency=max_concurrency, max_retries=max_retries,
                 timeout=timeout, resume=resume, retry=retry,
                 requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
-                transport=transport,
+                backoff_base=backoff_base, transport=transport,
             )  # fmt: skip
 
         return run_sync(call)
@@ -436,6 +439,7 @@ class MetaEvaluator:
         retry: Iterable[str] = (),
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
+        backoff_base: float = 1.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments)."""
@@ -466,6 +470,7 @@ class MetaEvaluator:
             retry=tuple(retry),
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
+            backoff_base=backoff_base,
         )
         return await run_judges(
             self._paths.results_dir,
