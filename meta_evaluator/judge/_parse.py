@@ -39,7 +39,9 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
 
     valid: every required task has an allowed value (other tasks are kept when allowed).
     invalid: `refusal`, `empty`, `truncated` (cut at the token limit, unreadable), `parsing_error`
-    (no value found), `label_not_allowed`, or `partial` (some tasks valid, a required one not).
+    (no value found), `label_not_allowed` (a required task's label is not in the schema), or
+    `partial` (a required task is missing while others are fine). The tasks that are fine keep
+    their values in every invalid case, so they can still be scored.
     """
     if response.refusal or response.finish_reason == "refusal":
         return ParsedAnswer("invalid", "refusal", error_message=response.refusal or "refused")
@@ -62,15 +64,17 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
     missing = [t for t in task.get_required_tasks() if t in problems]
     if not missing:
         return ParsedAnswer("valid", "success", labels)
+    # The status names why the required task failed; the tasks that are fine are kept either way.
     message = "; ".join(f"{t}: {problems[t]}" for t in missing)
-    if labels:
-        return ParsedAnswer("invalid", "partial", labels, message)
-    not_allowed = any("not allowed" in problems[t] for t in missing)
-    if response.finish_reason == "length" and not not_allowed:
-        return ParsedAnswer("invalid", "truncated", error_message=message)
-    return ParsedAnswer(
-        "invalid", "label_not_allowed" if not_allowed else "parsing_error", error_message=message
-    )
+    if any("not allowed" in problems[t] for t in missing):
+        status = "label_not_allowed"
+    elif labels:
+        status = "partial"
+    elif response.finish_reason == "length":
+        status = "truncated"
+    else:
+        status = "parsing_error"
+    return ParsedAnswer("invalid", status, labels, message)
 
 
 def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> dict[str, Any] | None:

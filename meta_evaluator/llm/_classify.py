@@ -102,7 +102,10 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     if (value := lowered.get("retry-after")) is not None:
         seconds = _number(value)
         if seconds is None:
-            parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (ValueError, TypeError, IndexError):
+                parsed = None  # neither seconds nor a date: ignored
             if parsed is not None:
                 seconds = parsed.timestamp() - (time.time() if now is None else now)
         if seconds is not None:
@@ -138,9 +141,10 @@ def _duration(text: str) -> float | None:
             index += 1
             continue
         unit = "ms" if text[index : index + 2] == "ms" else char
-        if unit not in units or not number:
+        value = _number(number)
+        if unit not in units or value is None:
             return None
-        total += float(number) * units[unit]
+        total += value * units[unit]
         number = ""
         index += len(unit)
     return total if not number else None

@@ -37,16 +37,18 @@ def endpoint_key(client: str, base_url: str, api_key: str | None) -> EndpointKey
 class RateBudget:
     """A per-minute budget (requests or tokens) refilled continuously, shared by its users.
 
-    `acquire(n)` waits until `n` units are available; a request larger than the whole budget
-    waits for a full bucket and then proceeds, so it is never stuck.
+    The bucket holds one second's worth (at least one unit), so calls are paced evenly rather
+    than sent as a minute's burst that a server enforcing shorter windows would answer with 429.
+    `acquire(n)` waits until `n` units are available; a request larger than the bucket waits
+    for a full bucket and then proceeds, so it is never stuck.
     """
 
     def __init__(self, per_minute: float) -> None:
         if not per_minute > 0:
             raise ValueError(f"a per-minute budget must be > 0, got {per_minute}")
         self._rate = per_minute / 60.0
-        self._capacity = float(per_minute)
-        self._level = float(per_minute)
+        self._capacity = max(1.0, self._rate)
+        self._level = self._capacity
         self._updated = time.monotonic()
         self._lock = anyio.Lock()
 
