@@ -46,6 +46,9 @@ async def post_json(
     except TimeoutError as exc:
         raise CallFailed(f"no complete answer within {timeout:g} s", status="timeout") from exc
     except httpx.TimeoutException as exc:
+        # The aiohttp transport reports a server closing mid-request as ConnectTimeout.
+        if type(exc.__cause__).__name__ == "ServerDisconnectedError":
+            raise CallFailed("the server closed the connection", status="connection_error") from exc
         raise CallFailed(f"timed out ({type(exc).__name__})", status="timeout") from exc
     except httpx.TransportError as exc:
         raise CallFailed(
