@@ -31,7 +31,7 @@ from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import answering_method, build_request, prompt_hash
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-from meta_evaluator.llm._retry import retrying
+from meta_evaluator.llm._retry import call_with_retries
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.types import ChatResponse
 from meta_evaluator.results.judge_results import JudgeResults
@@ -328,23 +328,27 @@ async def _ask(
     duration = 0.0
     response: ChatResponse | None = None
     failure: CallFailed | None = None
+
+    async def attempt() -> ChatResponse:
+        nonlocal attempts, duration
+        attempts += 1
+        await limits.admit(request.estimated_tokens())
+        async with limits.in_flight:
+            begun = time.perf_counter()
+            try:
+                return await client.complete(request)
+            finally:
+                duration = time.perf_counter() - begun
+
     try:
-        async for attempt in retrying(
+        response = await call_with_retries(
+            attempt,
             max_retries=settings.max_retries,
             backoff_base=settings.backoff_base,
             backoff_cap=settings.backoff_cap,
             describe=lambda: f"judge={judge.id} row={row_id!r}",
             on_retry=lambda: progress.retried(judge.id),
-        ):
-            with attempt:
-                attempts += 1
-                await limits.admit(request.estimated_tokens())
-                async with limits.in_flight:
-                    begun = time.perf_counter()
-                    try:
-                        response = await client.complete(request)
-                    finally:
-                        duration = time.perf_counter() - begun
+        )
     except CallFailed as exc:
         failure = exc
     except EndpointRejected as exc:

@@ -32,6 +32,7 @@ class AnthropicClient:
         self._http = http
         base = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._url = f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+        self._parsed_url = httpx.URL(self._url)
         self._timeout = timeout
         self._headers = {"anthropic-version": API_VERSION}
         if api_key:
@@ -69,7 +70,7 @@ class AnthropicClient:
         """One attempt (see `post_json` for the failures it raises)."""
         answer, _ = await post_json(
             self._http,
-            self._url,
+            self._parsed_url,
             headers={**self._headers, **request.extra_headers},
             body=self.body(request),
             timeout=self._timeout,

@@ -36,6 +36,7 @@ class OpenAIClient:
         self._azure_version = azure_api_version
         self._timeout = timeout
         self._headers: dict[str, str] = {}
+        self._urls: dict[str, httpx.URL] = {}  # parsed once: httpx would parse a str each call
         if api_key:
             if azure_api_version:
                 self._headers["api-key"] = api_key
@@ -71,9 +72,12 @@ class OpenAIClient:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""
+        url = self._urls.get(request.model)
+        if url is None:
+            url = self._urls[request.model] = httpx.URL(self.url(request.model))
         answer, _ = await post_json(
             self._http,
-            self.url(request.model),
+            url,
             headers={**self._headers, **request.extra_headers},
             body=self.body(request),
             timeout=self._timeout,
