@@ -199,7 +199,8 @@ def allowed_values(texts: Iterable[str]) -> dict[str, list[str]]:
         for m in _ALLOWED_RE.finditer(text):
             values = [v.strip() for v in m["values"].split("|") if v.strip()]
             if values:
-                found.setdefault(m["name"].strip(), values)
+                # The name may be written bare or in angle brackets (`<rejection>`).
+                found.setdefault(m["name"].strip().removeprefix("<").removesuffix(">"), values)
     return found
 
 

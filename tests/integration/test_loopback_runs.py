@@ -141,3 +141,24 @@ def test_a_killed_run_resumes_without_paying_twice(tmp_path: Path) -> None:
     assert final.results_data.select(columns).equals(expected.select(columns))
     lines = [json.loads(x) for x in rows.read_text().splitlines()]
     assert len({x["original_id"] for x in lines}) == n
+
+
+@pytest.mark.parametrize(
+    ("client", "method"),
+    [("anthropic", "structured"), ("anthropic", "xml"), ("openai", "xml")],
+)
+def test_other_clients_and_methods_against_the_server(
+    tmp_path: Path, client: str, method: str
+) -> None:
+    with run_server(latency=0.0, seed=2) as server:
+        evaluator = make_project(tmp_path / "p", 30, server.base_url)
+        evaluator.add_judge("j", client, "claude-x", "Did {response} refuse {prompt}?",
+                            base_url=f"{server.base_url}/v1", answering_method=method,
+                            overwrite=True)  # fmt: skip
+        results = evaluator.run_judges_async()["j"].results_data
+        stats = server.stats()
+    endpoint = "/v1/messages" if client == "anthropic" else "/v1/chat/completions"
+    assert stats["by_endpoint"] == {endpoint: 30}
+    assert set(results["outcome"]) == {"valid"}
+    assert results["llm_prompt_tokens"].min() > 0
+    assert set(results["rejection"]) <= {"rejection", "not rejection"}
