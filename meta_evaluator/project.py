@@ -483,6 +483,43 @@ class MetaEvaluator:
             transport=transport,
         )
 
+    def add_external_judge_results(
+        self,
+        path: str | Path,
+        judge_id: str,
+        *,
+        run_id: str | None = None,
+        id_column: str = "original_id",
+    ) -> JudgeResults:
+        """Import labels a judge produced elsewhere (CSV, JSON, JSON Lines, Parquet) as a run.
+
+        The file needs `id_column` with ids of this project's data and one column per required
+        task; labels are checked like a judge's answers. The import becomes the judge's latest
+        complete run, which `load_all_judge_results` returns.
+
+        Raises:
+            ProjectError: The project has no data or task yet.
+            DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
+        """
+        from meta_evaluator.results.external import import_judge_results
+
+        if self._data is None or self._eval_task is None:
+            raise ProjectError(
+                f"{self._paths.root}: add data and a task before importing judge results.",
+                path=self._paths.root,
+            )
+        if run_id is not None:
+            check_safe_name(run_id, field="run_id")
+        return import_judge_results(
+            path,
+            judge_id,
+            data=self._data,
+            task=self._eval_task,
+            results_dir=self._paths.results_dir,
+            run_id=run_id,
+            id_column=id_column,
+        )
+
     def load_all_judge_results(self) -> dict[str, JudgeResults]:
         """The latest complete run of every judge with results in the project, by judge id."""
         from meta_evaluator.results.runs import latest_results

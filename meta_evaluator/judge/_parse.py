@@ -15,7 +15,7 @@ from meta_evaluator.eval_task import EvalTask, normalize_label
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.llm.types import ChatResponse
 
-__all__ = ["ParsedAnswer", "parse_answer"]
+__all__ = ["ParsedAnswer", "check_label", "parse_answer"]
 
 InvalidStatus = Literal[
     "partial", "parsing_error", "label_not_allowed", "refusal", "truncated", "empty"
@@ -56,7 +56,7 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
     labels: dict[str, Any] = {}
     problems: dict[str, str] = {}
     for name in task.task_names:
-        value, problem = _check(task, name, raw.get(name))
+        value, problem = check_label(task, name, raw.get(name))
         if problem is None:
             labels[name] = value
         else:
@@ -114,7 +114,7 @@ def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> di
     return {name: text}
 
 
-def _check(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]:
+def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]:
     """The canonical value of one task, or why it is unusable."""
     if value is None:
         return None, "missing"

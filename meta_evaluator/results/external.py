@@ -1,0 +1,135 @@
+"""Importing judge results made elsewhere (another tool, a batch job) into the project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.data import DataLoader, EvalData
+from meta_evaluator.data._checks import list_some
+from meta_evaluator.errors import ColumnError, IdError, TaskError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.judge._parse import check_label
+from meta_evaluator.results.judge_results import JudgeResults
+from meta_evaluator.results.runs import RunFiles, RunState, new_run_id, now_iso
+from meta_evaluator.storage import check_safe_name, sha256
+
+__all__ = ["import_judge_results"]
+
+
+def import_judge_results(
+    path: str | Path,
+    judge_id: str,
+    *,
+    data: EvalData,
+    task: EvalTask,
+    results_dir: Path,
+    run_id: str | None = None,
+    id_column: str = "original_id",
+) -> JudgeResults:
+    """Read a CSV/JSON/JSON Lines/Parquet file of labels per row and save it as a complete run.
+
+    The file needs `id_column` (ids of the project's data, of the data's id type; integer-looking
+    text ids are converted when that is exact) and one column per required task. Each row is
+    checked like a judge's answer: `valid` when every required task has an allowed label,
+    otherwise `invalid` with the reason.
+
+    Raises:
+        DataFileError, ColumnError, IdError: The file, a column or an id is unusable.
+        TaskError: A required task has no column.
+    """
+    check_safe_name(judge_id, field="judge_id")
+    source = DataLoader.load(judge_id, path, id_column)
+    frame = source.data
+    where = f"{path}: "
+    missing = [t for t in task.get_required_tasks() if t not in frame.columns]
+    if missing:
+        raise TaskError(
+            f"{where}no column for the required task(s) {missing} (columns: "
+            f"{list_some(frame.columns)}).",
+            path=path,
+            column=missing[0],
+        )
+    frame = _align_ids(frame, id_column, data, path)
+    digest = sha256(path)
+    run = run_id or new_run_id()
+    files = RunFiles(results_dir, run, judge_id)
+    rows = []
+    for record in frame.iter_rows(named=True):
+        rows.append(_row(record, id_column, judge_id, run, task, f"external:{digest[:16]}"))
+    id_dtype = data.data.schema[data.id_column]
+    results = JudgeResults.from_rows(judge_id, run, rows, task, id_dtype)
+    files.write_table(results)
+    stamp = now_iso()
+    files.write_state(
+        RunState(judge_id, run, f"external:{digest[:16]}", stamp, stamp, results.counts())
+    )
+    return results
+
+
+def _align_ids(
+    frame: pl.DataFrame, id_column: str, data: EvalData, path: str | Path
+) -> pl.DataFrame:
+    """Give the file's ids the data's dtype, and check that each names a row of the data."""
+    want = data.data.schema[data.id_column]
+    have = frame.schema[id_column]
+    if have != want:
+        try:
+            cast = frame.get_column(id_column).cast(want, strict=True)
+        except pl.exceptions.PolarsError as exc:
+            raise ColumnError(
+                f"{path}: ids in {id_column!r} are {have}, the data's ids are {want}, and they do "
+                "not convert exactly; write the ids as the data has them.",
+                path=path,
+                column=id_column,
+            ) from exc
+        if cast.cast(have, strict=False).to_list() != frame.get_column(id_column).to_list():
+            raise ColumnError(
+                f"{path}: ids in {id_column!r} change when converted from {have} to {want} "
+                "(for example '007' becomes 7); write the ids as the data has them.",
+                path=path,
+                column=id_column,
+            )
+        frame = frame.with_columns(cast)
+    unknown = frame.filter(~pl.col(id_column).is_in(data.ids.implode())).get_column(id_column)
+    if unknown.len():
+        raise IdError(
+            f"{path}: {unknown.len()} id(s) are not in the project's data: "
+            f"{list_some(unknown.to_list())}.",
+            path=path,
+            column=id_column,
+            row_id=unknown[0],
+        )
+    return frame
+
+
+def _row(
+    record: dict[str, Any], id_column: str, judge_id: str, run: str, task: EvalTask, print_: str
+) -> dict[str, Any]:
+    labels: dict[str, Any] = {}
+    problems = {}
+    for name in task.task_names:
+        value, problem = check_label(task, name, record.get(name))
+        if problem is None:
+            labels[name] = value
+        else:
+            problems[name] = problem
+    failed = [t for t in task.get_required_tasks() if t in problems]
+    status = "success"
+    if failed:
+        status = (
+            "label_not_allowed" if any("not allowed" in problems[t] for t in failed) else "partial"
+        )
+    return {
+        "original_id": record[id_column],
+        "judge_id": judge_id,
+        "run_id": run,
+        "outcome": "invalid" if failed else "valid",
+        "status": status,
+        "error_message": "; ".join(f"{t}: {problems[t]}" for t in failed) or None,
+        "fingerprint": print_,
+        "timestamp": now_iso(),
+        **labels,
+    }

@@ -1,0 +1,74 @@
+"""Importing judge results made elsewhere: ids keep the data's dtype, labels are checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.data import DataLoader
+from meta_evaluator.errors import ColumnError, IdError, TaskError
+from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
+
+
+def project(tmp_path: Path, ids: list[object]) -> MetaEvaluator:
+    evaluator = MetaEvaluator(tmp_path / "p")
+    frame = pl.DataFrame({"qid": ids, "response": [f"r{i}" for i in range(len(ids))]})
+    evaluator.add_data(DataLoader.load_from_dataframe("d", frame, "qid"))
+    evaluator.add_eval_task(
+        EvalTask(
+            {
+                "rejection": ["rejection", "not rejection"],
+                "harms": MultiLabelSchema(outcomes=["a", "b"]),
+            },
+            None,
+            ["response"],
+            required_tasks=["rejection"],
+        )
+    )
+    return evaluator
+
+
+def test_csv_import_with_integer_ids(tmp_path: Path) -> None:
+    evaluator = project(tmp_path, [5, 7, 9])
+    file = tmp_path / "gpt.csv"
+    file.write_text('original_id,rejection,harms\n5,Rejection,"a,b"\n7,maybe,a\n9,not rejection,\n')
+    results = evaluator.add_external_judge_results(file, "gpt_batch")
+    data = results.results_data
+    assert data.schema["original_id"] == pl.Int64
+    assert data["outcome"].to_list() == ["valid", "invalid", "valid"]
+    assert data["status"].to_list() == ["success", "label_not_allowed", "success"]
+    assert data["rejection"].to_list() == ["rejection", None, "not rejection"]
+    assert data["harms"].to_list() == [["a", "b"], ["a"], None]
+    loaded = evaluator.load_all_judge_results()["gpt_batch"]
+    assert loaded.results_data.equals(data)
+
+
+def test_text_ids_that_are_integers_are_converted_exactly(tmp_path: Path) -> None:
+    evaluator = project(tmp_path, [5, 7])
+    file = tmp_path / "r.json"
+    file.write_text('[{"original_id": "5", "rejection": "rejection"}]')
+    data = evaluator.add_external_judge_results(file, "j").results_data
+    assert data["original_id"].to_list() == [5]
+    file.write_text('[{"original_id": "007", "rejection": "rejection"}]')
+    with pytest.raises(ColumnError, match="'007' becomes 7"):
+        evaluator.add_external_judge_results(file, "j")
+
+
+def test_string_ids_stay_strings_and_unknown_ids_are_named(tmp_path: Path) -> None:
+    evaluator = project(tmp_path, ["q-1", "q-2"])
+    file = tmp_path / "r.csv"
+    file.write_text("original_id,rejection\nq-1,rejection\nq-9,rejection\n")
+    with pytest.raises(IdError, match="'q-9'") as caught:
+        evaluator.add_external_judge_results(file, "j")
+    assert caught.value.row_id == "q-9"
+
+
+def test_a_required_task_without_a_column(tmp_path: Path) -> None:
+    evaluator = project(tmp_path, [1])
+    file = tmp_path / "r.csv"
+    file.write_text("original_id,harms\n1,a\n")
+    with pytest.raises(TaskError, match=r"\['rejection'\]"):
+        evaluator.add_external_judge_results(file, "j")
