@@ -386,6 +386,7 @@ class MetaEvaluator:
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         backoff_base: float = 1.0,
+        consistency: int = 1,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
@@ -407,6 +408,8 @@ class MetaEvaluator:
             tokens_per_minute: Budget shared by all judges on one endpoint and key.
             backoff_base: Seconds of the first retry's backoff window (doubling, jittered,
                 capped at 30 s; never shorter than the server's Retry-After).
+            consistency: Answers asked per row; above 1, each task's label is the majority
+                vote of the valid answers (ties go to the label seen first).
             transport: An httpx transport to send through (tests, proxies).
 
         Raises:
@@ -422,7 +425,7 @@ class MetaEvaluator:
                 judge_ids, run_id, max_concurrency=max_concurrency, max_retries=max_retries,
                 timeout=timeout, resume=resume, retry=retry,
                 requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
-                backoff_base=backoff_base, transport=transport,
+                backoff_base=backoff_base, consistency=consistency, transport=transport,
             )  # fmt: skip
 
         return run_sync(call)
@@ -440,6 +443,7 @@ class MetaEvaluator:
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
         backoff_base: float = 1.0,
+        consistency: int = 1,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments)."""
@@ -471,6 +475,7 @@ class MetaEvaluator:
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
             backoff_base=backoff_base,
+            consistency=consistency,
         )
         return await run_judges(
             self._paths.results_dir,

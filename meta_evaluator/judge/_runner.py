@@ -65,6 +65,9 @@ class RunSettings:
     """Seconds of the first backoff window; it doubles with each retry."""
     backoff_cap: float = 30.0
     """Most seconds of one backoff window."""
+    consistency: int = 1
+    """Answers asked per row; with more than one, each task's label is the majority vote of
+    the valid answers (ties go to the label seen first)."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -74,6 +77,8 @@ class RunSettings:
             )
         if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
             problems.append(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
+        if not (isinstance(self.consistency, int) and self.consistency >= 1):
+            problems.append(f"consistency must be an integer >= 1, got {self.consistency!r}")
         if not (isinstance(self.timeout, int | float) and self.timeout > 0):
             problems.append(f"timeout must be seconds > 0, got {self.timeout!r}")
         unknown = [r for r in self.retry if r not in ("invalid", "error")]
@@ -87,7 +92,7 @@ class RunSettings:
             raise JudgeConfigError("run settings: " + "; ".join(problems), field="settings")
 
 
-def fingerprint(judge: Judge, task: EvalTask) -> str:
+def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
     """A digest of what makes two runs' answers comparable.
 
     Client, endpoint, model, prompt, answering method, sampling parameters and the task's
@@ -106,6 +111,8 @@ def fingerprint(judge: Judge, task: EvalTask) -> str:
         "tasks": task.model_dump(mode="json")["task_schemas"],
         "required": task.get_required_tasks(),
     }
+    if consistency > 1:  # absent at 1, so single-answer fingerprints stay as they were
+        payload["consistency"] = consistency
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -231,7 +238,7 @@ def _prepare(
             field="answering_method",
         )
     endpoint, api_key = judge_endpoint(judge)
-    print_ = fingerprint(judge, task)
+    print_ = fingerprint(judge, task, settings.consistency)
     chosen = run_id
     if chosen is None and resume:  # continue the judge's latest run of the same configuration
         previous_run = latest_run(results_dir, judge.id, complete=None, fingerprint=print_)
@@ -299,7 +306,13 @@ async def _one_row(
     judge_scope: anyio.CancelScope,
 ) -> None:
     try:
-        values = await _ask(run, client, limits, row, row_id, task, settings, progress)
+        samples = []
+        for _ in range(settings.consistency):
+            sample = await _ask(run, client, limits, row, row_id, task, settings, progress)
+            if sample is None:
+                break
+            samples.append(sample)
+        values = samples[0] if len(samples) == 1 else _majority(samples, task)
         if values is None:  # the endpoint refused the request itself: stop this judge
             judge_scope.cancel()
             return
@@ -404,6 +417,36 @@ async def _ask(
         **parsed.labels,
     )
     return values
+
+
+def _majority(samples: list[dict[str, Any]], task: EvalTask) -> dict[str, Any] | None:
+    """One row from several answers: per task, the most frequent label among valid answers."""
+    if not samples:
+        return None
+    valid = [s for s in samples if s["outcome"] == "valid"]
+    merged = dict(valid[0] if valid else samples[-1])
+    merged["attempts"] = sum(s["attempts"] for s in samples)
+    merged["llm_call_duration_seconds"] = round(
+        sum(s["llm_call_duration_seconds"] for s in samples), 6
+    )
+    for key in ("llm_prompt_tokens", "llm_completion_tokens"):
+        counts = [s.get(key) for s in samples if s.get(key) is not None]
+        merged[key] = sum(counts) if counts else None
+    merged["llm_raw_response_content"] = json.dumps(
+        [s.get("llm_raw_response_content") for s in samples]
+    )
+    notes = []
+    for name in task.task_names:
+        votes = [s[name] for s in valid if s.get(name) is not None]
+        if not votes:
+            continue
+        keys = [json.dumps(v) for v in votes]
+        winner = max(dict.fromkeys(keys), key=keys.count)  # first seen wins a tie
+        merged[name] = votes[keys.index(winner)]
+        notes.append(f"{name}: {keys.count(winner)}/{len(samples)} agree")
+    if valid:
+        merged["error_message"] = "; ".join(notes) or None
+    return merged
 
 
 def _finish(run: _JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeResults:

@@ -255,3 +255,24 @@ def test_mock_judge_misbehaves_as_configured(tmp_path: Path) -> None:
     counts = evaluator.run_judges_async()["j"].counts()
     assert 8 <= counts["error"] <= 35 and 20 <= counts["invalid"] <= 60
     assert counts["valid"] + counts["invalid"] + counts["error"] == 200
+
+
+def test_consistency_takes_the_majority_of_several_answers(
+    tmp_path: Path, frame: pl.DataFrame
+) -> None:
+    answers = ["rejection", "not rejection", "rejection"]
+
+    def behave(request: httpx.Request, n: int) -> httpx.Response:
+        content = json.dumps({"rejection": answers[(n - 1) % 3], "explanation": f"take {n}"})
+        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE)
+    server = Server(behave)
+    results = run(evaluator, server, consistency=3)["j"].results_data
+    assert set(results["rejection"]) == {"rejection"}
+    assert results["attempts"].to_list() == [3] * len(frame)
+    assert all("rejection: 2/3 agree" in m for m in results["error_message"])
+    assert len(json.loads(results["llm_raw_response_content"][0])) == 3
+    single = run(evaluator, Server(behave))["j"]  # another configuration: a new run
+    assert single.run_id != results["run_id"][0]
