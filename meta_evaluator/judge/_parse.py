@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from meta_evaluator.eval_task import EvalTask, normalize_label
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.llm.types import ChatResponse
 
-__all__ = ["ParsedAnswer", "check_label", "parse_answer"]
+__all__ = ["ParsedAnswer", "check_label", "check_values", "parse_answer"]
 
 InvalidStatus = Literal[
     "partial", "parsing_error", "label_not_allowed", "refusal", "truncated", "empty"
@@ -53,6 +54,16 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
         return ParsedAnswer(
             "invalid", status, error_message=f"no readable {method} answer in the response"
         )
+    return check_values(raw, task, truncated=response.finish_reason == "length")
+
+
+def check_values(
+    raw: Mapping[str, Any], task: EvalTask, *, truncated: bool = False
+) -> ParsedAnswer:
+    """Check each task's value in `raw` (task name → value, as answered or imported).
+
+    The status names why a required task failed; the tasks that are fine are kept either way.
+    """
     labels: dict[str, Any] = {}
     problems: dict[str, str] = {}
     for name in task.task_names:
@@ -64,13 +75,12 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
     missing = [t for t in task.get_required_tasks() if t in problems]
     if not missing:
         return ParsedAnswer("valid", "success", labels)
-    # The status names why the required task failed; the tasks that are fine are kept either way.
     message = "; ".join(f"{t}: {problems[t]}" for t in missing)
     if any("not allowed" in problems[t] for t in missing):
         status = "label_not_allowed"
     elif labels:
         status = "partial"
-    elif response.finish_reason == "length":
+    elif truncated:
         status = "truncated"
     else:
         status = "parsing_error"

@@ -11,7 +11,7 @@ from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.data._checks import list_some
 from meta_evaluator.errors import ColumnError, IdError, TaskError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge._parse import check_label
+from meta_evaluator.judge._parse import check_values
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.results.runs import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.storage import check_safe_name, sha256
@@ -108,28 +108,15 @@ def _align_ids(
 def _row(
     record: dict[str, Any], id_column: str, judge_id: str, run: str, task: EvalTask, print_: str
 ) -> dict[str, Any]:
-    labels: dict[str, Any] = {}
-    problems = {}
-    for name in task.task_names:
-        value, problem = check_label(task, name, record.get(name))
-        if problem is None:
-            labels[name] = value
-        else:
-            problems[name] = problem
-    failed = [t for t in task.get_required_tasks() if t in problems]
-    status = "success"
-    if failed:
-        status = (
-            "label_not_allowed" if any("not allowed" in problems[t] for t in failed) else "partial"
-        )
+    checked = check_values(record, task)
     return {
         "original_id": record[id_column],
         "judge_id": judge_id,
         "run_id": run,
-        "outcome": "invalid" if failed else "valid",
-        "status": status,
-        "error_message": "; ".join(f"{t}: {problems[t]}" for t in failed) or None,
+        "outcome": checked.outcome,
+        "status": checked.status,
+        "error_message": checked.error_message,
         "fingerprint": print_,
         "timestamp": now_iso(),
-        **labels,
+        **checked.labels,
     }
