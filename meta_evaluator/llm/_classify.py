@@ -90,8 +90,12 @@ def classify(exc: BaseException) -> RetryDecision:
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds the server asks us to wait, or None when it does not say.
 
-    The largest of `retry-after-ms`, `Retry-After` (seconds or an HTTP date) and
-    `x-ratelimit-reset-*` (seconds, or durations like `1m30s`).
+    `retry-after-ms` and `Retry-After` (seconds or an HTTP date) are the server's explicit word:
+    the larger of them wins, and the `x-ratelimit-reset-*` headers are then ignored, since they
+    say when a whole budget refills (OpenAI-style servers send `reset-tokens: 6m0s` beside
+    `Retry-After: 1`). Without them, a reset header counts only for a budget whose
+    `x-ratelimit-remaining-*` is 0 (the largest such), or, with no remaining headers, the
+    smallest reset.
     """
     waits: list[float] = []
     lowered = {k.lower(): v for k, v in headers.items()}
@@ -110,13 +114,26 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
                 seconds = parsed.timestamp() - (time.time() if now is None else now)
         if seconds is not None:
             waits.append(seconds)
+    waits = [w for w in waits if math.isfinite(w) and w >= 0]
+    if waits:
+        return max(waits)
+    resets = {}
     for key, value in lowered.items():
         if key.startswith("x-ratelimit-reset"):
             seconds = _duration(value)
-            if seconds is not None:
-                waits.append(seconds)
-    waits = [w for w in waits if math.isfinite(w) and w >= 0]
-    return max(waits) if waits else None
+            if seconds is not None and math.isfinite(seconds) and seconds >= 0:
+                resets[key.removeprefix("x-ratelimit-reset")] = seconds
+    if not resets:
+        return None
+    remaining = {
+        k.removeprefix("x-ratelimit-remaining"): v
+        for k, v in lowered.items()
+        if k.startswith("x-ratelimit-remaining")
+    }
+    if not remaining:
+        return min(resets.values())
+    exhausted = [s for kind, s in resets.items() if _number(remaining.get(kind, "")) == 0]
+    return max(exhausted) if exhausted else None
 
 
 def _number(text: str) -> float | None:

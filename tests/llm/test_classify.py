@@ -38,13 +38,40 @@ FIVE_SECONDS_AGO = email.utils.formatdate(NOW - 5, usegmt=True)
                 "x-ratelimit-reset-requests": "1m30s",
                 "x-ratelimit-reset-tokens": "250ms",
             },
-            90.0,
-            id="largest-wins",
+            3.0,
+            id="explicit-retry-after-wins-over-resets",
         ),
         pytest.param(
             {"Retry-After": "3", "retry-after-ms": "7000", "x-ratelimit-reset-tokens": "4s"},
             7.0,
-            id="largest-wins-ms",
+            id="largest-explicit-wins",
+        ),
+        pytest.param(
+            # What @copilotkit/aimock (like OpenAI) sends with a 429.
+            {
+                "Retry-After": "1",
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-remaining-tokens": "0",
+                "x-ratelimit-reset-requests": "1s",
+                "x-ratelimit-reset-tokens": "6m0s",
+            },
+            1.0,
+            id="aimock-429",
+        ),
+        pytest.param(
+            {
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-remaining-tokens": "5000",
+                "x-ratelimit-reset-requests": "2s",
+                "x-ratelimit-reset-tokens": "6m0s",
+            },
+            2.0,
+            id="reset-of-the-exhausted-budget",
+        ),
+        pytest.param(
+            {"x-ratelimit-reset-requests": "2s", "x-ratelimit-reset-tokens": "6m0s"},
+            2.0,
+            id="smallest-reset-without-remaining",
         ),
         pytest.param({"Retry-After": "-1"}, None, id="negative-seconds"),
         pytest.param({"retry-after-ms": "-200"}, None, id="negative-ms"),
