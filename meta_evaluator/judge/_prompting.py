@@ -15,6 +15,7 @@ from meta_evaluator.llm.types import ChatRequest, OutputSchema
 __all__ = [
     "ALLOWED_PREFIX",
     "TEXT_PREFIX",
+    "RequestBuilder",
     "answering_method",
     "build_request",
     "output_schema",
@@ -79,28 +80,49 @@ def _instructions(task: EvalTask, method: AnsweringMethod) -> str:
 
 def render_prompt(judge: Judge, task: EvalTask, row: Mapping[str, Any]) -> str:
     """The judge's template filled from `row`; without placeholders, the shown columns follow."""
-    values = {k: "" if v is None else str(v) for k, v in row.items()}
-    placeholders = judge.prompt.placeholders
-    text = judge.prompt.prompt.format_map(values) if placeholders else judge.prompt.prompt
-    if not placeholders:
-        shown = "\n\n".join(f"{c}:\n{values.get(c, '')}" for c in task.columns_shown())
-        text = f"{text.rstrip()}\n\n{shown}"
-    return text
+    return _render(judge.prompt.prompt, judge.prompt.placeholders, task.columns_shown(), row)
+
+
+def _render(
+    template: str, placeholders: list[str], shown: list[str], row: Mapping[str, Any]
+) -> str:
+    if placeholders:
+        return template.format_map(
+            {p: "" if row.get(p) is None else str(row[p]) for p in placeholders}
+        )
+    columns = "\n\n".join(f"{c}:\n{'' if row.get(c) is None else row[c]}" for c in shown)
+    return f"{template.rstrip()}\n\n{columns}"
+
+
+class RequestBuilder:
+    """Builds each row's call for one judge; what all rows share is computed once."""
+
+    def __init__(self, judge: Judge, task: EvalTask, method: AnsweringMethod) -> None:
+        self._judge = judge
+        self._placeholders = judge.prompt.placeholders
+        self._shown = task.columns_shown()
+        self._instructions = _instructions(task, method)
+        self._schema = output_schema(task) if method == "structured" else None
+        self._headers = dict(judge.extra_headers)
+
+    def build(self, row: Mapping[str, Any]) -> ChatRequest:
+        """The call for one row."""
+        prompt = _render(self._judge.prompt.prompt, self._placeholders, self._shown, row).rstrip()
+        return ChatRequest(
+            model=self._judge.model,
+            messages=[{"role": "user", "content": f"{prompt}\n\n{self._instructions}"}],
+            temperature=self._judge.temperature,
+            max_tokens=self._judge.max_tokens,
+            output_schema=self._schema,
+            extra_headers=self._headers,
+        )
 
 
 def build_request(
     judge: Judge, task: EvalTask, row: Mapping[str, Any], method: AnsweringMethod
 ) -> ChatRequest:
-    """The call for one row."""
-    content = f"{render_prompt(judge, task, row).rstrip()}\n\n{_instructions(task, method)}"
-    return ChatRequest(
-        model=judge.model,
-        messages=[{"role": "user", "content": content}],
-        temperature=judge.temperature,
-        max_tokens=judge.max_tokens,
-        output_schema=output_schema(task) if method == "structured" else None,
-        extra_headers=dict(judge.extra_headers),
-    )
+    """The call for one row (see RequestBuilder to build many)."""
+    return RequestBuilder(judge, task, method).build(row)
 
 
 def prompt_hash(request: ChatRequest) -> str:

@@ -28,7 +28,7 @@ from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.judge._clients import LLMClient, build_client, judge_endpoint
 from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._progress import Progress
-from meta_evaluator.judge._prompting import answering_method, build_request, prompt_hash
+from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm._classify import CallFailed, EndpointRejected
 from meta_evaluator.llm._retry import call_with_retries
@@ -126,6 +126,7 @@ class _JudgeRun:
     method: AnsweringMethod
     endpoint: EndpointKey
     api_key: str | None
+    builders: dict[str, RequestBuilder] = field(default_factory=dict)
     kept: dict[Any, dict[str, Any]] = field(default_factory=dict)
     todo: list[int] = field(default_factory=list)
     new_rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
@@ -245,6 +246,7 @@ def _prepare(
         chosen = previous_run.run_id if previous_run else None
     files = RunFiles(results_dir, chosen or fresh_run_id, judge.id)
     run = _JudgeRun(judge, files, print_, method, endpoint, api_key)
+    run.builders = {m: RequestBuilder(judge, task, m) for m in ("structured", "xml", "text")}
     state = files.read_state() if resume else None
     run.created_at = state.created_at if state else now_iso()
     previous = {r["original_id"]: r for r in read_rows(files.rows)} if resume else {}
@@ -257,8 +259,7 @@ def _prepare(
             old is not None
             and old.get("fingerprint") == print_
             and old.get("outcome") not in settings.retry
-            and old.get("prompt_hash")
-            in {prompt_hash(build_request(judge, task, row, m)) for m in methods}
+            and old.get("prompt_hash") in {prompt_hash(run.builders[m].build(row)) for m in methods}
         ):
             run.kept[row_id] = old
         else:
@@ -336,7 +337,7 @@ async def _ask(
     """Call for one row, with retries; the row's values, or None when the judge must stop."""
     judge = run.judge
     method = run.method
-    request = build_request(judge, task, row, method)
+    request = run.builders[method].build(row)
     attempts = 0
     duration = 0.0
     response: ChatResponse | None = None
