@@ -1,17 +1,20 @@
 """N rows through one judge against the loopback server (run by hand; prints a table).
 
 Usage: .venv/bin/python benchmarks/judge_throughput.py [--rows 2000] [--latency 0.2]
-       [--concurrency 64 256]
+       [--concurrency 64 256] [--meta-venv benchmarks/.venvs/meta]
 
 efficiency = (N x latency / concurrency) / wall time: 1.0 is the physical limit. Client CPU is
 this process's CPU time during the run (the server runs in its own process; the one-time import
-of the runner and HTTP transport, about 0.3 s, is done before the clock starts).
+of the runner and HTTP transport, about 0.3 s, is done before the clock starts). With
+--meta-venv (meta-evaluator 0.3.3 installed per ../shared/REFERENCE_TOOLS.md), the same workload
+also runs through its Judge.evaluate_eval_data_async against the same server.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,25 +61,60 @@ def ours(base_url: str, n: int, concurrency: int) -> tuple[float, float, int]:
     return time.perf_counter() - wall, time.process_time() - cpu, result.counts()["valid"]
 
 
+def reference(venv: Path, base_url: str, n: int, concurrency: int) -> tuple[float, float, int]:
+    """The workload through meta-evaluator 0.3.3 in its own venv: (wall, cpu, valid rows)."""
+    env = {
+        "OPENAI_BASE_URL": f"{base_url}/v1",
+        "OPENAI_API_BASE": f"{base_url}/v1",
+        "OPENAI_API_KEY": "x",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PATH": "/usr/bin:/bin",
+        "HOME": tempfile.mkdtemp(),
+    }
+    script = Path(__file__).with_name("_reference_meta_evaluator.py")
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), str(script), str(n), str(concurrency)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+        check=True,
+    )
+    wall, cpu, valid = done.stdout.split()[-3:]
+    return float(wall), float(cpu), int(valid)
+
+
+def row(tool: str, concurrency: int, n: int, wall: float, cpu: float, ideal: float) -> str:
+    return (
+        f"{tool:<26} {concurrency:>4} {wall:>7.2f} {n / wall:>7.0f} "
+        f"{cpu / n * 1000:>10.3f} {ideal / wall:>10.2f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--meta-venv", type=Path, default=None)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     print(
         f"{'tool':<26} {'C':>4} {'wall s':>7} {'rows/s':>7} {'cpu ms/row':>10} {'efficiency':>10}"
     )
     for concurrency in args.concurrency:
+        ideal = args.rows * args.latency / concurrency
         with run_server(latency=args.latency) as server:
             wall, cpu, valid = ours(server.base_url, args.rows, concurrency)
             assert valid == args.rows, f"only {valid} of {args.rows} rows valid"
-            ideal = args.rows * args.latency / concurrency
-            print(
-                f"{'meta-evaluator (this)':<26} {concurrency:>4} {wall:>7.2f} "
-                f"{args.rows / wall:>7.0f} {cpu / args.rows * 1000:>10.3f} {ideal / wall:>10.2f}"
-            )
+            print(row("meta-evaluator (this)", concurrency, args.rows, wall, cpu, ideal))
+            if args.meta_venv is not None:
+                server.reset()
+                wall, cpu, valid = reference(
+                    args.meta_venv, server.base_url, args.rows, concurrency
+                )
+                assert valid == args.rows, f"0.3.3: only {valid} of {args.rows} rows valid"
+                print(row("meta-evaluator 0.3.3", concurrency, args.rows, wall, cpu, ideal))
 
 
 if __name__ == "__main__":
