@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -16,8 +17,9 @@ def run_sync(function: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run `function(*args)` to completion and return its result.
 
     Without a running event loop it runs with `anyio.run`. Inside one (a notebook, an async web
-    app calling sync code) it runs in a worker thread with its own loop, because the running loop
-    cannot be re-entered; exceptions propagate either way.
+    app calling sync code) it runs in a worker thread with its own loop, because the running
+    loop cannot be re-entered. Ctrl-C (or any exception) in the calling thread cancels the work
+    in the worker and waits for its clean-up before re-raising, so no call goes on unseen.
     """
     import anyio
 
@@ -25,18 +27,35 @@ def run_sync(function: Callable[..., Awaitable[T]], *args: Any) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return anyio.run(function, *args)
+    loop = asyncio.new_event_loop()
     result: list[T] = []
     error: list[BaseException] = []
+    task: list[asyncio.Task[T]] = []
+
+    async def main() -> T:
+        return await function(*args)
 
     def worker() -> None:
         try:
-            result.append(anyio.run(function, *args))
+            task.append(loop.create_task(main()))
+            result.append(loop.run_until_complete(task[0]))
         except BaseException as exc:  # handed to the caller's thread below
             error.append(exc)
+        finally:
+            loop.close()
 
     thread = threading.Thread(target=worker, name="meta-evaluator-run", daemon=True)
     thread.start()
-    thread.join()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)  # a short join, so Ctrl-C reaches this thread at once
+    except BaseException:
+        if task:
+            # RuntimeError: the loop closed meanwhile, so the work has already ended.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task[0].cancel)
+        thread.join()
+        raise
     if error:
         raise error[0]
     return result[0]

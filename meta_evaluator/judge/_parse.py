@@ -124,10 +124,24 @@ def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> di
     return {name: text}
 
 
+def _as_text(value: Any) -> Any:
+    """Numbers and booleans as a label's text (`1` for label "1", `true`); lists item by item."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    return value
+
+
 def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]:
     """The canonical value of one task, or why it is unusable."""
     if value is None:
         return None, "missing"
+    value = _as_text(value)
     allowed = task.allowed_labels(name)
     if allowed is None:
         if not isinstance(value, str) or not value.strip():

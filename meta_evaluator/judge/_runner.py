@@ -36,7 +36,14 @@ from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.types import ChatResponse
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.results.row_store import RowStore, read_rows
-from meta_evaluator.results.runs import RunFiles, RunState, latest_run, new_run_id, now_iso
+from meta_evaluator.results.runs import (
+    RunFiles,
+    RunLock,
+    RunState,
+    latest_run,
+    new_run_id,
+    now_iso,
+)
 
 __all__ = ["RunSettings", "fingerprint", "run_judges"]
 
@@ -132,6 +139,10 @@ class _JudgeRun:
     new_rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
     created_at: str = ""
     failure: str | None = None
+    fresh_start: bool = False
+    seeded: bool = False
+    unchanged: bool = False
+    started: bool = False
 
 
 async def run_judges(
@@ -153,25 +164,42 @@ async def run_judges(
             method does not fit the task.
         JudgeRunError: After the other judges finished: an endpoint refused a judge's requests.
     """
+    twice = [j.id for i, j in enumerate(judges) if j.id in {k.id for k in judges[:i]}]
+    if twice:
+        raise JudgeConfigError(
+            f"judges {twice} are listed twice; name each once.", field="judge_ids"
+        )
+    # Every judge is checked before any file is touched or any call made.
+    checked = [(j, *_check(j, task)) for j in judges]
     rows = data.data.to_dicts()
     ids = data.ids.to_list()
     fresh = new_run_id()  # judges starting a new run in this call share its id
     runs = [
-        _prepare(results_dir, j, task, rows, ids, run_id, fresh, settings, resume) for j in judges
-    ]
+        _plan(results_dir, judge, method, endpoint, api_key, task, rows, ids,
+              run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume)
+        for judge, method, endpoint, api_key in checked
+    ]  # fmt: skip
     progress = progress or Progress.for_terminal()
-    limits: dict[EndpointKey, EndpointLimits] = {}
+    # Judges on one endpoint and key share its limits; each judge keeps its own in-flight bound,
+    # so the endpoint allows the sum of theirs.
+    sizes: dict[EndpointKey, int] = {}
     for run in runs:
         size = run.judge.max_concurrency or settings.max_concurrency
-        if run.endpoint not in limits:
-            limits[run.endpoint] = EndpointLimits(
-                size,
-                requests_per_minute=settings.requests_per_minute,
-                tokens_per_minute=settings.tokens_per_minute,
-            )
-        elif limits[run.endpoint].in_flight.total_tokens < size:
-            limits[run.endpoint].in_flight.total_tokens = size
+        sizes[run.endpoint] = sizes.get(run.endpoint, 0) + size
+    limits = {
+        key: EndpointLimits(
+            size,
+            requests_per_minute=settings.requests_per_minute,
+            tokens_per_minute=settings.tokens_per_minute,
+        )
+        for key, size in sizes.items()
+    }
     async with contextlib.AsyncExitStack() as stack:
+        for run in runs:  # one writer per run and judge, across processes
+            if not run.unchanged and (run.todo or run.seeded):
+                lock = RunLock(run.files)
+                lock.acquire()
+                stack.callback(lock.release)
         http: dict[EndpointKey, httpx.AsyncClient] = {}
         for key, limit in limits.items():
             if key.client == "mock":
@@ -218,18 +246,8 @@ def make_transport(size: int) -> httpx.AsyncBaseTransport:
     )
 
 
-def _prepare(
-    results_dir: Path,
-    judge: Judge,
-    task: EvalTask,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
-    run_id: str | None,
-    fresh_run_id: str,
-    settings: RunSettings,
-    resume: bool,
-) -> _JudgeRun:
-    """Check the judge, pick its run, and sort rows into kept and to-do; no call is made."""
+def _check(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:
+    """Everything about a judge that can fail before a call: method, Azure settings, key."""
     method = answering_method(judge, task)
     if method == "text" and not any(task.task_kind(t) == "single" for t in task.task_names):
         raise JudgeConfigError(
@@ -239,17 +257,49 @@ def _prepare(
             field="answering_method",
         )
     endpoint, api_key = judge_endpoint(judge)
+    return method, endpoint, api_key
+
+
+def _plan(
+    results_dir: Path,
+    judge: Judge,
+    method: AnsweringMethod,
+    endpoint: EndpointKey,
+    api_key: str | None,
+    task: EvalTask,
+    rows: list[dict[str, Any]],
+    ids: list[Any],
+    *,
+    run_id: str | None,
+    fresh_run_id: str,
+    settings: RunSettings,
+    resume: bool,
+) -> _JudgeRun:
+    """Pick the judge's run and sort rows into kept and to-do; reads files, writes none.
+
+    With `run_id`, that run is continued (or started). Without, the judge's latest unfinished
+    run of the same configuration is continued; failing that, a new run starts, keeping the
+    finished rows of the latest complete run of the same configuration, and when that run
+    already covers every row, it is returned as it is, with no call and no write.
+    """
     print_ = fingerprint(judge, task, settings.consistency)
-    chosen = run_id
-    if chosen is None and resume:  # continue the judge's latest run of the same configuration
-        previous_run = latest_run(results_dir, judge.id, complete=None, fingerprint=print_)
-        chosen = previous_run.run_id if previous_run else None
-    files = RunFiles(results_dir, chosen or fresh_run_id, judge.id)
+    source: RunFiles | None = None
+    if run_id is not None:
+        files = RunFiles(results_dir, run_id, judge.id)
+        source = files if resume else None
+    elif resume and (unfinished := latest_run(results_dir, judge.id, complete=False,
+                                               fingerprint=print_)):  # fmt: skip
+        files = source = unfinished
+    else:
+        files = RunFiles(results_dir, fresh_run_id, judge.id)
+        if resume:
+            source = latest_run(results_dir, judge.id, complete=True, fingerprint=print_)
     run = _JudgeRun(judge, files, print_, method, endpoint, api_key)
     run.builders = {m: RequestBuilder(judge, task, m) for m in ("structured", "xml", "text")}
-    state = files.read_state() if resume else None
-    run.created_at = state.created_at if state else now_iso()
-    previous = {r["original_id"]: r for r in read_rows(files.rows)} if resume else {}
+    state = source.read_state() if source is not None else None
+    run.created_at = state.created_at if state and source is files else now_iso()
+    run.fresh_start = not resume
+    previous = {r["original_id"]: r for r in read_rows(source.rows)} if source else {}
     methods: list[AnsweringMethod] = [method]
     if method == "structured" and task.structured_outputs_fallback:
         methods.append("xml")  # rows answered after a fallback count as done too
@@ -264,9 +314,11 @@ def _prepare(
             run.kept[row_id] = old
         else:
             run.todo.append(index)
-    if not resume and files.rows.exists():
-        files.rows.unlink()
-    files.write_state(RunState(judge.id, files.run_id, print_, run.created_at, None, {}))
+    if source is not None and source is not files:
+        if not run.todo and state is not None and state.complete and len(previous) == len(ids):
+            run.files, run.unchanged = source, True  # the complete run already has every row
+        else:
+            run.seeded = True  # the kept rows are copied into the new run
     return run
 
 
@@ -282,8 +334,16 @@ async def _run_judge(
 ) -> None:
     judge = run.judge
     progress.add_judge(judge.id, total=len(ids), done=len(run.kept))
+    if run.unchanged or not (run.todo or run.seeded):
+        return
+    if run.fresh_start:
+        run.files.rows.unlink(missing_ok=True)  # resume=False: the run starts over
     slots = anyio.Semaphore(judge.max_concurrency or settings.max_concurrency)
     with RowStore(run.files.rows) as store:
+        if run.seeded:
+            for values in run.kept.values():
+                store.append(values)
+            _mark_started(run)
         async with anyio.create_task_group() as group:
             for index in run.todo:
                 await slots.acquire()
@@ -317,6 +377,7 @@ async def _one_row(
         if values is None:  # the endpoint refused the request itself: stop this judge
             judge_scope.cancel()
             return
+        _mark_started(run)
         store.append(values)  # synchronous: a cancellation cannot cut a row in half
         run.new_rows[row_id] = values
         progress.finished(run.judge.id, values["outcome"])
@@ -333,12 +394,13 @@ async def _ask(
     task: EvalTask,
     settings: RunSettings,
     progress: Progress,
+    attempts_before: int = 0,
 ) -> dict[str, Any] | None:
     """Call for one row, with retries; the row's values, or None when the judge must stop."""
     judge = run.judge
     method = run.method
     request = run.builders[method].build(row)
-    attempts = 0
+    attempts = attempts_before
     duration = 0.0
     response: ChatResponse | None = None
     failure: CallFailed | None = None
@@ -384,7 +446,9 @@ async def _ask(
                     exc.http_status,
                 )
                 run.method = "xml"
-            return await _ask(run, client, limits, row, row_id, task, settings, progress)
+            return await _ask(
+                run, client, limits, row, row_id, task, settings, progress, attempts_before=attempts
+            )
         if run.failure is None:
             run.failure = (
                 f"judge {judge.id!r}: {run.endpoint} refused the request ({exc}); fix the key, "
@@ -450,6 +514,18 @@ def _majority(samples: list[dict[str, Any]], task: EvalTask) -> dict[str, Any] |
     return merged
 
 
+def _mark_started(run: _JudgeRun) -> None:
+    """Write the run's state (unfinished) once, just before its first row is written.
+
+    A call that fails or is interrupted earlier thus leaves earlier runs exactly as they were.
+    """
+    if not run.started:
+        run.files.write_state(
+            RunState(run.judge.id, run.files.run_id, run.fingerprint, run.created_at, None, {})
+        )
+        run.started = True
+
+
 def _finish(run: _JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeResults:
     """Merge kept and new rows in data order; a complete run also gets its table and state."""
     by_id = {**run.kept, **run.new_rows}
@@ -460,6 +536,8 @@ def _finish(run: _JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> J
         run.judge.id, run.files.run_id, ordered, task, id_dtype, complete=complete
     )
     counts = results.counts()
+    if run.unchanged or not (run.started or complete):
+        return results  # nothing was asked: the files stay as they were
     if complete:
         run.files.write_table(results)
     run.files.write_state(

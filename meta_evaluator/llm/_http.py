@@ -29,6 +29,7 @@ async def post_json(
     headers: dict[str, str],
     body: dict[str, Any],
     timeout: float,
+    secret: str | None = None,
 ) -> tuple[dict[str, Any], float]:
     """POST `body`; return the JSON object answered and the seconds the attempt took.
 
@@ -50,45 +51,75 @@ async def post_json(
     except TimeoutError as exc:
         raise CallFailed(f"no complete answer within {timeout:g} s", status="timeout") from exc
     except httpx.TimeoutException as exc:
-        # The aiohttp transport reports a server closing mid-request as ConnectTimeout.
-        if type(exc.__cause__).__name__ == "ServerDisconnectedError":
-            raise CallFailed("the server closed the connection", status="connection_error") from exc
+        # The aiohttp transport reports a connection closed or reset mid-request as
+        # ConnectTimeout; only a real timeout is recorded as one.
+        cause = exc.__cause__
+        if (
+            isinstance(exc, httpx.ConnectTimeout)
+            and cause
+            and "Timeout" not in type(cause).__name__
+        ):
+            raise CallFailed(
+                f"the connection failed ({type(cause).__name__})", status="connection_error"
+            ) from exc
         raise CallFailed(f"timed out ({type(exc).__name__})", status="timeout") from exc
-    except httpx.TransportError as exc:
+    except httpx.DecodingError as exc:
+        raise MalformedResponse(f"the body cannot be decoded ({exc})") from exc
+    except (httpx.HTTPError, OSError) as exc:
         raise CallFailed(
-            f"connection failed ({type(exc).__name__}: {exc})", status="connection_error"
+            f"connection failed ({type(exc).__name__}: {_redact(str(exc), secret)})",
+            status="connection_error",
+        ) from exc
+    except Exception as exc:
+        # httpx-aiohttp lets some aiohttp errors through unmapped (a reply that is not HTTP at
+        # all); they are transport failures like any other. Our own bugs still propagate.
+        if not type(exc).__module__.startswith("aiohttp"):
+            raise
+        raise CallFailed(
+            f"connection failed ({type(exc).__name__})", status="connection_error"
         ) from exc
     elapsed = time.perf_counter() - started
     status = response.status_code
     if status == 429:
         raise CallFailed(
-            f"HTTP 429 rate limited: {_excerpt(response)}",
+            f"HTTP 429 rate limited: {_excerpt(response, secret)}",
             status="rate_limited",
             http_status=429,
             retry_after=parse_retry_after(response.headers),
         )
     if status in FATAL_STATUSES:
         raise EndpointRejected(
-            f"HTTP {status} from {url}: {_excerpt(response)}", http_status=status
+            f"HTTP {status} from {url}: {_excerpt(response, secret)}", http_status=status
         )
     if status >= 300:
         raise CallFailed(
-            f"HTTP {status}: {_excerpt(response)}",
+            f"HTTP {status}: {_excerpt(response, secret)}",
             status="http_error",
             http_status=status,
             retry_after=parse_retry_after(response.headers),
         )
     try:
         answer = json.loads(response.content)
-    except ValueError as exc:
-        raise MalformedResponse(f"HTTP {status} body is not JSON: {_excerpt(response)}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise MalformedResponse(
+            f"HTTP {status} body is not JSON: {_excerpt(response, secret)}"
+        ) from exc
     if not isinstance(answer, dict):
         raise MalformedResponse(
-            f"HTTP {status} body is JSON but not an object: {_excerpt(response)}"
+            f"HTTP {status} body is JSON but not an object: {_excerpt(response, secret)}"
         )
     return answer, elapsed
 
 
-def _excerpt(response: httpx.Response) -> str:
-    text = response.text.strip().replace("\n", " ")
+def _excerpt(response: httpx.Response, secret: str | None) -> str:
+    """The start of the body, for messages; a server echoing our key does not get it written."""
+    try:
+        text = response.text.strip().replace("\n", " ")
+    except (httpx.DecodingError, UnicodeDecodeError, LookupError):
+        text = "(undecodable body)"
+    text = _redact(text, secret)
     return text[:_EXCERPT] + ("…" if len(text) > _EXCERPT else "") or "(empty body)"
+
+
+def _redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -34,6 +35,7 @@ class AnthropicClient:
         self._url = f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
         self._parsed_url = httpx.URL(self._url)
         self._timeout = timeout
+        self._key = api_key
         self._headers = {"anthropic-version": API_VERSION}
         if api_key:
             self._headers["x-api-key"] = api_key
@@ -74,6 +76,7 @@ class AnthropicClient:
             headers={**self._headers, **request.extra_headers},
             body=self.body(request),
             timeout=self._timeout,
+            secret=self._key,
         )
         return parse_message(answer)
 
@@ -88,12 +91,15 @@ def parse_message(answer: dict[str, Any]) -> ChatResponse:
     if not isinstance(blocks, list):
         raise MalformedResponse(f"no content list in the answer: {str(answer)[:200]}")
     text = "".join(
-        b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
     )
-    tool_inputs = [
-        b.get("input") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
-    ]
-    structured = tool_inputs[0] if tool_inputs and isinstance(tool_inputs[0], dict) else None
+    tools = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+    structured = tools[0].get("input") if tools else None
+    if tools and not isinstance(structured, dict):
+        # Keep what came, so the row shows it; the parser then finds no usable object.
+        text, structured = text or json.dumps(tools[0])[:10_000], None
     stop = answer.get("stop_reason")
     reason: FinishReason = (
         "length"
@@ -104,7 +110,8 @@ def parse_message(answer: dict[str, Any]) -> ChatResponse:
         if stop in ("end_turn", "tool_use", "stop_sequence", None)
         else "other"
     )
-    usage = answer.get("usage") or {}
+    raw_usage = answer.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     return ChatResponse(
         text=text,
         structured=structured,

@@ -39,8 +39,9 @@ class RateBudget:
 
     The bucket holds one second's worth (at least one unit), so calls are paced evenly rather
     than sent as a minute's burst that a server enforcing shorter windows would answer with 429.
-    `acquire(n)` waits until `n` units are available; a request larger than the bucket waits
-    for a full bucket and then proceeds, so it is never stuck.
+    `acquire(n)` waits until `min(n, bucket)` units are there, then takes all `n`: a request
+    larger than the bucket leaves a debt (at most a minute's budget) that later callers wait
+    off, so the budget holds on average and no request is stuck.
     """
 
     def __init__(self, per_minute: float) -> None:
@@ -54,16 +55,17 @@ class RateBudget:
 
     async def acquire(self, amount: float = 1.0) -> None:
         """Take `amount` units, sleeping until they are there."""
-        amount = min(amount, self._capacity)
+        needed = min(amount, self._capacity)
         async with self._lock:  # first come, first served
             while True:
                 now = time.monotonic()
                 self._level = min(self._capacity, self._level + (now - self._updated) * self._rate)
                 self._updated = now
-                if self._level >= amount:
-                    self._level -= amount
+                if self._level >= needed:
+                    # May go below zero: a debt the next callers wait off (at most a minute's).
+                    self._level = max(self._level - amount, -self._capacity * 60)
                     return
-                await anyio.sleep(math.ceil((amount - self._level) / self._rate * 1000) / 1000)
+                await anyio.sleep(math.ceil((needed - self._level) / self._rate * 1000) / 1000)
 
 
 class EndpointLimits:

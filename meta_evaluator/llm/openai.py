@@ -34,6 +34,7 @@ class OpenAIClient:
         self._http = http
         self._base = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._azure_version = azure_api_version
+        self._key = api_key
         self._timeout = timeout
         self._headers: dict[str, str] = {}
         self._urls: dict[str, httpx.URL] = {}  # parsed once: httpx would parse a str each call
@@ -81,6 +82,7 @@ class OpenAIClient:
             headers={**self._headers, **request.extra_headers},
             body=self.body(request),
             timeout=self._timeout,
+            secret=self._key,
         )
         return parse_completion(answer)
 
@@ -98,6 +100,8 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
         raise MalformedResponse(
             f"no choices[0].message in the answer: {str(answer)[:200]}"
         ) from exc
+    if not isinstance(choice, dict) or not isinstance(message, dict):
+        raise MalformedResponse(f"choices[0].message is not an object: {str(answer)[:200]}")
     content = message.get("content")
     refusal = message.get("refusal")
     finish = choice.get("finish_reason")
@@ -110,7 +114,8 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
         if finish in ("stop", None, "eos")
         else "other"
     )
-    usage = answer.get("usage") or {}
+    raw_usage = answer.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     return ChatResponse(
         text=content if isinstance(content, str) else "",
         finish_reason=reason,
@@ -121,4 +126,7 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count, or None when the server sent something else (or a number past int64)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
+        return value
+    return None

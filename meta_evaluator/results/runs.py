@@ -12,7 +12,9 @@ results/<run_id>/<judge_id>_state.json   fingerprint, times, counts, complete or
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,15 @@ from meta_evaluator.errors import StateError, UnsafeNameError
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.storage import check_safe_name, read_json, write_json, write_parquet
 
-__all__ = ["RunFiles", "RunState", "latest_results", "latest_run", "new_run_id", "now_iso"]
+__all__ = [
+    "RunFiles",
+    "RunLock",
+    "RunState",
+    "latest_results",
+    "latest_run",
+    "new_run_id",
+    "now_iso",
+]
 
 STATE_VERSION = 1
 
@@ -166,3 +176,59 @@ def latest_results(results_dir: Path) -> dict[str, JudgeResults]:
         if files is not None and files.table.is_file():
             found[judge_id] = JudgeResults(judge_id, files.run_id, files.read_table())
     return found
+
+
+class RunLock:
+    """An exclusive claim on one judge's rows in one run, so two processes never write them.
+
+    The lock file holds the owner's host and process id. A lock left by a process that is gone
+    (on this host) is taken over; one held by a live process raises `StateError`.
+    """
+
+    def __init__(self, files: RunFiles) -> None:
+        self.path = files.state.with_name(f"{files.judge_id}.lock")
+        self._held = False
+
+    def acquire(self) -> None:
+        """Take the lock, or raise StateError naming the process that holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        me = f"{socket.gethostname()} {os.getpid()}"
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                owner = self.path.read_text(encoding="utf-8", errors="replace").strip()
+                if _alive(owner):
+                    raise StateError(
+                        f"{self.path}: run {self.path.parent.name!r} of judge "
+                        f"{self.path.stem!r} is being written by process {owner!r}; wait for "
+                        "it to finish, or run under another run_id.",
+                        path=self.path,
+                    ) from None
+                self.path.unlink(missing_ok=True)  # its owner is gone: take it over
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(me)
+            self._held = True
+            return
+        raise StateError(f"{self.path}: could not take the run's lock.", path=self.path)
+
+    def release(self) -> None:
+        """Give the lock back (if held)."""
+        if self._held:
+            self.path.unlink(missing_ok=True)
+            self._held = False
+
+
+def _alive(owner: str) -> bool:
+    """Whether `host pid` names a live process: on another host, assume it is."""
+    host, _, pid = owner.rpartition(" ")
+    if host != socket.gethostname():
+        return bool(owner)
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True

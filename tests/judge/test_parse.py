@@ -140,7 +140,7 @@ def test_a_label_not_allowed(answer: dict[str, Any], task: EvalTask) -> None:
             id="multilabel-not-allowed",
         ),
         pytest.param(
-            {"rejection": 3, "topics": ["fraud"], "explanation": "why"},
+            {"rejection": {"label": "rejection"}, "topics": ["fraud"], "explanation": "why"},
             {"topics": ["fraud"], "explanation": "why"},
             "rejection: expected a label",
             "partial",
@@ -305,3 +305,13 @@ def test_text_without_a_label_is_invalid(content: str) -> None:
     assert result.outcome == "invalid"
     assert result.status == "label_not_allowed"
     assert result.labels == {}
+
+
+def test_numbers_and_booleans_match_labels_written_as_text() -> None:
+    from meta_evaluator.judge._parse import check_values
+
+    task = EvalTask({"score": ["1", "2", "3"], "ok": ["true", "false"]}, None, ["r"])
+    checked = check_values({"score": 2, "ok": False}, task)
+    assert checked.outcome == "valid" and checked.labels == {"score": "2", "ok": "false"}
+    assert check_values({"score": 2.0, "ok": True}, task).labels == {"score": "2", "ok": "true"}
+    assert check_values({"score": 7, "ok": True}, task).status == "label_not_allowed"

@@ -276,3 +276,61 @@ def test_consistency_takes_the_majority_of_several_answers(
     assert len(json.loads(results["llm_raw_response_content"][0])) == 3
     single = run(evaluator, Server(behave))["j"]  # another configuration: a new run
     assert single.run_id != results["run_id"][0]
+
+
+def test_a_call_that_fails_its_checks_leaves_finished_runs_untouched(
+    tmp_path: Path, frame: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("UNSET_KEY_VAR", raising=False)
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("a", "openai", "m", "Judge {response}", base_url=BASE)
+    first = run(evaluator, Server(lambda request, n: None))["a"]
+    before = snapshot(tmp_path / "p" / "results")
+    evaluator.add_judge("b", "openai", "m", "Judge {response}", base_url=BASE,
+                        api_key_env="UNSET_KEY_VAR")  # fmt: skip
+    for resume in (True, False):
+        with pytest.raises(JudgeConfigError, match="UNSET_KEY_VAR"):
+            run(evaluator, Server(lambda request, n: None), run_id=first.run_id, resume=resume)
+        assert snapshot(tmp_path / "p" / "results") == before
+
+
+def test_a_complete_run_is_reused_and_new_rows_go_to_a_new_run(
+    tmp_path: Path, frame: pl.DataFrame
+) -> None:
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE)
+    server = Server(lambda request, n: None)
+    first = run(evaluator, server)["j"]
+    again = run(evaluator, server)["j"]
+    assert again.run_id == first.run_id and server.total == len(frame)
+    more = frame.vstack(frame.head(1).with_columns(pl.lit(None).alias("score")).with_columns(
+        pl.col("qid").map_elements(lambda q: q * 1000 if isinstance(q, int) else f"{q}-new",
+                                   return_dtype=frame.schema["qid"])))  # fmt: skip
+    evaluator.add_data(DataLoader.load_from_dataframe("chats", more, "qid"), overwrite=True)
+    grown = run(evaluator, server)["j"]
+    assert server.total == len(frame) + 1  # only the new row was asked
+    assert grown.run_id != first.run_id and len(grown) == len(more)
+    assert evaluator.load_all_judge_results()["j"].run_id == grown.run_id
+    # The first run is still complete on disk.
+    assert (evaluator.paths.results_dir / first.run_id / "j.parquet").is_file()
+
+
+def test_a_judge_listed_twice_is_refused(tmp_path: Path, frame: pl.DataFrame) -> None:
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("j", "mock", "m", "Judge {response}")
+    with pytest.raises(JudgeConfigError, match="listed twice"):
+        evaluator.run_judges_async(["j", "j"])
+
+
+@pytest.mark.anyio
+async def test_two_writers_of_one_run_are_refused(tmp_path: Path, frame: pl.DataFrame) -> None:
+    from meta_evaluator.errors import StateError
+
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("j", "mock", "m", "Judge {response}", mock={"latency": 0.2})
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: evaluator.arun_judges(run_id="r1"))
+        await anyio.sleep(0.05)
+        with pytest.raises(StateError, match="being written by process"):
+            await evaluator.arun_judges(run_id="r1")
+    assert not (tmp_path / "p" / "results" / "r1" / "j.lock").exists()  # released at the end

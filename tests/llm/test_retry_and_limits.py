@@ -201,11 +201,22 @@ async def test_rate_budget_bursts_ten_then_paces_the_eleventh() -> None:
 
 @pytest.mark.anyio
 async def test_rate_budget_refills_at_its_rate_once_drained() -> None:
-    budget = RateBudget(per_minute=600)  # 10 per second
-    await budget.acquire(10**9)  # larger than the whole budget: takes a full bucket, not stuck
+    budget = RateBudget(per_minute=600)  # 10 per second, a bucket of 10
+    await budget.acquire(10)
     started = time.perf_counter()
     await budget.acquire()
     assert 0.05 <= time.perf_counter() - started <= 0.5
+
+
+@pytest.mark.anyio
+async def test_a_request_larger_than_the_bucket_passes_and_leaves_a_debt() -> None:
+    """Charging only the bucket let tokens-per-minute budgets through 11 times over."""
+    budget = RateBudget(per_minute=6000)  # 100 per second, a bucket of 100
+    started = time.perf_counter()
+    await budget.acquire(150)  # not stuck: it waits only for a full bucket
+    assert time.perf_counter() - started < 0.1
+    await budget.acquire(1)  # waits off the debt of 50, then 1: about 0.51 s
+    assert 0.4 <= time.perf_counter() - started <= 1.0
 
 
 @pytest.mark.anyio
@@ -238,7 +249,7 @@ async def test_endpoint_limits_admit_takes_from_both_budgets() -> None:
     await none.admit(10**9)  # no budgets: never waits
 
     limits = EndpointLimits(2, requests_per_minute=6000, tokens_per_minute=6000)  # 100 per second
-    await limits.admit(6000)  # drains the token budget
+    await limits.admit(100)  # drains the token bucket
     started = time.perf_counter()
     await limits.admit(10)  # 10 tokens at 100 per second
     assert 0.05 <= time.perf_counter() - started <= 0.5
