@@ -78,11 +78,6 @@ def _instructions(task: EvalTask, method: AnsweringMethod) -> str:
     return "\n".join(lines)
 
 
-def render_prompt(judge: Judge, task: EvalTask, row: Mapping[str, Any]) -> str:
-    """The judge's template filled from `row`; without placeholders, the shown columns follow."""
-    return _render(judge.prompt.prompt, judge.prompt.placeholders, task.columns_shown(), row)
-
-
 def _render(
     template: str, placeholders: list[str], shown: list[str], row: Mapping[str, Any]
 ) -> str:

@@ -9,8 +9,7 @@ import httpx
 
 from meta_evaluator.llm._classify import MalformedResponse
 from meta_evaluator.llm._http import post_json
-from meta_evaluator.llm.openai import _int
-from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason
+from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["AnthropicClient"]
 
@@ -116,6 +115,6 @@ def parse_message(answer: dict[str, Any]) -> ChatResponse:
         text=text,
         structured=structured,
         finish_reason=reason,
-        prompt_tokens=_int(usage.get("input_tokens")),
-        completion_tokens=_int(usage.get("output_tokens")),
+        prompt_tokens=token_count(usage.get("input_tokens")),
+        completion_tokens=token_count(usage.get("output_tokens")),
     )

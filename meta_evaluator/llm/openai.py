@@ -12,7 +12,7 @@ import httpx
 
 from meta_evaluator.llm._classify import MalformedResponse
 from meta_evaluator.llm._http import post_json
-from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason
+from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["OpenAIClient"]
 
@@ -120,13 +120,6 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
         text=content if isinstance(content, str) else "",
         finish_reason=reason,
         refusal=refusal if isinstance(refusal, str) else None,
-        prompt_tokens=_int(usage.get("prompt_tokens")),
-        completion_tokens=_int(usage.get("completion_tokens")),
+        prompt_tokens=token_count(usage.get("prompt_tokens")),
+        completion_tokens=token_count(usage.get("completion_tokens")),
     )
-
-
-def _int(value: Any) -> int | None:
-    """A token count, or None when the server sent something else (or a number past int64)."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
-        return value
-    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ChatRequest", "ChatResponse", "FinishReason", "OutputSchema"]
+__all__ = ["ChatRequest", "ChatResponse", "FinishReason", "OutputSchema", "token_count"]
 
 FinishReason = Literal["stop", "length", "refusal", "other"]
 
@@ -45,3 +45,13 @@ class ChatResponse:
     refusal: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+
+def token_count(value: Any) -> int | None:
+    """A token count from a provider's usage object, or None for anything else.
+
+    Anything else: a string, a bool, a negative number, or a number past int64.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
+        return value
+    return None
