@@ -11,6 +11,8 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 ├── JudgeConfigError (ValueError)   a judge configuration (Python or YAML) that cannot be used
 ├── UnsafeNameError (ValueError)    an id that is not a safe file name (`../x`, `a/b`, `CON`)
 ├── JudgeRunError                   judges whose endpoint refused every call (401, 404 ...)
+├── ScoringError (ValueError)       labels that cannot be scored, or a metric given bad arguments
+│   └── MetricConfigError           a MetricConfig / MetricsConfig that cannot be used
 ├── ProjectError                    the project folder as a whole
 │   ├── ProjectExistsError          load=False on a folder that already holds a project
 │   ├── ProjectNotFoundError        load=True on a folder that holds no project
@@ -41,10 +43,12 @@ __all__ = [
     "MetaEvaluatorDeprecationWarning",
     "MetaEvaluatorError",
     "MetaEvaluatorWarning",
+    "MetricConfigError",
     "ProjectError",
     "ProjectExistsError",
     "ProjectNotFoundError",
     "SamplingError",
+    "ScoringError",
     "StateError",
     "StorageError",
     "TaskError",
@@ -137,6 +141,23 @@ class JudgeRunError(MetaEvaluatorError):
     Retrying cannot help, so the judge was stopped at once; the message names each judge, its
     endpoint and the status. Other judges of the run finished and were saved. Fix the key, model
     name or URL and run again: rows already done are reused.
+    """
+
+
+class ScoringError(MetaEvaluatorError, ValueError):
+    """Labels that cannot be scored at all, or a metric function given arguments it cannot use.
+
+    The message names the judge, task or argument and the counts found (for example no id of the
+    judge's results aligns with a human annotation); fix the input it names. A metric that is
+    merely undefined (0/0) is not an error: it is `None` in the result.
+    """
+
+
+class MetricConfigError(ScoringError):
+    """A `MetricConfig` or `MetricsConfig` cannot be used; every problem is listed, one per line.
+
+    For example `single` with two tasks, an unknown annotator aggregation, or two metrics that
+    would write to the same scores folder.
     """
 
 

@@ -1,0 +1,147 @@
+"""Accuracy, precision, recall and F1 of one labelling against another (pure, vectorised).
+
+Undefined values (0/0) are `None`, never 0 (METRICS.md G.13): a class nobody predicted has no
+precision, and it is left out of a macro average rather than counted as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.stats._checks import check_choice, check_same_length, encode_labels
+
+__all__ = ["accuracy", "precision_recall_f1"]
+
+Average = Literal["macro", "micro", "weighted", "binary"]
+
+
+def accuracy(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float | None:
+    """Share of items where the two labellings agree.
+
+    Formula: accuracy = (1/n) * sum_i 1[y_true_i == y_pred_i] over the n items where both
+    labels are present (None/NaN labels drop the item).
+
+    Args:
+        y_true: Reference labels, one per item (strings, numbers or lists for multi-label sets,
+            compared as a whole).
+        y_pred: Predicted labels, same length.
+
+    Returns:
+        A value in [0, 1]: 1 when every item agrees, 0 when none does. None when no item has
+        both labels.
+
+    Raises:
+        ScoringError: The sequences differ in length.
+
+    Example:
+        >>> accuracy(["yes", "no", "no"], ["yes", "no", "yes"])
+        0.6666666666666666
+    """
+    check_same_length("accuracy", y_true=y_true, y_pred=y_pred)
+    (a, b), _ = encode_labels(y_true, y_pred)
+    both = (a >= 0) & (b >= 0)
+    n = int(both.sum())
+    if n == 0:
+        return None
+    return float(np.count_nonzero(a[both] == b[both]) / n)
+
+
+def precision_recall_f1(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    *,
+    average: Average = "macro",
+    positive_label: Hashable | None = None,
+) -> dict[str, float | None]:
+    """Precision, recall and F1 of `y_pred` against `y_true`, per class then averaged.
+
+    Formula: for class c, precision_c = TP_c / (TP_c + FP_c), recall_c = TP_c / (TP_c + FN_c),
+    F1_c = 2 TP_c / (2 TP_c + FP_c + FN_c). `macro` averages the defined per-class values over
+    the classes seen in either labelling; `weighted` weights them by support (TP + FN);
+    `micro` pools the counts (equal to accuracy for single-label data); `binary` reports
+    `positive_label` only.
+
+    Args:
+        y_true: Reference labels, one per item; items with a missing label on either side drop.
+        y_pred: Predicted labels, same length.
+        average: "macro", "micro", "weighted" or "binary".
+        positive_label: The class reported with average="binary".
+
+    Returns:
+        {"precision", "recall", "f1"}, each in [0, 1] or None when undefined.
+
+    Undefined: precision of a class never predicted, recall of a class never present, F1 of a
+    class with neither; an average with no defined class; every value when no item is left.
+
+    Raises:
+        ScoringError: Lengths differ, an unknown average, or binary without positive_label.
+
+    Example:
+        >>> precision_recall_f1(["a", "a", "b"], ["a", "b", "b"], average="binary",
+        ...                     positive_label="a")
+        {'precision': 1.0, 'recall': 0.5, 'f1': 0.6666666666666666}
+    """
+    function = "precision_recall_f1"
+    check_same_length(function, y_true=y_true, y_pred=y_pred)
+    check_choice(function, "average", average, ("macro", "micro", "weighted", "binary"))
+    (a, b), categories = encode_labels(y_true, y_pred)
+    both = (a >= 0) & (b >= 0)
+    a, b = a[both], b[both]
+    k = len(categories)
+    if average == "binary":
+        if positive_label is None:
+            raise ScoringError(f"{function}: average='binary' needs positive_label.")
+        if positive_label not in categories:
+            return {"precision": None, "recall": None, "f1": None}
+    if a.size == 0:
+        return {"precision": None, "recall": None, "f1": None}
+    tp = np.bincount(a[a == b], minlength=k).astype(np.float64)
+    predicted = np.bincount(b, minlength=k).astype(np.float64)
+    support = np.bincount(a, minlength=k).astype(np.float64)
+    if average == "micro":
+        tp, predicted, support = (
+            tp.sum(keepdims=True),
+            predicted.sum(keepdims=True),
+            support.sum(keepdims=True),
+        )
+    precision = _ratio(tp, predicted)
+    recall = _ratio(tp, support)
+    f1 = _ratio(2 * tp, predicted + support)
+    if average == "binary":
+        c = categories.index(positive_label)
+        return {"precision": _item(precision[c]), "recall": _item(recall[c]), "f1": _item(f1[c])}
+    weights = support if average == "weighted" else None
+    return {
+        "precision": _mean(precision, weights),
+        "recall": _mean(recall, weights),
+        "f1": _mean(f1, weights),
+    }
+
+
+def _ratio(
+    top: npt.NDArray[np.float64], bottom: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    out = np.full(top.shape, np.nan)
+    np.divide(top, bottom, out=out, where=bottom > 0)
+    return out
+
+
+def _item(value: np.floating[Any]) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def _mean(values: npt.NDArray[np.float64], weights: npt.NDArray[np.float64] | None) -> float | None:
+    defined = ~np.isnan(values)
+    if not defined.any():
+        return None
+    if weights is None:
+        return float(values[defined].mean())
+    w = weights[defined]
+    if w.sum() == 0:
+        return None
+    return float((values[defined] * w).sum() / w.sum())
