@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     import httpx
 
     from meta_evaluator.results import JudgeResults
+    from meta_evaluator.results.human_results import HumanAnnotationResults
+    from meta_evaluator.scores import MetricsConfig
+    from meta_evaluator.scores.compare import ScoreTable
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
 
@@ -97,6 +100,7 @@ class MetaEvaluator:
         self._data: EvalData | None = None
         self._eval_task: EvalTask | None = None
         self._judges: dict[str, Judge] = {}
+        self._metrics_config: MetricsConfig | None = None
         # What main_state.json holds now, as this object last read or wrote it.
         self._saved_data: DataState | None = None
         self._saved_task: EvalTask | None = None
@@ -530,6 +534,117 @@ class MetaEvaluator:
         from meta_evaluator.results.runs import latest_results
 
         return latest_results(self._paths.results_dir)
+
+    def add_external_annotation_results(
+        self,
+        path: str | Path,
+        annotator_id: str,
+        *,
+        run_id: str | None = None,
+        id_column: str = "original_id",
+    ) -> HumanAnnotationResults:
+        """Import one human annotator's labels (CSV, JSON, JSON Lines, Parquet).
+
+        The file needs `id_column` with ids of this project's data and one column per required
+        task; labels are checked against the task, and rows that fail are kept as invalid (never
+        scored). The import becomes the annotator's latest set, which `load_all_human_results`
+        returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`.
+
+        Raises:
+            ProjectError: The project has no data or task yet.
+            UnsafeNameError: The annotator id is not a safe file name.
+            DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
+        """
+        from meta_evaluator.results.human_results import import_annotations
+
+        if self._data is None or self._eval_task is None:
+            raise ProjectError(
+                f"{self._paths.root}: add data and a task before importing annotations.",
+                path=self._paths.root,
+            )
+        return import_annotations(
+            path,
+            annotator_id,
+            data=self._data,
+            task=self._eval_task,
+            annotations_dir=self._paths.annotations_dir,
+            run_id=run_id,
+            id_column=id_column,
+        )
+
+    def load_all_human_results(self) -> dict[str, HumanAnnotationResults]:
+        """The latest set of labels of every annotator in the project, by annotator id."""
+        from meta_evaluator.results.human_results import latest_annotations
+
+        return latest_annotations(self._paths.annotations_dir)
+
+    # ----- scoring ----------------------------------------------------------------------------
+
+    def add_metrics_config(self, metrics_config: MetricsConfig) -> None:
+        """Keep `metrics_config` for `compare_async()` calls that give none (0.3 style)."""
+        from meta_evaluator.scores import MetricsConfig
+
+        if not isinstance(metrics_config, MetricsConfig):
+            from meta_evaluator.errors import MetricConfigError
+
+            raise MetricConfigError(
+                f"add_metrics_config: expected a MetricsConfig, got "
+                f"{type(metrics_config).__name__}."
+            )
+        self._metrics_config = metrics_config
+
+    def compare_async(
+        self,
+        metrics_config: MetricsConfig | None = None,
+        judge_results: dict[str, JudgeResults] | None = None,
+        human_results: dict[str, HumanAnnotationResults] | None = None,
+    ) -> ScoreTable:
+        """Score every judge against the humans with every metric; call it without await.
+
+        Works in scripts and inside a running event loop; `acompare` is the awaitable twin.
+        Results go to `scores/<scorer_name>/<unique_name>/<judge_id>_result.json`, plots beside
+        them.
+
+        Args:
+            metrics_config: The metrics (default: the one given to `add_metrics_config`).
+            judge_results: By judge id (default: `load_all_judge_results()`).
+            human_results: By annotator id (default: `load_all_human_results()`).
+
+        Returns:
+            unique metric name -> (metric config, one result per judge).
+
+        Raises:
+            MetricConfigError: No metrics, an unknown task, or a scorer that cannot score a
+                task's labels (before anything is written).
+            ScoringError: No judge results or no human annotations.
+        """
+        from meta_evaluator._async import run_sync
+
+        return run_sync(self.acompare, metrics_config, judge_results, human_results)
+
+    async def acompare(
+        self,
+        metrics_config: MetricsConfig | None = None,
+        judge_results: dict[str, JudgeResults] | None = None,
+        human_results: dict[str, HumanAnnotationResults] | None = None,
+    ) -> ScoreTable:
+        """The awaitable twin of `compare_async`."""
+        from meta_evaluator.errors import MetricConfigError
+        from meta_evaluator.scores.compare import compare
+
+        config = metrics_config if metrics_config is not None else self._metrics_config
+        if config is None:
+            raise MetricConfigError(
+                "compare_async: no metrics; pass a MetricsConfig or call add_metrics_config."
+            )
+        return await compare(
+            config,
+            judge_results if judge_results is not None else self.load_all_judge_results(),
+            human_results if human_results is not None else self.load_all_human_results(),
+            scores_dir=self._paths.scores_dir,
+            task=self._eval_task,
+            data=self._data,
+        )
 
     # ----- saving -----------------------------------------------------------------------------
 

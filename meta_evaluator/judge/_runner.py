@@ -32,6 +32,7 @@ from meta_evaluator.judge._prompting import RequestBuilder, answering_method, pr
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm._classify import CallFailed, EndpointRejected
 from meta_evaluator.llm._retry import call_with_retries
+from meta_evaluator.llm._transport import make_transport
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.types import ChatResponse
 from meta_evaluator.results.judge_results import JudgeResults
@@ -229,21 +230,6 @@ async def run_judges(
     if failures:
         raise JudgeRunError("\n".join(failures))
     return results
-
-
-def make_transport(size: int) -> httpx.AsyncBaseTransport:
-    """The transport calls go through: httpx's API over aiohttp's connection pool.
-
-    Chosen by benchmarks/transport_choice.py (2,000 calls, 200 ms latency): at 64 in flight
-    httpx's own pool (httpcore 1.0.9) spends 16 ms of CPU per call and reaches 19% of the
-    possible rate, aiohttp's 0.6 ms and 95%; at 256, 20 ms / 4% against 0.6 ms / 74%. The pool
-    size must be given here: httpx ignores `AsyncClient(limits=...)` once a transport is passed.
-    """
-    from httpx_aiohttp import AiohttpTransport
-
-    return AiohttpTransport(
-        limits=httpx.Limits(max_connections=size, max_keepalive_connections=size)
-    )
 
 
 def _check(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:

@@ -16,7 +16,7 @@ from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.results.runs import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.storage import check_safe_name, sha256
 
-__all__ = ["import_judge_results"]
+__all__ = ["align_ids", "check_task_columns", "import_judge_results", "label_row"]
 
 
 def import_judge_results(
@@ -43,22 +43,22 @@ def import_judge_results(
     check_safe_name(judge_id, field="judge_id")
     source = DataLoader.load(judge_id, path, id_column)
     frame = source.data
-    where = f"{path}: "
-    missing = [t for t in task.get_required_tasks() if t not in frame.columns]
-    if missing:
-        raise TaskError(
-            f"{where}no column for the required task(s) {missing} (columns: "
-            f"{list_some(frame.columns)}).",
-            path=path,
-            column=missing[0],
-        )
-    frame = _align_ids(frame, id_column, data, path)
+    check_task_columns(frame, task, path)
+    frame = align_ids(frame, id_column, data, path)
     digest = sha256(path)
     run = run_id or new_run_id()
     files = RunFiles(results_dir, run, judge_id)
     rows = []
     for record in frame.iter_rows(named=True):
-        rows.append(_row(record, id_column, judge_id, run, task, f"external:{digest[:16]}"))
+        rows.append(
+            {
+                **label_row(record, id_column, task),
+                "judge_id": judge_id,
+                "run_id": run,
+                "fingerprint": f"external:{digest[:16]}",
+                "timestamp": now_iso(),
+            }
+        )
     id_dtype = data.data.schema[data.id_column]
     results = JudgeResults.from_rows(judge_id, run, rows, task, id_dtype)
     files.write_table(results)
@@ -69,7 +69,19 @@ def import_judge_results(
     return results
 
 
-def _align_ids(
+def check_task_columns(frame: pl.DataFrame, task: EvalTask, path: str | Path) -> None:
+    """Raise TaskError when a required task has no column in an imported file."""
+    missing = [t for t in task.get_required_tasks() if t not in frame.columns]
+    if missing:
+        raise TaskError(
+            f"{path}: no column for the required task(s) {missing} (columns: "
+            f"{list_some(frame.columns)}).",
+            path=path,
+            column=missing[0],
+        )
+
+
+def align_ids(
     frame: pl.DataFrame, id_column: str, data: EvalData, path: str | Path
 ) -> pl.DataFrame:
     """Give the file's ids the data's dtype, and check that each names a row of the data."""
@@ -105,18 +117,13 @@ def _align_ids(
     return frame
 
 
-def _row(
-    record: dict[str, Any], id_column: str, judge_id: str, run: str, task: EvalTask, print_: str
-) -> dict[str, Any]:
+def label_row(record: dict[str, Any], id_column: str, task: EvalTask) -> dict[str, Any]:
+    """An imported row checked like an answer: id, outcome, status, message and task labels."""
     checked = check_values(record, task)
     return {
         "original_id": record[id_column],
-        "judge_id": judge_id,
-        "run_id": run,
         "outcome": checked.outcome,
         "status": checked.status,
         "error_message": checked.error_message,
-        "fingerprint": print_,
-        "timestamp": now_iso(),
         **checked.labels,
     }

@@ -73,7 +73,7 @@ def check_interval(
 
 
 def encode_labels(
-    *columns: Sequence[Any], categories: Sequence[Hashable] | None = None
+    *columns: Sequence[Any] | Any, categories: Sequence[Hashable] | None = None
 ) -> tuple[list[npt.NDArray[np.int64]], list[Hashable]]:
     """Integer codes for labels of several columns on one shared, sorted category list.
 
@@ -85,6 +85,7 @@ def encode_labels(
         fast = _encode_fast(columns)
         if fast is not None:
             return fast
+        columns = tuple(_plain(c) for c in columns)
         seen: dict[Hashable, None] = {}
         for column in columns:
             for value in column:
@@ -94,6 +95,7 @@ def encode_labels(
         with contextlib.suppress(TypeError):  # mixed types keep their order of appearance
             found = sorted(found)  # type: ignore[type-var]
         categories = found
+    columns = tuple(_plain(c) for c in columns)
     index = {value: code for code, value in enumerate(categories)}
     codes = []
     for column in columns:
@@ -144,6 +146,12 @@ def _encode_fast(
         for s in series
     ]
     return codes, uniques.to_list()
+
+
+def _plain(column: Sequence[Any]) -> Sequence[Any]:
+    """Python values of a column (a polars Series of lists yields Series otherwise)."""
+    to_list = getattr(column, "to_list", None)
+    return to_list() if callable(to_list) and not isinstance(column, list) else column
 
 
 def _hashable(value: Any) -> Hashable:

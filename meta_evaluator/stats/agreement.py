@@ -23,7 +23,10 @@ from meta_evaluator.stats._checks import (
 )
 
 __all__ = [
+    "alpha_from_coincidences",
     "cohens_kappa",
+    "coincidences",
+    "distance_function",
     "fleiss_kappa",
     "kappa_from_confusion",
     "krippendorff_alpha",
@@ -282,7 +285,7 @@ def krippendorff_alpha(
         and (value_domain is None or all(_is_number(v) for v in domain))
         else np.arange(k, dtype=np.float64)
     )
-    alpha = alpha_from_coincidences(coincidence, _distance(level_of_measurement, values))
+    alpha = alpha_from_coincidences(coincidence, distance_function(level_of_measurement, values))
     return None if np.isnan(alpha) else float(alpha)
 
 
@@ -306,8 +309,12 @@ def alpha_from_coincidences(coincidence: FloatArray, distance: Any) -> FloatArra
     return np.where(expected > 0, alpha, np.nan)
 
 
-def _distance(level: str, values: FloatArray) -> Any:
-    """The squared-distance function of a level, over the value order `values`."""
+def distance_function(level: str, values: FloatArray) -> Any:
+    """The squared-distance function of a level over the value order `values`.
+
+    The result maps the margins n_c (..., k) to the distance matrix d (..., k, k); only the
+    ordinal distance depends on the margins.
+    """
     c, k = values[:, None], values[None, :]
     if level == "nominal":
         fixed = (c != k).astype(np.float64)

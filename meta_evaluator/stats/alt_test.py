@@ -31,6 +31,7 @@ __all__ = [
     "AnnotatorOutcome",
     "ScoringFunction",
     "advantage_interval",
+    "advantage_under_weights",
     "alt_test",
     "alt_test_table",
     "benjamini_yekutieli",
@@ -88,6 +89,8 @@ class AltTestResult:
     """Annotators with fewer than `min_instances_per_human` kept instances, and their count."""
     llm_wins: FloatArray = field(repr=False, compare=False)
     """W^f per kept instance (rows) and tested annotator (columns); NaN outside I_j."""
+    kept_instances: npt.NDArray[np.int64] = field(repr=False, compare=False)
+    """Positions of the kept instances in the input, one per row of `llm_wins`."""
 
 
 def alt_test(
@@ -264,6 +267,7 @@ def alt_test_table(
         per_annotator=per_annotator,
         skipped_annotators=skipped,
         llm_wins=np.column_stack(wins_columns),
+        kept_instances=np.nonzero(kept)[0],
     )
 
 
@@ -271,18 +275,24 @@ def advantage_interval(
     result: AltTestResult, *, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0
 ) -> tuple[float | None, float | None]:
     """Bootstrap interval of the advantage probability, resampling the kept instances."""
+    values = [
+        advantage_under_weights(result, weights)
+        for weights in weight_chunks(result.llm_wins.shape[0], n_resamples, seed)
+    ]
+    return percentile_interval(np.concatenate(values), confidence_level)
+
+
+def advantage_under_weights(result: AltTestResult, weights: FloatArray) -> FloatArray:
+    """The advantage probability with kept instance i counted `weights[r, i]` times, per row r."""
     wins = result.llm_wins
     inside = ~np.isnan(wins)
-    hits_of, totals_of = np.where(inside, wins, 0.0), inside.astype(np.float64)
-    values = []
-    for weights in weight_chunks(wins.shape[0], n_resamples, seed):
-        hits, totals = weights @ hits_of, weights @ totals_of
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rho = np.where(totals > 0, hits / totals, np.nan)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows stay NaN
-            values.append(np.nanmean(rho, axis=1))
-    return percentile_interval(np.concatenate(values), confidence_level)
+    hits = weights @ np.where(inside, wins, 0.0)
+    totals = weights @ inside.astype(np.float64)
+    rho = np.full(hits.shape, np.nan)
+    np.divide(hits, totals, out=rho, where=totals > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows stay NaN
+        return np.asarray(np.nanmean(rho, axis=1), dtype=np.float64)
 
 
 def choose_scoring_function(labels: Sequence[Any]) -> ScoringFunction:

@@ -1,0 +1,158 @@
+"""Human annotations: one annotator's labels, stored and loaded like a judge's run.
+
+```
+annotations/<run_id>/<annotator_id>.parquet       the labels, one row per data row annotated
+annotations/<run_id>/<annotator_id>_state.json    source, times, counts
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.data import DataLoader, EvalData
+from meta_evaluator.errors import StateError, UnsafeNameError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.results.external import align_ids, check_task_columns, label_row
+from meta_evaluator.results.judge_results import results_schema
+from meta_evaluator.results.runs import new_run_id, now_iso
+from meta_evaluator.storage import check_safe_name, read_json, sha256, write_json, write_parquet
+
+__all__ = ["HumanAnnotationResults", "import_annotations", "latest_annotations"]
+
+STATE_VERSION = 1
+
+
+class HumanAnnotationResults:
+    """One annotator's labels, as a polars frame with a fixed set of columns.
+
+    `results_data` has `original_id`, `annotator_id`, `run_id`, `outcome` (valid/invalid),
+    `status`, `error_message`, `timestamp` and one column per task.
+    """
+
+    def __init__(self, annotator_id: str, run_id: str, results_data: pl.DataFrame) -> None:
+        self.annotator_id = annotator_id
+        self.run_id = run_id
+        self._frame = results_data
+
+    @property
+    def results_data(self) -> pl.DataFrame:
+        """Every row (a copy)."""
+        return self._frame.clone()
+
+    def counts(self) -> dict[str, int]:
+        """Rows per outcome."""
+        found = dict(self._frame.group_by("outcome").len().iter_rows())
+        return {o: int(found.get(o, 0)) for o in ("valid", "invalid")}
+
+    def valid_rows(self) -> pl.DataFrame:
+        """The rows whose outcome is valid."""
+        return self._frame.filter(pl.col("outcome") == "valid")
+
+    def __len__(self) -> int:
+        return self._frame.height
+
+    def __repr__(self) -> str:
+        return (
+            f"HumanAnnotationResults(annotator_id={self.annotator_id!r}, run_id={self.run_id!r}, "
+            f"{self.counts()})"
+        )
+
+
+def _files(annotations_dir: Path, run_id: str, annotator_id: str) -> tuple[Path, Path]:
+    check_safe_name(run_id, field="run_id")
+    check_safe_name(annotator_id, field="annotator_id")
+    folder = annotations_dir / run_id
+    return folder / f"{annotator_id}.parquet", folder / f"{annotator_id}_state.json"
+
+
+def import_annotations(
+    path: str | Path,
+    annotator_id: str,
+    *,
+    data: EvalData,
+    task: EvalTask,
+    annotations_dir: Path,
+    run_id: str | None = None,
+    id_column: str = "original_id",
+) -> HumanAnnotationResults:
+    """Read one annotator's labels from CSV/JSON/JSON Lines/Parquet and save them.
+
+    The file needs `id_column` (ids of the project's data) and one column per required task.
+    Labels are checked against the task like a judge's: rows missing a required task or with a
+    label the task does not allow are kept as `invalid`, with the reason, and never scored.
+
+    Raises:
+        UnsafeNameError: The annotator or run id is not a safe file name.
+        DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
+    """
+    check_safe_name(annotator_id, field="annotator_id")
+    frame = DataLoader.load(annotator_id, path, id_column).data
+    check_task_columns(frame, task, path)
+    frame = align_ids(frame, id_column, data, path)
+    run = run_id or new_run_id()
+    table, state = _files(annotations_dir, run, annotator_id)
+    source = f"external:{sha256(path)[:16]}"
+    schema = {
+        c: t
+        for c, t in results_schema(task, data.data.schema[data.id_column]).items()
+        if c in ("original_id", "run_id", "outcome", "status", "error_message", "timestamp")
+        or c in task.task_names
+    }
+    schema = {"original_id": schema.pop("original_id"), "annotator_id": pl.String(), **schema}
+    rows = []
+    for record in frame.iter_rows(named=True):
+        row = label_row(record, id_column, task)
+        rows.append({**row, "annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()})
+    results = pl.DataFrame(
+        [{c: r.get(c) for c in schema} for r in rows], schema=schema, orient="row"
+    )
+    write_parquet(table, results)
+    found = HumanAnnotationResults(annotator_id, run, results)
+    stamp = now_iso()
+    write_json(
+        state,
+        {
+            "schema_version": STATE_VERSION,
+            "annotator_id": annotator_id,
+            "run_id": run,
+            "source": source,
+            "created_at": stamp,
+            "completed_at": stamp,
+            "counts": found.counts(),
+        },
+    )
+    return found
+
+
+def latest_annotations(annotations_dir: Path) -> dict[str, HumanAnnotationResults]:
+    """The latest complete set of labels of every annotator, by annotator id (sorted)."""
+    if not annotations_dir.is_dir():
+        return {}
+    best: dict[str, tuple[str, str, Path]] = {}
+    for state_path in annotations_dir.glob("*/*_state.json"):
+        annotator = state_path.name.removesuffix("_state.json")
+        try:
+            table, _ = _files(annotations_dir, state_path.parent.name, annotator)
+        except UnsafeNameError:
+            continue
+        raw: Any = read_json(state_path)
+        try:
+            when = raw["completed_at"]
+        except (KeyError, TypeError) as exc:
+            raise StateError(
+                f"{state_path}: is not an annotation state (missing {exc}); restore it or "
+                "delete the folder.",
+                path=state_path,
+            ) from exc
+        if when is None or not table.is_file():
+            continue
+        key = (when, state_path.parent.name, table)
+        if annotator not in best or key[:2] > best[annotator][:2]:
+            best[annotator] = key
+    return {
+        a: HumanAnnotationResults(a, best[a][1], pl.read_parquet(best[a][2])) for a in sorted(best)
+    }

@@ -1,0 +1,136 @@
+"""From results to the frames a scorer receives: usable labels only, ids aligned, one shape.
+
+judge frame: `original_id`, `label`; human frame: `original_id`, `human_id`, `label`. Only
+valid labels pass: valid rows, and the tasks a `partial` row did answer well.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.enums import TaskAggregationMode
+
+__all__ = ["first_label", "human_frame", "judge_frame", "restrict_to_common_ids"]
+
+
+def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool) -> pl.DataFrame:
+    """Rows whose labels of `tasks` may be scored (all of them present)."""
+    present = pl.all_horizontal([pl.col(t).is_not_null() for t in tasks])
+    valid = pl.col("outcome") == "valid"
+    if "status" in frame.columns:
+        valid = valid | (pl.col("status") == "partial")
+    if include_invalid:
+        return frame.filter(valid & present | (pl.col("outcome") == "invalid"))
+    return frame.filter(valid & present)
+
+
+def _label(tasks: Sequence[str], mode: TaskAggregationMode, schema: pl.Schema) -> pl.Expr:
+    """The `label` expression: the task's column, or the tasks' values as one list."""
+    if mode is not TaskAggregationMode.MULTILABEL:
+        return pl.col(tasks[0]).alias("label")
+    parts = []
+    for t in tasks:
+        if isinstance(schema[t], pl.List):
+            # a multi-label task inside a combined label: its set, as sorted JSON text
+            parts.append(
+                pl.col(t).map_elements(lambda v: json.dumps(sorted(v)), return_dtype=pl.String)
+            )
+        else:
+            parts.append(pl.col(t).cast(pl.String))
+    return pl.concat_list(parts).alias("label")
+
+
+def _check_columns(frame: pl.DataFrame, tasks: Sequence[str], owner: str) -> None:
+    missing = [t for t in tasks if t not in frame.columns]
+    if missing:
+        raise ScoringError(
+            f"{owner}: no column for task(s) {missing}; the results hold "
+            f"{[c for c in frame.columns if c not in _META]}. Check the metric's task_names."
+        )
+
+
+_META = {"original_id", "judge_id", "annotator_id", "run_id", "outcome", "status"}
+
+
+def judge_frame(
+    frame: pl.DataFrame,
+    tasks: Sequence[str],
+    mode: TaskAggregationMode,
+    *,
+    judge_id: str,
+    include_invalid: bool = False,
+) -> pl.DataFrame:
+    """`original_id`, `label` (and `outcome`, `llm_raw_response_content` with invalid rows)."""
+    _check_columns(frame, tasks, f"judge {judge_id!r}")
+    rows = _usable(frame, tasks, include_invalid=include_invalid)
+    columns: list[Any] = ["original_id", _label(tasks, mode, frame.schema)]
+    if include_invalid:
+        columns += ["outcome"]
+        if "llm_raw_response_content" in rows.columns:
+            columns.append("llm_raw_response_content")
+    return rows.select(columns)
+
+
+def human_frame(
+    humans: Mapping[str, pl.DataFrame], tasks: Sequence[str], mode: TaskAggregationMode
+) -> pl.DataFrame:
+    """`original_id`, `human_id`, `label` of every annotator, in annotator order."""
+    parts = []
+    for human_id, frame in humans.items():
+        _check_columns(frame, tasks, f"annotator {human_id!r}")
+        rows = _usable(frame, tasks, include_invalid=False)
+        parts.append(
+            rows.select(
+                "original_id",
+                pl.lit(human_id, dtype=pl.String).alias("human_id"),
+                _label(tasks, mode, frame.schema),
+            )
+        )
+    if not parts:
+        return pl.DataFrame(
+            schema={"original_id": pl.Int64, "human_id": pl.String, "label": pl.String}
+        )
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+def restrict_to_common_ids(
+    judge: pl.DataFrame, humans: pl.DataFrame, *, judge_id: str, task: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Both frames limited to ids that both have; raise when the id types differ or none align.
+
+    Raises:
+        ScoringError: Ids of different dtypes, or no id in common.
+    """
+    left, right = judge.schema["original_id"], humans.schema["original_id"]
+    if judge.height and humans.height and left != right:
+        raise ScoringError(
+            f"judge {judge_id!r}, task {task!r}: judge ids are {left}, human ids are {right}; "
+            "import both against the same project data so ids keep one type."
+        )
+    common = (
+        judge.select("original_id")
+        .unique()
+        .join(humans.select("original_id").unique(), on="original_id", how="inner")
+    )
+    if common.height == 0:
+        raise ScoringError(
+            f"judge {judge_id!r}, task {task!r}: 0 of {judge.get_column('original_id').n_unique()} "
+            f"ids with a usable judge label have a usable human label "
+            f"({humans.get_column('original_id').n_unique()} ids annotated)."
+        )
+    keep = common.get_column("original_id").implode()
+    return (
+        judge.filter(pl.col("original_id").is_in(keep)),
+        humans.filter(pl.col("original_id").is_in(keep)),
+    )
+
+
+def first_label(frame: pl.DataFrame) -> Any:
+    """The first non-null label (what `can_score_task` is shown), or None."""
+    labels = frame.get_column("label").drop_nulls().head(1).to_list()
+    return labels[0] if labels else None

@@ -1,0 +1,465 @@
+"""compare: score every judge against the humans with every configured metric.
+
+For each metric and judge: take the usable labels (valid rows, and the valid tasks of partial
+rows), shape them per aggregation mode, keep the ids both sides have, call the scorer, add
+bootstrap intervals when asked, and write `scores/<scorer>/<unique_name>/<judge>_result.json`;
+then let the scorer draw its plots over all judges. A scorer that cannot score a judge gives a
+result with `error` (logged, and warned about at the end); a misconfigured metric raises
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from meta_evaluator.errors import MetaEvaluatorWarning, MetricConfigError, ScoringError
+from meta_evaluator.scores._frames import (
+    first_label,
+    human_frame,
+    judge_frame,
+    restrict_to_common_ids,
+)
+from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
+from meta_evaluator.scores.enums import TaskAggregationMode
+
+__all__ = ["IncompleteScoresWarning", "ScoreTable", "compare"]
+
+logger = logging.getLogger(__name__)
+
+#: unique metric name -> (its config, one result per judge)
+ScoreTable = dict[str, tuple[MetricConfig, list[BaseScoringResult]]]
+
+
+class IncompleteScoresWarning(MetaEvaluatorWarning):
+    """Some judge could not be scored by some metric; its result carries the reason in `error`."""
+
+
+async def compare(
+    config: MetricsConfig,
+    judge_results: Mapping[str, Any] | Sequence[Any],
+    human_results: Mapping[str, Any] | Sequence[Any],
+    *,
+    scores_dir: Path | None = None,
+    task: Any = None,
+    data: Any = None,
+) -> ScoreTable:
+    """Score each judge with each metric; write the results and plots under `scores_dir`.
+
+    Args:
+        config: The metrics.
+        judge_results: JudgeResults by judge id (or a list of them).
+        human_results: HumanAnnotationResults by annotator id (or a list of them).
+        scores_dir: The project's scores folder; nothing is written when None.
+        task: The project's EvalTask, to check task names and know free-text tasks.
+        data: The project's EvalData, for scorers that join data columns.
+
+    Returns:
+        unique metric name -> (metric config, one result per judge, in judge order).
+
+    Raises:
+        MetricConfigError: A task name that does not exist, or a scorer that cannot score a
+            task's labels; raised before any score is computed or written.
+        ScoringError: No judge results, or no human annotations for scorers that need them.
+    """
+    if not isinstance(config, MetricsConfig):
+        raise MetricConfigError(
+            f"compare: expected a MetricsConfig, got {type(config).__name__}; wrap the metrics "
+            "as MetricsConfig(metrics=[...])."
+        )
+    judges = _frames_by_owner(judge_results, "judge_id", "judge results")
+    humans = _frames_by_owner(human_results, "annotator_id", "human annotations")
+    if not judges:
+        raise ScoringError("compare: there are no judge results to score; run or import judges.")
+    if not humans and any(m.scorer.min_human_annotators > 0 for m in config.metrics):
+        raise ScoringError(
+            "compare: there are no human annotations; import them with "
+            "add_external_annotation_results (or annotate) before scoring."
+        )
+    _check_config(config, judges, humans, task)
+    table: ScoreTable = {}
+    failures: list[str] = []
+    for metric in config.metrics:
+        name = metric.get_unique_name()
+        results = []
+        for judge_id, frame in judges.items():
+            result = await _score_judge(metric, judge_id, frame, humans, task, data)
+            if result.error is not None:
+                failures.append(f"{name}/{judge_id}: {result.error}")
+                logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
+            results.append(result)
+        if scores_dir is not None:
+            metric.scorer.save_results(results, scores_dir, name)
+            metric.scorer.aggregate_results(results, scores_dir, name)
+        table[name] = (metric, results)
+    if failures:
+        warnings.warn(
+            f"{len(failures)} score(s) could not be computed:\n" + "\n".join(failures),
+            IncompleteScoresWarning,
+            stacklevel=2,
+        )
+    return table
+
+
+def _frames_by_owner(results: Any, owner: str, what: str) -> dict[str, pl.DataFrame]:
+    """{id: frame} from a mapping or list of result objects (or frames keyed by id)."""
+    if results is None:
+        return {}
+    items = list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
+    out: dict[str, pl.DataFrame] = {}
+    for key, value in items:
+        frame: Any
+        if isinstance(value, pl.DataFrame):
+            frame, ident = value, key
+        else:
+            frame = getattr(value, "results_data", None)
+            ident = getattr(value, owner, None) or key
+        if not isinstance(frame, pl.DataFrame) or not isinstance(ident, str):
+            raise ScoringError(
+                f"compare: {what} must be result objects (or polars frames keyed by id); got "
+                f"{type(value).__name__}."
+            )
+        if "outcome" not in frame.columns or "original_id" not in frame.columns:
+            raise ScoringError(
+                f"compare: {what} of {ident!r} have no 'original_id' and 'outcome' columns."
+            )
+        out[ident] = frame
+    return out
+
+
+def _task_groups(metric: MetricConfig) -> list[list[str]]:
+    if metric.aggregation_mode is TaskAggregationMode.MULTITASK:
+        return [[t] for t in metric.task_names]
+    return [list(metric.task_names)]
+
+
+def _call_mode(metric: MetricConfig) -> TaskAggregationMode:
+    """The mode a scorer is told: each task of a multitask metric is scored as single."""
+    if metric.aggregation_mode is TaskAggregationMode.MULTITASK:
+        return TaskAggregationMode.SINGLE
+    return metric.aggregation_mode
+
+
+def _check_config(
+    config: MetricsConfig,
+    judges: Mapping[str, pl.DataFrame],
+    humans: Mapping[str, pl.DataFrame],
+    task: Any,
+) -> None:
+    """Every task exists, and every scorer can score the labels it will get."""
+    problems = []
+    known = list(task.task_names) if task is not None else None
+    for i, metric in enumerate(config.metrics):
+        where = f"metrics[{i}] ({metric.get_unique_name()})"
+        if known is not None:
+            unknown = [t for t in metric.task_names if t not in known]
+            if unknown:
+                problems.append(f"{where}: unknown task(s) {unknown}; the task has {known}")
+                continue
+        for group in _task_groups(metric):
+            sample = _sample(judges, group, _call_mode(metric))
+            if sample is None:
+                sample = _sample(humans, group, _call_mode(metric))
+            if sample is not None and not metric.scorer.can_score_task(sample):
+                problems.append(
+                    f"{where}: scorer {metric.scorer.scorer_name!r} cannot score labels of "
+                    f"{'+'.join(group)} like {sample!r} ({_call_mode(metric).value}); choose "
+                    "another scorer or aggregation"
+                )
+    if problems:
+        raise MetricConfigError(
+            f"MetricsConfig cannot be used ({len(problems)} problem(s)):\n" + "\n".join(problems)
+        )
+
+
+def _sample(frames: Mapping[str, pl.DataFrame], tasks: list[str], mode: TaskAggregationMode) -> Any:
+    for frame in frames.values():
+        if not all(t in frame.columns for t in tasks):
+            continue
+        label = first_label(judge_frame(frame, tasks, mode, judge_id="?"))
+        if label is not None:
+            return label
+    return None
+
+
+def _kwargs(scorer: BaseScorer, offered: dict[str, Any]) -> dict[str, Any]:
+    """The optional keywords a scorer's compute_score_async accepts (a 0.3 scorer takes none)."""
+    parameters = inspect.signature(scorer.compute_score_async).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return offered
+    return {k: v for k, v in offered.items() if k in parameters}
+
+
+def _task_kind(task: Any, tasks: list[str]) -> str | None:
+    if task is None or len(tasks) != 1:
+        return None
+    return str(task.task_kind(tasks[0]))
+
+
+async def _score_judge(
+    metric: MetricConfig,
+    judge_id: str,
+    frame: pl.DataFrame,
+    humans: Mapping[str, pl.DataFrame],
+    task: Any,
+    data: Any,
+) -> BaseScoringResult:
+    scorer = metric.scorer
+    mode = _call_mode(metric)
+    task_label = "+".join(metric.task_names)
+    per_task: dict[str, BaseScoringResult] = {}
+    prepared: dict[str, tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]] = {}
+    errors: dict[str, str] = {}
+    for group in _task_groups(metric):
+        name = "+".join(group)
+        try:
+            judge_data, human_data = _prepare(scorer, frame, humans, group, mode, judge_id, data)
+            kwargs = _kwargs(
+                scorer,
+                {
+                    "annotator_aggregation": metric.annotator_aggregation,
+                    "task_kind": _task_kind(task, group),
+                },
+            )
+            result = await scorer.compute_score_async(
+                judge_data, human_data, name, judge_id, mode, **kwargs
+            )
+        except ScoringError as exc:
+            errors[name] = str(exc)
+            continue
+        if not isinstance(result, BaseScoringResult):
+            raise TypeError(
+                f"{type(scorer).__name__}.compute_score_async returned "
+                f"{type(result).__name__}, not a BaseScoringResult"
+            )
+        per_task[name] = result
+        prepared[name] = (judge_data, human_data, kwargs)
+    if not per_task:
+        return BaseScoringResult(
+            scorer_name=scorer.scorer_name,
+            task_name=task_label,
+            judge_id=judge_id,
+            scores={},
+            metadata={"errors": errors} if len(errors) > 1 else {},
+            aggregation_mode=metric.aggregation_mode,
+            num_comparisons=0,
+            failed_comparisons=max(1, len(errors)),
+            error="; ".join(errors.values()),
+        )
+    if metric.aggregation_mode is TaskAggregationMode.MULTITASK:
+        result = _average(metric, judge_id, per_task, errors)
+    else:
+        result = next(iter(per_task.values()))
+    if metric.bootstrap is not None:
+        intervals = await _intervals(scorer, prepared, metric, mode, result)
+        result = result.model_copy(update={"confidence_intervals": intervals})
+    return _clean(result)
+
+
+def _prepare(
+    scorer: BaseScorer,
+    frame: pl.DataFrame,
+    humans: Mapping[str, pl.DataFrame],
+    tasks: list[str],
+    mode: TaskAggregationMode,
+    judge_id: str,
+    data: Any,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    judge_data = judge_frame(
+        frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid
+    )
+    human_data = human_frame(humans, tasks, mode)
+    if scorer.data_columns:
+        judge_data = _join_data(judge_data, data, list(scorer.data_columns), scorer)
+    needed = scorer.min_human_annotators
+    if needed > 0:
+        have = human_data.get_column("human_id").n_unique()
+        if have < needed:
+            raise ScoringError(
+                f"{scorer.scorer_name}: judge {judge_id!r}, task {'+'.join(tasks)!r}: needs "
+                f"labels from at least {needed} human annotator(s), found {have}."
+            )
+        judge_data, human_data = restrict_to_common_ids(
+            judge_data, human_data, judge_id=judge_id, task="+".join(tasks)
+        )
+    return judge_data, human_data
+
+
+def _join_data(
+    judge_data: pl.DataFrame, data: Any, columns: list[str], scorer: BaseScorer
+) -> pl.DataFrame:
+    if data is None:
+        raise ScoringError(
+            f"{scorer.scorer_name}: needs the data columns {columns}; the project has no data."
+        )
+    frame: pl.DataFrame = data.data
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ScoringError(
+            f"{scorer.scorer_name}: the data has no column(s) {missing} (columns: {frame.columns})."
+        )
+    extra = frame.select(pl.col(data.id_column).alias("original_id"), *columns)
+    return judge_data.join(extra, on="original_id", how="left", maintain_order="left")
+
+
+def _average(
+    metric: MetricConfig,
+    judge_id: str,
+    per_task: dict[str, BaseScoringResult],
+    errors: dict[str, str],
+) -> BaseScoringResult:
+    """One result from a multitask metric: scores averaged, each task's result kept."""
+    keys = list(dict.fromkeys(k for r in per_task.values() for k in r.scores))
+    scores = {k: _mean_of([r.scores.get(k) for r in per_task.values()]) for k in keys}
+    breakdown: dict[str, Any] = {
+        name: {
+            "scores": r.scores,
+            "metadata": r.metadata,
+            "num_comparisons": r.num_comparisons,
+            "confidence_intervals": r.confidence_intervals,
+        }
+        for name, r in per_task.items()
+    }
+    for name, message in errors.items():
+        breakdown[name] = {"error": message}
+    return BaseScoringResult(
+        scorer_name=metric.scorer.scorer_name,
+        task_name="+".join(metric.task_names),
+        judge_id=judge_id,
+        scores=scores,
+        metadata={"per_task": breakdown, "scoring_method": "average_across_tasks"},
+        aggregation_mode=TaskAggregationMode.MULTITASK,
+        num_comparisons=sum(r.num_comparisons for r in per_task.values()),
+        failed_comparisons=len(errors) + sum(r.failed_comparisons for r in per_task.values()),
+    )
+
+
+def _mean_of(values: list[Any]) -> Any:
+    """Mean of numbers (undefined ones skipped), per key of dicts, all() of booleans."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, bool) for v in present):
+        return all(present)
+    if all(isinstance(v, dict) for v in present):
+        keys = list(dict.fromkeys(k for v in present for k in v))
+        return {k: _mean_of([v.get(k) for v in present]) for k in keys}
+    numbers = [float(v) for v in present if _is_number(v) and np.isfinite(float(v))]
+    if len(numbers) != len(present):
+        return None
+    return sum(numbers) / len(numbers)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
+async def _intervals(
+    scorer: BaseScorer,
+    prepared: dict[str, tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]],
+    metric: MetricConfig,
+    mode: TaskAggregationMode,
+    result: BaseScoringResult,
+) -> dict[str, tuple[float | None, float | None]]:
+    """Percentile intervals of the numeric scores, resampling items.
+
+    Every task of a multitask metric sees the same resamples, so the interval of the average
+    is the average's own.
+    """
+    from meta_evaluator.stats.bootstrap import percentile_interval, resample_indices, weight_chunks
+
+    boot: BootstrapConfig = metric.bootstrap  # type: ignore[assignment]
+    keys = [k for k, v in result.scores.items() if _is_number(v)]
+    if not keys:
+        return {}
+    ids = pl.concat([j.get_column("original_id") for j, _, _ in prepared.values()]).unique().sort()
+    statistics: list[ResamplingStatistic] = []
+    for judge_data, human_data, kwargs in prepared.values():
+        accepted = _accepted(scorer.resampling_statistic, {**kwargs, "aggregation_mode": mode})
+        stat = scorer.resampling_statistic(judge_data, human_data, ids, **accepted)
+        if stat is None:
+            break
+        statistics.append(stat)
+    replicates: dict[str, list[np.ndarray[Any, Any]]] = {k: [] for k in keys}
+    if len(statistics) == len(prepared):
+        for weights in weight_chunks(ids.len(), boot.n_resamples, boot.seed):
+            per_task = [s(weights) for s in statistics]
+            for k in keys:
+                stack = [p[k] for p in per_task if k in p]
+                if stack:
+                    replicates[k].append(_nanmean_rows(np.column_stack(stack)))
+    else:
+        indices = resample_indices(ids.len(), boot.n_resamples, boot.seed)
+        rows = []
+        for row in indices:
+            values = []
+            for judge_data, human_data, kwargs in prepared.values():
+                values.append(
+                    await _rescore(scorer, judge_data, human_data, ids, row, mode, kwargs)
+                )
+            rows.append({k: _mean_of([v.get(k) for v in values]) for k in keys})
+        for k in keys:
+            replicates[k].append(
+                np.array([np.nan if r[k] is None else float(r[k]) for r in rows], dtype=float)
+            )
+    return {
+        k: percentile_interval(np.concatenate(v), boot.confidence_level)
+        for k, v in replicates.items()
+        if v
+    }
+
+
+def _accepted(function: Any, offered: dict[str, Any]) -> dict[str, Any]:
+    parameters = inspect.signature(function).parameters
+    return {k: v for k, v in offered.items() if k in parameters}
+
+
+def _nanmean_rows(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.nanmean(values.astype(np.float64), axis=1))
+
+
+async def _rescore(
+    scorer: BaseScorer,
+    judge_data: pl.DataFrame,
+    human_data: pl.DataFrame,
+    ids: pl.Series,
+    row: np.ndarray[Any, Any],
+    mode: TaskAggregationMode,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    """One resample for a scorer without a resampling statistic: items drawn get fresh ids."""
+    drawn = pl.DataFrame(
+        {"original_id": ids.gather(row.tolist()), "_item": pl.int_range(len(row), eager=True)}
+    )
+
+    def take(frame: pl.DataFrame) -> pl.DataFrame:
+        joined = drawn.join(frame, on="original_id", how="inner")
+        return joined.drop("original_id").rename({"_item": "original_id"}).select(frame.columns)
+
+    try:
+        result = await scorer.compute_score_async(
+            take(judge_data), take(human_data), "resample", "resample", mode, **kwargs
+        )
+    except ScoringError:
+        return {}
+    return {k: v for k, v in result.scores.items() if _is_number(v)}
+
+
+def _clean(result: BaseScoringResult) -> BaseScoringResult:
+    """NaN and infinite values become None: undefined is null, never a number."""
+    from meta_evaluator.scores.base_scoring_result import _finite
+
+    return result.model_copy(
+        update={"scores": _finite(result.scores), "metadata": _finite(result.metadata)}
+    )

@@ -1,0 +1,116 @@
+"""What the built-in label scorers share: items laid out once, scores as weighted means."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._items import Items
+
+__all__ = ["LabelScorer", "common_ids"]
+
+ANNOTATOR_AGGREGATIONS = ("individual_average", "majority_vote")
+
+
+def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
+    """Ids with a judge label and at least one human label, sorted (the items scored)."""
+    judge = judge_data.filter(pl.col("label").is_not_null()).select("original_id").unique()
+    human = human_data.filter(pl.col("label").is_not_null()).select("original_id").unique()
+    return judge.join(human, on="original_id").get_column("original_id").sort()
+
+
+class LabelScorer(BaseScorer):
+    """A scorer whose scores are weighted means over items of judge-vs-human comparisons.
+
+    Subclasses implement `statistic`: from the items, a function of item weights (resamples x
+    items) to each score per resample, plus metadata. The point estimate is that function at
+    weights of one, so scores and bootstrap intervals cannot drift apart.
+    """
+
+    @abstractmethod
+    def statistic(
+        self, items: Items, annotator_aggregation: str, aggregation_mode: TaskAggregationMode
+    ) -> tuple[ResamplingStatistic, dict[str, Any]]:
+        """The score function of item weights, and metadata about the scores."""
+
+    async def prepare(self, items: Items) -> None:
+        """Fetch what `statistic` needs from elsewhere before it runs (default: nothing)."""
+        return None
+
+    def extra_scores(self, scores: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+        """Scores derived from the weighted ones (default: none)."""
+        return scores
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        annotator_aggregation: str = "individual_average",
+    ) -> BaseScoringResult:
+        """Score the judge against the humans on every item both labelled.
+
+        Raises:
+            ScoringError: No item has both a judge and a human label, or an unknown
+                annotator aggregation.
+        """
+        if annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
+            raise ScoringError(
+                f"{self.scorer_name}: annotator_aggregation must be one of "
+                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {annotator_aggregation!r}."
+            )
+        ids = common_ids(judge_data, human_data)
+        if ids.len() == 0:
+            raise ScoringError(
+                f"{self.scorer_name}: judge {judge_id!r}, task {task_name!r}: no item has both a "
+                "judge label and a human label."
+            )
+        items = Items.build(judge_data, human_data, ids)
+        await self.prepare(items)
+        function, metadata = self.statistic(items, annotator_aggregation, aggregation_mode)
+        values = function(np.ones((1, items.n)))
+        scores: dict[str, Any] = {key: _number(array[0]) for key, array in values.items()}
+        scores = self.extra_scores(scores, metadata)
+        metadata = {
+            "annotator_aggregation": annotator_aggregation,
+            "human_annotators": len(items.humans),
+            "num_items": items.n,
+            **metadata,
+        }
+        pairs = int(sum(h.is_not_null().sum() for h in items.human))
+        return BaseScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores=scores,
+            metadata=metadata,
+            aggregation_mode=aggregation_mode,
+            num_comparisons=pairs,
+            failed_comparisons=0,
+        )
+
+    def resampling_statistic(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        ids: pl.Series,
+        *,
+        annotator_aggregation: str = "individual_average",
+        aggregation_mode: TaskAggregationMode = TaskAggregationMode.SINGLE,
+    ) -> ResamplingStatistic:
+        """The scores as a function of item weights over `ids` (items absent weigh nothing)."""
+        items = Items.build(judge_data, human_data, ids)
+        return self.statistic(items, annotator_aggregation, aggregation_mode)[0]
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)

@@ -1,0 +1,97 @@
+"""Judge and human labels laid out per item, the one shape every built-in scorer computes on.
+
+Rows are the items of `ids` (the order bootstrap weights use), columns the humans. Scores are
+weighted means over items, so the point estimate (all weights 1) and every bootstrap resample
+(weights = how often each item was drawn) go through the same code.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from meta_evaluator.stats._checks import encode_labels, is_missing
+
+__all__ = ["Items", "majority_label", "mean_over_humans", "weighted_ratio"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Items:
+    """Labels per item: `judge[i]` and `human[h][i]` (null where absent)."""
+
+    ids: pl.Series
+    humans: list[str]
+    judge: pl.Series
+    human: list[pl.Series]
+
+    @classmethod
+    def build(cls, judge_data: pl.DataFrame, human_data: pl.DataFrame, ids: pl.Series) -> Items:
+        """Lay out `judge_data` and `human_data` on the items `ids` (in that order)."""
+        base = pl.DataFrame({"original_id": ids})
+
+        def on_items(frame: pl.DataFrame) -> pl.Series:
+            one = frame.select("original_id", "label").unique("original_id", keep="first")
+            joined = base.join(one, on="original_id", how="left", maintain_order="left")
+            return joined.get_column("label")
+
+        humans = sorted(human_data.get_column("human_id").unique().to_list())
+        by_human = human_data.partition_by("human_id", as_dict=True, include_key=False)
+        human = [on_items(by_human[(h,)]) for h in humans]
+        return cls(ids, humans, on_items(judge_data), human)
+
+    @property
+    def n(self) -> int:
+        """Number of items."""
+        return self.judge.len()
+
+    def codes(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
+        """Judge codes (n,), human codes (n, H) on one category list; -1 where absent."""
+        codes, categories = encode_labels(self.judge, *self.human)
+        human = np.column_stack(codes[1:]) if self.human else np.empty((self.n, 0), np.int64)
+        return codes[0], human, categories
+
+    def rows(self) -> list[list[Any]]:
+        """The humans' labels of each item, as Python values."""
+        columns = [h.to_list() for h in self.human]
+        return [list(row) for row in zip(*columns, strict=True)] if columns else [[]] * self.n
+
+    def majority(self) -> list[Any]:
+        """The humans' majority label per item (ties: the lexicographically largest)."""
+        return [majority_label(row) for row in self.rows()]
+
+
+def majority_label(labels: list[Any]) -> Any:
+    """Most frequent label; ties go to the lexicographically largest; lists vote per position."""
+    present = [v for v in labels if not is_missing(v)]
+    if not present:
+        return None
+    if all(isinstance(v, list) for v in present) and len({len(v) for v in present}) == 1:
+        return [majority_label([v[i] for v in present]) for i in range(len(present[0]))]
+    counts = Counter(tuple(v) if isinstance(v, list) else v for v in present)
+    best = max(counts.items(), key=lambda item: (item[1], item[0]))[0]
+    return list(best) if isinstance(best, tuple) else best
+
+
+def weighted_ratio(weights: FloatArray, top: FloatArray, bottom: FloatArray) -> FloatArray:
+    """(weights @ top) / (weights @ bottom), NaN where the bottom is 0."""
+    num, den = weights @ top, weights @ bottom
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def mean_over_humans(values: FloatArray) -> FloatArray:
+    """Mean over the last axis of the defined (non-NaN) values; NaN when none is defined."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows stay NaN
+        return (
+            np.nanmean(values, axis=-1) if values.shape[-1] else np.full(values.shape[:-1], np.nan)
+        )

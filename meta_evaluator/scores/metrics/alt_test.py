@@ -1,0 +1,210 @@
+"""AltTestScorer: may the judge replace one of the human annotators? (the alt-test)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._base import common_ids
+from meta_evaluator.scores.metrics._items import Items
+from meta_evaluator.stats.alt_test import (
+    SCORING_FUNCTIONS,
+    AltTestResult,
+    advantage_under_weights,
+    alt_test_table,
+    choose_scoring_function,
+)
+
+__all__ = ["AltTestScorer"]
+
+
+class AltTestScorer(BaseScorer):
+    """The alternative annotator test of the judge against the human panel (METRICS.md C).
+
+    Score keys: `winning_rate` (by epsilon, "0.00" to "0.30" plus the configured one),
+    `advantage_probability`, `passed`. Metadata: `per_annotator` (advantage probabilities,
+    p-values and decisions per human), `human_advantage_probabilities` (per human: the judge's
+    and the human's advantage, as meta-evaluator 0.3 reported them), `skipped_annotators`,
+    the settings, and the scoring function used. Free-text tasks are scored with difflib
+    similarity, combined tasks (multilabel) and multi-label answers with set Jaccard.
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 0.2,
+        multiplicative_epsilon: bool = False,
+        q_fdr: float = 0.05,
+        min_instances_per_human: int = 30,
+        min_humans_per_instance: int = 2,
+        scoring_function: str | None = None,
+    ) -> None:
+        problems = []
+        if isinstance(epsilon, bool) or not isinstance(epsilon, int | float):
+            problems.append(f"epsilon must be a number in [0, 1); got {epsilon!r}")
+        elif not 0.0 <= epsilon < 1.0:
+            problems.append(f"epsilon must be in [0, 1); got {epsilon!r}")
+        if isinstance(q_fdr, bool) or not isinstance(q_fdr, int | float) or not 0 < q_fdr < 1:
+            problems.append(f"q_fdr must be in (0, 1); got {q_fdr!r}")
+        for name, value, low in (
+            ("min_instances_per_human", min_instances_per_human, 1),
+            ("min_humans_per_instance", min_humans_per_instance, 2),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                problems.append(f"{name} must be an integer >= {low}; got {value!r}")
+        if scoring_function is not None and scoring_function not in SCORING_FUNCTIONS:
+            problems.append(
+                f"scoring_function must be None or one of {', '.join(SCORING_FUNCTIONS)}; "
+                f"got {scoring_function!r}"
+            )
+        if problems:
+            raise ScoringError("AltTestScorer: " + "; ".join(problems) + ".")
+        super().__init__(scorer_name="alt_test")
+        self.epsilon = float(epsilon)
+        self.multiplicative_epsilon = multiplicative_epsilon
+        self.q_fdr = float(q_fdr)
+        self.min_instances_per_human = min_instances_per_human
+        self.min_humans_per_instance = min_humans_per_instance
+        self.scoring_function = scoring_function
+
+    @property
+    def min_human_annotators(self) -> int:  # type: ignore[override]
+        """The test leaves one human out, so each instance needs `min_humans_per_instance`."""
+        return self.min_humans_per_instance
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """Labels, numbers, label lists and free text all have an alignment score."""
+        return sample_label is not None
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        annotator_aggregation: str = "individual_average",
+        task_kind: str | None = None,
+    ) -> BaseScoringResult:
+        """Run the alt-test of the judge against every human.
+
+        Raises:
+            ScoringError: No item has labels from the judge and a human, or no annotator has
+                enough instances to be tested.
+        """
+        if annotator_aggregation == "majority_vote":
+            self.logger.warning(
+                "alt_test compares the judge with each annotator in turn; majority_vote does "
+                "not apply and is ignored."
+            )
+        result, items = self._run(judge_data, human_data, aggregation_mode, task_kind)
+        per_annotator = {
+            name: {
+                "n_instances": o.n_instances,
+                "llm_advantage_probability": o.llm_advantage,
+                "human_advantage_probability": o.human_advantage,
+                "p_values": o.p_values,
+                "rejected": o.rejected,
+            }
+            for name, o in result.per_annotator.items()
+        }
+        return BaseScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores={
+                "winning_rate": result.winning_rate,
+                "advantage_probability": result.advantage_probability,
+                "passed": result.passed,
+            },
+            metadata={
+                "per_annotator": per_annotator,
+                "human_advantage_probabilities": {
+                    name: [o.llm_advantage, o.human_advantage]
+                    for name, o in result.per_annotator.items()
+                },
+                "skipped_annotators": result.skipped_annotators,
+                "scoring_function": result.scoring_function,
+                "epsilon": self.epsilon,
+                "multiplicative_epsilon": self.multiplicative_epsilon,
+                "q_fdr": self.q_fdr,
+                "min_instances_per_human": self.min_instances_per_human,
+                "min_humans_per_instance": self.min_humans_per_instance,
+                "num_instances": result.n_instances,
+                "human_annotators": len(items.humans),
+            },
+            aggregation_mode=aggregation_mode,
+            num_comparisons=sum(o.n_instances for o in result.per_annotator.values()),
+            failed_comparisons=0,
+        )
+
+    def resampling_statistic(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        ids: pl.Series,
+        *,
+        annotator_aggregation: str = "individual_average",
+        aggregation_mode: TaskAggregationMode = TaskAggregationMode.SINGLE,
+        task_kind: str | None = None,
+    ) -> ResamplingStatistic:
+        """The advantage probability under item weights (the test itself is not resampled)."""
+        result, items = self._run(judge_data, human_data, aggregation_mode, task_kind)
+        positions = _positions(ids, items.ids.gather(result.kept_instances.tolist()))
+
+        def advantage(weights: Any) -> dict[str, Any]:
+            return {"advantage_probability": advantage_under_weights(result, weights[:, positions])}
+
+        return advantage
+
+    def _run(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        mode: TaskAggregationMode,
+        task_kind: str | None,
+    ) -> tuple[AltTestResult, Items]:
+        ids = common_ids(judge_data, human_data)
+        if ids.len() == 0:
+            raise ScoringError("alt_test: no item has both a judge label and a human label.")
+        items = Items.build(judge_data, human_data, ids)
+        llm = items.judge.to_list()
+        humans = [h.to_list() for h in items.human]
+        scoring = self.scoring_function
+        if mode is TaskAggregationMode.MULTILABEL:
+            llm, humans = _positional_sets(llm), [_positional_sets(h) for h in humans]
+            scoring = scoring or "jaccard"
+        elif scoring is None and task_kind == "free_text":
+            scoring = "text_similarity"
+        elif scoring is None:
+            scoring = choose_scoring_function(llm + [v for h in humans for v in h])
+        result = alt_test_table(
+            llm,
+            humans,
+            items.humans,
+            epsilon=self.epsilon,
+            multiplicative_epsilon=self.multiplicative_epsilon,
+            q_fdr=self.q_fdr,
+            min_instances_per_human=self.min_instances_per_human,
+            min_humans_per_instance=self.min_humans_per_instance,
+            scoring_function=scoring,  # type: ignore[arg-type]
+        )
+        return result, items
+
+
+def _positional_sets(labels: list[Any]) -> list[Any]:
+    """Combined labels (one value per task) as sets of (task position, value) pairs."""
+    return [None if v is None else frozenset(enumerate(v)) for v in labels]
+
+
+def _positions(universe: pl.Series, wanted: pl.Series) -> list[int]:
+    """Position in `universe` of each id of `wanted`."""
+    index = pl.DataFrame({"original_id": universe}).with_row_index("position")
+    found = pl.DataFrame({"original_id": wanted}).join(
+        index, on="original_id", how="left", maintain_order="left"
+    )
+    return [int(p) for p in found.get_column("position").to_list()]

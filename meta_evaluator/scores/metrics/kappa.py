@@ -1,0 +1,133 @@
+"""CohensKappaScorer: chance-corrected agreement of the judge with each human."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import ResamplingStatistic
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._base import LabelScorer
+from meta_evaluator.scores.metrics._items import Items, mean_over_humans
+from meta_evaluator.stats._checks import encode_labels
+from meta_evaluator.stats.agreement import KappaWeights, kappa_from_confusion
+
+__all__ = ["CohensKappaScorer", "interpret_kappa"]
+
+# Landis & Koch (1977), as the original meta-evaluator docs list them.
+_BANDS = ((0.2, "slight"), (0.4, "fair"), (0.6, "moderate"), (0.8, "substantial"))
+
+
+def interpret_kappa(kappa: float | None) -> str | None:
+    """Landis & Koch's band of a kappa (None when kappa is undefined).
+
+    poor < 0 <= slight <= 0.2 < fair <= 0.4 < moderate <= 0.6 < substantial <= 0.8 <
+    almost_perfect.
+    """
+    if kappa is None:
+        return None
+    if kappa < 0:
+        return "poor"
+    for upper, word in _BANDS:
+        if kappa <= upper:
+            return word
+    return "almost_perfect"
+
+
+class CohensKappaScorer(LabelScorer):
+    """Cohen's kappa of the judge against the humans (METRICS.md D).
+
+    `individual_average`: kappa against each human on the items both labelled (humans with
+    fewer than two such items are skipped), then the mean of the defined values.
+    `majority_vote`: kappa against the per-item majority label. `weights` "linear" or
+    "quadratic" give weighted kappa on the sorted labels. Score key: `cohens_kappa`; metadata
+    `interpretation`, `per_human`.
+    """
+
+    def __init__(self, weights: KappaWeights = None) -> None:
+        if weights not in (None, "linear", "quadratic"):
+            raise ScoringError(
+                "CohensKappaScorer: weights must be None, 'linear' or 'quadratic'; "
+                f"got {weights!r}."
+            )
+        super().__init__(scorer_name="cohens_kappa")
+        self.weights = weights
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """Single labels only (text or numbers); a list is a multi-label answer."""
+        return sample_label is not None and not isinstance(sample_label, list | tuple | set)
+
+    def statistic(
+        self, items: Items, annotator_aggregation: str, aggregation_mode: TaskAggregationMode
+    ) -> tuple[ResamplingStatistic, dict[str, Any]]:
+        """Kappa from weighted confusion matrices."""
+        if annotator_aggregation == "majority_vote":
+            (judge, majority), categories = encode_labels(items.judge.to_list(), items.majority())
+            k = max(len(categories), 1)
+            onehot = _Cells(judge, majority, k)
+
+            def by_majority(weights: Any) -> dict[str, Any]:
+                return {"cohens_kappa": self._kappa(onehot.counts(weights), k)}
+
+            return by_majority, {"weights": self.weights}
+        judge, human, categories = items.codes()
+        k = max(len(categories), 1)
+        tables = []
+        kept = []
+        for h in range(human.shape[1]):
+            onehot = _Cells(judge, human[:, h], k)
+            if onehot.sum() >= 2:
+                tables.append(onehot)
+                kept.append(items.humans[h])
+
+        def by_human(weights: Any) -> dict[str, Any]:
+            if not tables:
+                return {"cohens_kappa": np.full(weights.shape[0], np.nan)}
+            values = np.column_stack([self._kappa(t.counts(weights), k) for t in tables])
+            return {"cohens_kappa": mean_over_humans(values)}
+
+        ones = np.ones((1, items.n))
+        per_human = {
+            h: _number(self._kappa(t.counts(ones), k)[0]) for h, t in zip(kept, tables, strict=True)
+        }
+        skipped = [h for h in items.humans if h not in per_human]
+        return by_human, {
+            "weights": self.weights,
+            "per_human": per_human,
+            "skipped_humans": skipped,
+        }
+
+    def extra_scores(self, scores: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+        """Add the interpretation of the kappa to the metadata."""
+        metadata["interpretation"] = interpret_kappa(scores["cohens_kappa"])
+        return scores
+
+    def _kappa(self, flat: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
+        return kappa_from_confusion(flat.reshape(-1, k, k), self.weights)
+
+
+class _Cells:
+    """The confusion-matrix cell of each item (a * k + b; -1 where a label is absent)."""
+
+    def __init__(self, a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], k: int) -> None:
+        both = (a >= 0) & (b >= 0)
+        self.rows = np.nonzero(both)[0]
+        self.cells = a[both] * k + b[both]
+        self.size = k * k
+
+    def sum(self) -> int:
+        return int(self.rows.size)
+
+    def counts(self, weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Weighted confusion counts, one flattened matrix per row of `weights`."""
+        picked = weights[:, self.rows]
+        return np.stack(
+            [np.bincount(self.cells, weights=row, minlength=self.size) for row in picked]
+        )
+
+
+def _number(value: Any) -> float | None:
+    return None if np.isnan(value) else float(value)

@@ -1,0 +1,95 @@
+"""KrippendorffAlphaScorer: reliability of the humans with the judge as one more coder."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import ResamplingStatistic
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._base import LabelScorer
+from meta_evaluator.scores.metrics._items import Items
+from meta_evaluator.stats.agreement import alpha_from_coincidences, distance_function
+
+__all__ = ["KrippendorffAlphaScorer"]
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+FloatArray = npt.NDArray[np.float64]
+
+
+class KrippendorffAlphaScorer(LabelScorer):
+    """Krippendorff's alpha over the humans and the judge, and over the humans alone.
+
+    `alpha` counts the judge as one more coder beside the humans; `alpha_humans` leaves it out,
+    so their difference shows what the judge does to reliability (METRICS.md D). Items with a
+    single value are not pairable and do not count. Ordinal, interval and ratio levels need
+    numeric labels. Score keys: `alpha`, `alpha_humans`.
+    """
+
+    def __init__(self, level_of_measurement: Level = "nominal") -> None:
+        if level_of_measurement not in ("nominal", "ordinal", "interval", "ratio"):
+            raise ScoringError(
+                "KrippendorffAlphaScorer: level_of_measurement must be 'nominal', 'ordinal', "
+                f"'interval' or 'ratio'; got {level_of_measurement!r}."
+            )
+        super().__init__(scorer_name="krippendorff_alpha")
+        self.level_of_measurement = level_of_measurement
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """Single labels; numbers for the ordinal, interval and ratio levels."""
+        if sample_label is None or isinstance(sample_label, list | tuple | set):
+            return False
+        if self.level_of_measurement == "nominal":
+            return True
+        return isinstance(sample_label, int | float) and not isinstance(sample_label, bool)
+
+    def statistic(
+        self, items: Items, annotator_aggregation: str, aggregation_mode: TaskAggregationMode
+    ) -> tuple[ResamplingStatistic, dict[str, Any]]:
+        """Alpha from weighted coincidence matrices (judge as coder, and humans alone)."""
+        judge, human, categories = items.codes()
+        k = max(len(categories), 1)
+        if self.level_of_measurement == "nominal":
+            values = np.arange(k, dtype=np.float64)
+        else:
+            try:
+                values = np.asarray(categories, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ScoringError(
+                    f"krippendorff_alpha: level {self.level_of_measurement!r} needs numeric "
+                    f"labels; got {categories[:3]}."
+                ) from exc
+        distance = distance_function(self.level_of_measurement, values)
+        with_judge = _unit_coincidences(np.column_stack([human, judge]), k)
+        humans_only = _unit_coincidences(human, k)
+
+        def alphas(weights: Any) -> dict[str, Any]:
+            return {
+                "alpha": _alpha(weights, with_judge, k, distance),
+                "alpha_humans": _alpha(weights, humans_only, k, distance),
+            }
+
+        return alphas, {"level_of_measurement": self.level_of_measurement}
+
+
+def _unit_coincidences(codes: npt.NDArray[np.int64], k: int) -> FloatArray:
+    """(units, k*k): each unit's contribution to the coincidence matrix (0 if unpairable)."""
+    n_units = codes.shape[0]
+    counts = np.zeros((n_units, k))
+    for c in range(codes.shape[1]):
+        ok = codes[:, c] >= 0
+        np.add.at(counts, (np.nonzero(ok)[0], codes[ok, c]), 1.0)
+    m = counts.sum(axis=1)
+    weight = np.where(m >= 2, 1.0 / np.maximum(m - 1.0, 1.0), 0.0)
+    pairs = counts[:, :, None] * counts[:, None, :]
+    idx = np.arange(k)
+    pairs[:, idx, idx] -= counts
+    return (pairs * weight[:, None, None]).reshape(n_units, k * k)
+
+
+def _alpha(weights: FloatArray, units: FloatArray, k: int, distance: Any) -> FloatArray:
+    coincidence = (weights @ units).reshape(-1, k, k)
+    return alpha_from_coincidences(coincidence, distance)

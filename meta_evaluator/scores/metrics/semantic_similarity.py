@@ -1,0 +1,154 @@
+"""SemanticSimilarityScorer: cosine similarity of embeddings of the judge's and humans' texts."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anyio
+import numpy as np
+import numpy.typing as npt
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.metrics._items import Items
+from meta_evaluator.scores.metrics.text_similarity import SimilarityScorer, as_text
+from meta_evaluator.stats._checks import is_missing
+
+__all__ = ["SemanticSimilarityScorer"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class SemanticSimilarityScorer(SimilarityScorer):
+    """Cosine similarity of text embeddings from an OpenAI-compatible `/embeddings` endpoint.
+
+    Each distinct text is embedded once (cached on the scorer, so several judges and the
+    bootstrap reuse it), in batches, with retries on transient failures. An embedding that
+    cannot be had is an error, never a zero vector. Score key: `semantic_similarity`.
+
+    Args:
+        model: The embedding model.
+        base_url: The server (default OpenAI's); any OpenAI-compatible one works.
+        api_key_env: Variable holding the key (default OPENAI_API_KEY when base_url is not
+            given; none needed for a local server without it).
+        batch_size: Texts per request.
+        max_concurrency: Requests in flight.
+        max_retries: Retries after the first attempt of a request.
+        timeout: Seconds per attempt.
+        transport: An httpx transport (tests; a loopback server needs none).
+    """
+
+    score_key = "semantic_similarity"
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        batch_size: int = 256,
+        max_concurrency: int = 4,
+        max_retries: int = 3,
+        timeout: float = 60.0,
+        transport: Any = None,
+    ) -> None:
+        problems = [
+            f"{name} must be an integer >= {low}; got {value!r}"
+            for name, value, low in (
+                ("batch_size", batch_size, 1),
+                ("max_concurrency", max_concurrency, 1),
+                ("max_retries", max_retries, 0),
+            )
+            if isinstance(value, bool) or not isinstance(value, int) or value < low
+        ]
+        if not isinstance(model, str) or not model:
+            problems.append(f"model must be a non-empty string; got {model!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            problems.append(f"timeout must be a number of seconds > 0; got {timeout!r}")
+        if problems:
+            raise ScoringError("SemanticSimilarityScorer: " + "; ".join(problems) + ".")
+        super().__init__(scorer_name="semantic_similarity")
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env or (None if base_url else "OPENAI_API_KEY")
+        self.batch_size = batch_size
+        self.max_concurrency = max_concurrency
+        self.max_retries = max_retries
+        self.timeout = float(timeout)
+        self._transport = transport
+        self._cache: dict[str, FloatArray] = {}
+
+    async def prepare(self, items: Items) -> None:
+        """Embed every text of the items not embedded yet."""
+        texts = {as_text(v) for v in items.judge.to_list() if not is_missing(v)}
+        for column in items.human:
+            texts.update(as_text(v) for v in column.to_list() if not is_missing(v))
+        await self.embed([t for t in sorted(texts) if t not in self._cache])
+
+    async def embed(self, texts: list[str]) -> None:
+        """Embed `texts` into the cache.
+
+        Raises:
+            ScoringError: The key variable is not set, or a batch failed after its retries.
+        """
+        if not texts:
+            return
+        import httpx
+
+        from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse
+        from meta_evaluator.llm._retry import call_with_retries
+        from meta_evaluator.llm._transport import make_transport
+        from meta_evaluator.llm.embeddings import EmbeddingsClient
+
+        key = None
+        if self.api_key_env is not None:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ScoringError(
+                    f"semantic_similarity: variable {self.api_key_env} is not set; export the "
+                    "embedding endpoint's key, or pass api_key_env=."
+                )
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        limiter = anyio.CapacityLimiter(self.max_concurrency)
+        transport = self._transport or make_transport(self.max_concurrency)
+        async with httpx.AsyncClient(transport=transport, timeout=self.timeout) as http:
+            client = EmbeddingsClient(
+                http, base_url=self.base_url, api_key=key, timeout=self.timeout
+            )
+
+            async def one(batch: list[str]) -> None:
+                async with limiter:
+                    try:
+                        vectors = await call_with_retries(
+                            lambda: client.embed(batch, self.model),
+                            max_retries=self.max_retries,
+                            backoff_base=1.0,
+                            backoff_cap=30.0,
+                            describe=lambda: f"embeddings {client.url}",
+                        )
+                    except (CallFailed, EndpointRejected, MalformedResponse) as exc:
+                        raise ScoringError(
+                            f"semantic_similarity: embedding {len(batch)} text(s) at "
+                            f"{client.url} with model {self.model!r} failed: {exc}"
+                        ) from exc
+                for text, vector in zip(batch, vectors, strict=True):
+                    self._cache[text] = np.asarray(vector, dtype=np.float64)
+
+            async with anyio.create_task_group() as group:
+                for batch in batches:
+                    group.start_soon(one, batch)
+
+    def similarity_matrix(self, items: Items) -> FloatArray:
+        """Cosine similarity of the judge's and each human's embedding per item."""
+        judge = [None if is_missing(v) else self._cache[as_text(v)] for v in items.judge.to_list()]
+        out = np.full((items.n, len(items.humans)), np.nan)
+        for h, column in enumerate(items.human):
+            for i, value in enumerate(column.to_list()):
+                a = judge[i]
+                if a is None or is_missing(value):
+                    continue
+                b = self._cache[as_text(value)]
+                norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+                if a.shape == b.shape and norm > 0:
+                    out[i, h] = float(a @ b) / norm
+        return out
