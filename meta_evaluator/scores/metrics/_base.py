@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,26 @@ class LabelScorer(BaseScorer):
     items) to each score per resample, plus metadata. The point estimate is that function at
     weights of one, so scores and bootstrap intervals cannot drift apart.
     """
+
+    plot_key: str = ""
+    """The score drawn in `<scorer_name>_scores.png` (bars per judge)."""
+    plot_reference_key: str | None = None
+    """A score drawn as a dashed line on that chart (the same for every judge)."""
+
+    def aggregate_results(
+        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `<scorer_name>_scores.png`: the score per judge, with intervals when present."""
+        from meta_evaluator.scores.plots import score_bar_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        score_bar_chart(
+            results,
+            self.plot_key,
+            folder / f"{self.scorer_name}_scores.png",
+            title=f"{self.plot_key.replace('_', ' ')} by judge: {unique_name}",
+            reference_key=self.plot_reference_key,
+        )
 
     @abstractmethod
     def statistic(

@@ -24,6 +24,8 @@ class AccuracyScorer(LabelScorer):
     Score key: `accuracy`; metadata `per_human` (individual_average).
     """
 
+    plot_key = "accuracy"
+
     def __init__(self) -> None:
         super().__init__(scorer_name="accuracy")
 

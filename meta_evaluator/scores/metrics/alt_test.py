@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -140,6 +141,36 @@ class AltTestScorer(BaseScorer):
             aggregation_mode=aggregation_mode,
             num_comparisons=sum(o.n_instances for o in result.per_annotator.values()),
             failed_comparisons=0,
+        )
+
+    def aggregate_results(
+        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw the three alt-test views over all judges (failed judges are left out).
+
+        The winning rate against epsilon, the advantage probabilities, and the judge's against
+        each left-out annotator's advantage.
+        """
+        from meta_evaluator.scores.plots import (
+            advantage_chart,
+            annotator_advantage_chart,
+            winning_rate_chart,
+        )
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        scored = [r for r in results if r.error is None]
+        winning_rate_chart(
+            scored, folder / "aggregate_winning_rates.png", title=f"alt-test: {unique_name}"
+        )
+        advantage_chart(
+            scored,
+            folder / "aggregate_advantage_probabilities.png",
+            title=f"advantage probability by judge: {unique_name}",
+        )
+        annotator_advantage_chart(
+            scored,
+            folder / "aggregate_human_vs_llm_advantage.png",
+            title=f"judge vs left-out annotator: {unique_name}",
         )
 
     def resampling_statistic(

@@ -47,6 +47,8 @@ class CohensKappaScorer(LabelScorer):
     `interpretation`, `per_human`.
     """
 
+    plot_key = "cohens_kappa"
+
     def __init__(self, weights: KappaWeights = None) -> None:
         if weights not in (None, "linear", "quadratic"):
             raise ScoringError(

@@ -29,6 +29,9 @@ class KrippendorffAlphaScorer(LabelScorer):
     numeric labels. Score keys: `alpha`, `alpha_humans`.
     """
 
+    plot_key = "alpha"
+    plot_reference_key = "alpha_humans"
+
     def __init__(self, level_of_measurement: Level = "nominal") -> None:
         if level_of_measurement not in ("nominal", "ordinal", "interval", "ratio"):
             raise ScoringError(

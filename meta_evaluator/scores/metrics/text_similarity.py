@@ -37,6 +37,11 @@ class SimilarityScorer(LabelScorer):
 
     score_key = "similarity"
 
+    @property
+    def plot_key(self) -> str:  # type: ignore[override]
+        """The score drawn: the similarity key of the subclass."""
+        return self.score_key
+
     def can_score_task(self, sample_label: Any) -> bool:
         """Text, or lists of text (combined tasks)."""
         return isinstance(sample_label, str) or (

@@ -1,0 +1,194 @@
+"""Plots of scores across judges: bars with interval whiskers, and the alt-test's three views.
+
+matplotlib is imported on first use and drawn through `matplotlib.figure.Figure` (Agg), never
+pyplot, so plotting changes no global state and needs no display. Files are written
+atomically. Pure drawing: the numbers come from the results, nothing is computed here.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from meta_evaluator.storage import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+
+__all__ = [
+    "advantage_chart",
+    "annotator_advantage_chart",
+    "score_bar_chart",
+    "winning_rate_chart",
+]
+
+_BAR = "#4C72B0"
+_PASS = "#C44E52"
+_DPI = 150
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=_DPI, layout="constrained")
+    return figure
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def _defined(value: Any) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def score_bar_chart(
+    results: Sequence[BaseScoringResult],
+    score_key: str,
+    path: Path,
+    *,
+    title: str,
+    value_range: tuple[float, float] | None = None,
+    reference_key: str | None = None,
+) -> Path | None:
+    """Horizontal bars of `score_key` per judge, with the bootstrap interval as whiskers.
+
+    Judges whose score is undefined or failed are listed with "n/a". `reference_key` names a
+    score drawn as a dashed line (for example alpha of the humans alone). Returns the file
+    written, or None when no result has the key.
+    """
+    rows = [(r.judge_id, r.scores.get(score_key), r) for r in results]
+    if not any(_defined(v) for _, v, _ in rows):
+        return None
+    rows.sort(key=lambda row: (_defined(row[1]), row[1] if _defined(row[1]) else 0), reverse=True)
+    rows.reverse()  # best at the top of the chart
+    values = [float(v) if _defined(v) else 0.0 for _, v, _ in rows]
+    labels = []
+    for name, value, result in rows:
+        interval = (result.confidence_intervals or {}).get(score_key)
+        text = f"{value:.3f}" if _defined(value) else ("failed" if result.error else "n/a")
+        if _defined(value) and interval and all(_defined(x) for x in interval):
+            text += f"  [{interval[0]:.3f}, {interval[1]:.3f}]"
+        labels.append(f"{name}\n{text}")
+    figure = _figure(7.5, 1.3 + 0.6 * len(rows))
+    axes = figure.add_subplot()
+    bars = axes.barh(range(len(rows)), values, color=_BAR, height=0.6)
+    axes.set_yticks(range(len(rows)), labels, fontsize=9)
+    for bar, (_, value, result) in zip(bars, rows, strict=True):
+        interval = (result.confidence_intervals or {}).get(score_key)
+        if _defined(value) and interval and _defined(interval[0]) and _defined(interval[1]):
+            low, high, centre = float(interval[0]), float(interval[1]), float(value)
+            axes.errorbar(
+                centre, bar.get_y() + bar.get_height() / 2,
+                xerr=[[max(centre - low, 0.0)], [max(high - centre, 0.0)]], fmt="none",
+                ecolor="black", capsize=4,
+            )  # fmt: skip
+    low_lim, high_lim = value_range or (min(0.0, *values), max(1.0, *values))
+    axes.set_xlim(low_lim, high_lim)
+    if reference_key is not None:
+        references = sorted(
+            {float(v) for r in results if _defined(v := r.scores.get(reference_key))}
+        )
+        for reference in references:
+            axes.axvline(
+                reference, color=_PASS, linestyle="--", linewidth=1.2,
+                label=f"{reference_key.replace('_', ' ')}: {reference:.3f}",
+            )  # fmt: skip
+        if references:
+            figure.legend(loc="outside lower right", fontsize=8)
+    has_ci = any((r.confidence_intervals or {}).get(score_key) for r in results)
+    label = score_key.replace("_", " ")
+    axes.set_xlabel(f"{label} (whiskers: bootstrap interval)" if has_ci else label)
+    axes.set_title(title, fontsize=11)
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_axisbelow(True)
+    return _save(figure, path)
+
+
+def winning_rate_chart(
+    results: Sequence[BaseScoringResult], path: Path, *, title: str
+) -> Path | None:
+    """Alt-test winning rate against epsilon, one line per judge, with the 0.5 pass line."""
+    series = [
+        (r.judge_id, r.scores["winning_rate"], r.metadata.get("epsilon"))
+        for r in results
+        if isinstance(r.scores.get("winning_rate"), dict)
+    ]
+    if not series:
+        return None
+    figure = _figure(7.5, 4.5)
+    axes = figure.add_subplot()
+    markers = "osD^vP*X"
+    for i, (judge, rates, _) in enumerate(series):
+        points = sorted((float(k), v) for k, v in rates.items() if _defined(v))
+        axes.plot(
+            [p[0] for p in points], [p[1] for p in points], marker=markers[i % len(markers)],
+            label=judge, linewidth=1.6,
+        )  # fmt: skip
+    axes.axhline(0.5, color=_PASS, linestyle="--", linewidth=1.2, label="pass line (0.5)")
+    epsilons = {float(e) for _, _, e in series if _defined(e)}
+    for e in sorted(epsilons):
+        axes.axvline(e, color="gray", linestyle=":", linewidth=1.0)
+        axes.annotate(
+            f"configured ε = {e:g}", (e, 1.02), xycoords=("data", "axes fraction"),
+            ha="center", fontsize=8, color="dimgray",
+        )  # fmt: skip
+    axes.set_ylim(-0.05, 1.05)
+    axes.set_xlabel("ε (cost-benefit margin)")
+    axes.set_ylabel("winning rate")
+    axes.set_title(title, fontsize=11, pad=16)
+    axes.grid(alpha=0.3)
+    axes.legend(loc="upper left", fontsize=8)
+    return _save(figure, path)
+
+
+def advantage_chart(results: Sequence[BaseScoringResult], path: Path, *, title: str) -> Path | None:
+    """Alt-test advantage probability per judge (bars, interval whiskers when present)."""
+    return score_bar_chart(
+        results, "advantage_probability", path, title=title, value_range=(0.0, 1.0)
+    )
+
+
+def annotator_advantage_chart(
+    results: Sequence[BaseScoringResult], path: Path, *, title: str
+) -> Path | None:
+    """Per annotator, the judge's advantage probability beside the annotator's, per judge."""
+    panels = [
+        (r.judge_id, r.metadata.get("per_annotator") or {})
+        for r in results
+        if r.metadata.get("per_annotator")
+    ]
+    if not panels:
+        return None
+    columns = min(len(panels), 2)
+    rows = math.ceil(len(panels) / columns)
+    width_per = max(len(p[1]) for p in panels)
+    figure = _figure(max(6.0, 3.0 + 1.0 * width_per) * columns / 1.4, 3.6 * rows)
+    for index, (judge, per_annotator) in enumerate(panels):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        names = list(per_annotator)
+        llm = [per_annotator[n]["llm_advantage_probability"] for n in names]
+        human = [per_annotator[n]["human_advantage_probability"] for n in names]
+        x = range(len(names))
+        axes.bar([i - 0.2 for i in x], llm, width=0.4, label="judge", color=_BAR)
+        axes.bar(
+            [i + 0.2 for i in x], human, width=0.4, label="left-out annotator", color="#DD8452"
+        )
+        axes.set_xticks(list(x), names, rotation=30 if len(names) > 4 else 0, ha="right"
+                        if len(names) > 4 else "center", fontsize=8)  # fmt: skip
+        axes.set_ylim(0, 1.1)
+        axes.set_ylabel("advantage probability")
+        axes.set_title(judge, fontsize=10)
+        axes.grid(axis="y", alpha=0.3)
+    handles, names = figure.axes[0].get_legend_handles_labels()
+    figure.legend(handles, names, loc="outside lower center", ncols=2, fontsize=8)
+    figure.suptitle(title, fontsize=11)
+    return _save(figure, path)
