@@ -1059,3 +1059,179 @@ def test_save_state_when_state_replace_fails_keeps_data_and_state_consistent(
     reloaded = MetaEvaluator(root, load=True).data
     assert reloaded is not None
     assert len(reloaded) == 4
+
+
+# ----- annotations and scoring -------------------------------------------------------------------
+
+
+def annotated_project(root: Path) -> MetaEvaluator:
+    """A saved project with one judge and one annotator imported (ids r1..r4)."""
+    evaluator = saved_project(root)
+    labels = "original_id,rejection\nr1,rejection\nr2,not rejection\nr3,rejection\n"
+    evaluator.add_external_judge_results(write(root.parent / "judge.csv", labels), "judge_x")
+    evaluator.add_external_annotation_results(write(root.parent / "alice.csv", labels), "alice")
+    return evaluator
+
+
+def test_annotation_id_not_in_the_data(tmp_path: Path) -> None:
+    evaluator = saved_project(tmp_path / "proj")
+    path = write(tmp_path / "alice.csv", "original_id,rejection\nr1,rejection\nr9,rejection\n")
+    before = snapshot(tmp_path / "proj")
+    with pytest.raises(IdError) as info:
+        evaluator.add_external_annotation_results(path, "alice")
+    exc = check(info, IdError, "alice.csv", "'r9'")
+    assert exc.row_id == "r9"
+    assert exc.path == path
+    assert_unchanged(tmp_path / "proj", before)
+
+
+def test_annotation_without_the_required_task(tmp_path: Path) -> None:
+    evaluator = saved_project(tmp_path / "proj")
+    path = write(tmp_path / "alice.csv", "original_id,other\nr1,x\n")
+    with pytest.raises(TaskError) as info:
+        evaluator.add_external_annotation_results(path, "alice")
+    assert check(info, TaskError, "alice.csv", "rejection").column == "rejection"
+
+
+@pytest.mark.parametrize("annotator_id", ["../x", "a/b", "CON", ".hidden", ""])
+def test_unsafe_annotator_id(tmp_path: Path, annotator_id: str) -> None:
+    evaluator = saved_project(tmp_path / "proj")
+    path = write(tmp_path / "alice.csv", "original_id,rejection\nr1,rejection\n")
+    before = snapshot(tmp_path / "proj")
+    with pytest.raises(UnsafeNameError) as info:
+        evaluator.add_external_annotation_results(path, annotator_id)
+    assert check(info, UnsafeNameError, "annotator_id").field == "annotator_id"
+    assert_unchanged(tmp_path / "proj", before)
+
+
+def test_annotation_before_data(tmp_path: Path) -> None:
+    evaluator = MetaEvaluator(tmp_path / "proj")
+    path = write(tmp_path / "alice.csv", "original_id,rejection\nr1,rejection\n")
+    with pytest.raises(ProjectError) as info:
+        evaluator.add_external_annotation_results(path, "alice")
+    check(info, ProjectError, "annotations")
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"task_names": ["a", "b"], "aggregation_name": "single"}, "single"),
+        ({"task_names": ["a"], "aggregation_name": "multitask"}, "multitask"),
+        ({"task_names": ["a"], "aggregation_name": "average"}, "aggregation_name"),
+        ({"task_names": ["a", "a"], "aggregation_name": "multitask"}, "task_names"),
+        (
+            {"task_names": ["a"], "aggregation_name": "single", "display_name": "../x"},
+            "display_name",
+        ),
+        (
+            {"task_names": ["a"], "aggregation_name": "single", "annotator_aggregation": "mean"},
+            "annotator_aggregation",
+        ),
+    ],
+)
+def test_metric_config_mistakes(options: dict[str, Any], field: str) -> None:
+    from meta_evaluator.errors import MetricConfigError
+    from meta_evaluator.scores import MetricConfig
+    from meta_evaluator.scores.metrics import AccuracyScorer
+
+    with pytest.raises(MetricConfigError) as info:
+        MetricConfig(scorer=AccuracyScorer(), **options)
+    check(info, MetricConfigError, "MetricConfig(accuracy)", field)
+
+
+def _scorer(name: str, *args: Any, **kwargs: Any) -> Any:
+    from meta_evaluator.scores import metrics
+
+    return getattr(metrics, name)(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs", "fragment"),
+    [
+        ("CohensKappaScorer", (), {"weights": "cubic"}, "'cubic'"),
+        ("AltTestScorer", (), {"epsilon": 1.5}, "1.5"),
+        ("AltTestScorer", (), {"q_fdr": 0}, "q_fdr"),
+        ("AltTestScorer", (), {"min_humans_per_instance": 1}, "min_humans_per_instance"),
+        ("AltTestScorer", (), {"scoring_function": "x"}, "'x'"),
+        ("KrippendorffAlphaScorer", ("bogus",), {}, "'bogus'"),
+        ("SemanticSimilarityScorer", (), {"batch_size": 0}, "batch_size"),
+    ],
+)
+def test_scorer_arguments_are_checked_at_once(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], fragment: str
+) -> None:
+    from meta_evaluator.errors import ScoringError
+
+    with pytest.raises(ScoringError) as info:
+        _scorer(name, *args, **kwargs)
+    check(info, ScoringError, name, fragment)
+
+
+def test_compare_with_an_unknown_task_writes_nothing(tmp_path: Path) -> None:
+    from meta_evaluator.errors import MetricConfigError
+    from meta_evaluator.scores import MetricConfig, MetricsConfig
+    from meta_evaluator.scores.metrics import AccuracyScorer
+
+    root = tmp_path / "proj"
+    evaluator = annotated_project(root)
+    before = snapshot(root)
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(
+                scorer=AccuracyScorer(), task_names=["rejection"], aggregation_name="single"
+            ),
+            MetricConfig(
+                scorer=AccuracyScorer(), task_names=["rejecton"], aggregation_name="single"
+            ),
+        ]
+    )
+    with pytest.raises(MetricConfigError) as info:
+        evaluator.compare_async(config)
+    check(info, MetricConfigError, "metrics[1]", "'rejecton'", "rejection")
+    assert_unchanged(root, before)
+
+
+def test_compare_without_annotations(tmp_path: Path) -> None:
+    from meta_evaluator.errors import ScoringError
+    from meta_evaluator.scores import MetricConfig, MetricsConfig
+    from meta_evaluator.scores.metrics import AccuracyScorer
+
+    root = tmp_path / "proj"
+    evaluator = saved_project(root)
+    labels = "original_id,rejection\nr1,rejection\n"
+    evaluator.add_external_judge_results(write(tmp_path / "judge.csv", labels), "judge_x")
+    before = snapshot(root)
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(
+                scorer=AccuracyScorer(), task_names=["rejection"], aggregation_name="single"
+            )
+        ]
+    )
+    with pytest.raises(ScoringError) as info:
+        evaluator.compare_async(config)
+    check(info, ScoringError, "human annotations", "add_external_annotation_results")
+    assert_unchanged(root, before)
+
+
+def test_compare_with_a_list_instead_of_metrics_config(tmp_path: Path) -> None:
+    from meta_evaluator.errors import MetricConfigError
+    from meta_evaluator.scores import MetricConfig
+    from meta_evaluator.scores.metrics import AccuracyScorer
+
+    evaluator = annotated_project(tmp_path / "proj")
+    metric = MetricConfig(
+        scorer=AccuracyScorer(), task_names=["rejection"], aggregation_name="single"
+    )
+    with pytest.raises(MetricConfigError) as info:
+        evaluator.compare_async([metric])  # type: ignore[arg-type]
+    check(info, MetricConfigError, "MetricsConfig", "list")
+
+
+def test_scoring_result_file_that_is_not_a_result(tmp_path: Path) -> None:
+    from meta_evaluator.scores import BaseScoringResult
+
+    path = write(tmp_path / "judge_result.json", '{"scores": {}}')
+    with pytest.raises(StateError) as info:
+        BaseScoringResult.load_state(path)
+    assert check(info, StateError, "judge_result.json").path == path

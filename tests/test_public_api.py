@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 
 import pytest
@@ -21,12 +22,130 @@ DOCUMENTED = [
     ("meta_evaluator.eval_task", "MultiLabelSchema"),
     ("meta_evaluator.judge", "Judge"),
     ("meta_evaluator.judge", "Prompt"),
+    ("meta_evaluator.scores", "BootstrapConfig"),
+    ("meta_evaluator.scores", "MetricConfig"),
+    ("meta_evaluator.scores", "MetricsConfig"),
+    ("meta_evaluator.scores.base_scorer", "BaseScorer"),
+    ("meta_evaluator.scores.base_scoring_result", "BaseScoringResult"),
+    ("meta_evaluator.scores.compare", "IncompleteScoresWarning"),
+    ("meta_evaluator.scores.enums", "TaskAggregationMode"),
+    ("meta_evaluator.scores.metrics", "AccuracyScorer"),
+    ("meta_evaluator.scores.metrics", "AltTestScorer"),
+    ("meta_evaluator.scores.metrics", "CohensKappaScorer"),
+    ("meta_evaluator.scores.metrics", "KrippendorffAlphaScorer"),
+    ("meta_evaluator.scores.metrics", "SemanticSimilarityScorer"),
+    ("meta_evaluator.scores.metrics", "TextSimilarityScorer"),
+    ("meta_evaluator.stats", "agreement"),
+    ("meta_evaluator.stats", "alt_test"),
+    ("meta_evaluator.stats", "bootstrap"),
+    ("meta_evaluator.stats.agreement", "cohens_kappa"),
+    ("meta_evaluator.stats.agreement", "fleiss_kappa"),
+    ("meta_evaluator.stats.agreement", "krippendorff_alpha"),
+    ("meta_evaluator.stats.alt_test", "alt_test"),
+    ("meta_evaluator.stats.alt_test", "benjamini_yekutieli"),
+    ("meta_evaluator.stats.alt_test", "one_sided_ttest"),
+    ("meta_evaluator.stats.bootstrap", "paired_bootstrap"),
 ]
+
+# Documented call signatures: (module, name) -> {parameter: default} (Parameter.empty = required).
+_REQUIRED = inspect.Parameter.empty
+DOCUMENTED_SIGNATURES: dict[tuple[str, str], dict[str, object]] = {
+    ("meta_evaluator.scores.metrics", "AltTestScorer"): {
+        "epsilon": 0.2,
+        "multiplicative_epsilon": False,
+        "q_fdr": 0.05,
+        "min_instances_per_human": 30,
+        "min_humans_per_instance": 2,
+        "scoring_function": None,
+    },
+    ("meta_evaluator.scores.metrics", "CohensKappaScorer"): {"weights": None},
+    ("meta_evaluator.scores.metrics", "KrippendorffAlphaScorer"): {
+        "level_of_measurement": "nominal"
+    },
+    ("meta_evaluator.stats.alt_test", "benjamini_yekutieli"): {"p_values": _REQUIRED, "q": 0.05},
+    ("meta_evaluator.stats.alt_test", "one_sided_ttest"): {
+        "differences": _REQUIRED,
+        "value": _REQUIRED,
+    },
+    ("meta_evaluator.stats.agreement", "cohens_kappa"): {
+        "a": _REQUIRED,
+        "b": _REQUIRED,
+        "weights": None,
+    },
+    ("meta_evaluator.stats.agreement", "fleiss_kappa"): {"table": _REQUIRED, "method": "fleiss"},
+    ("meta_evaluator.stats.agreement", "krippendorff_alpha"): {
+        "reliability_data": _REQUIRED,
+        "level_of_measurement": "nominal",
+    },
+    ("meta_evaluator.stats.bootstrap", "paired_bootstrap"): {
+        "statistic": _REQUIRED,
+        "n_resamples": 1000,
+        "confidence_level": 0.95,
+        "seed": 0,
+    },
+}
 
 
 @pytest.mark.parametrize(("module", "name"), DOCUMENTED)
 def test_documented_name_imports(module: str, name: str) -> None:
     assert getattr(importlib.import_module(module), name) is not None
+
+
+@pytest.mark.parametrize(("where", "expected"), list(DOCUMENTED_SIGNATURES.items()))
+def test_documented_signature(where: tuple[str, str], expected: dict[str, object]) -> None:
+    target = getattr(importlib.import_module(where[0]), where[1])
+    parameters = inspect.signature(target).parameters
+    for name, default in expected.items():
+        assert name in parameters, f"{where[1]} has no parameter {name!r}"
+        assert parameters[name].default == default, f"{where[1]}({name}=...)"
+    if where[1] == "paired_bootstrap":
+        assert list(parameters)[:2] == ["statistic", "samples"]
+        assert parameters["samples"].kind is inspect.Parameter.VAR_POSITIONAL
+
+
+def test_documented_configuration_defaults() -> None:
+    from meta_evaluator.scores import BootstrapConfig, MetricConfig
+    from meta_evaluator.scores.metrics import AccuracyScorer
+
+    boot = BootstrapConfig()
+    assert (boot.n_resamples, boot.confidence_level, boot.seed) == (1000, 0.95, 0)
+    metric = MetricConfig(scorer=AccuracyScorer(), task_names=["t"], aggregation_name="single")
+    assert metric.annotator_aggregation == "individual_average"
+    assert metric.display_name is None
+    assert metric.bootstrap is None
+
+
+def test_documented_scorer_names() -> None:
+    from meta_evaluator.scores import metrics
+
+    names = {
+        "AccuracyScorer": "accuracy",
+        "CohensKappaScorer": "cohens_kappa",
+        "AltTestScorer": "alt_test",
+        "TextSimilarityScorer": "text_similarity",
+        "SemanticSimilarityScorer": "semantic_similarity",
+        "KrippendorffAlphaScorer": "krippendorff_alpha",
+    }
+    for cls, name in names.items():
+        assert getattr(metrics, cls)().scorer_name == name
+
+
+def test_base_scorer_contract() -> None:
+    from meta_evaluator.scores.base_scorer import BaseScorer
+
+    assert BaseScorer.min_human_annotators == 1
+    parameters = list(inspect.signature(BaseScorer.compute_score_async).parameters)
+    assert parameters == [
+        "self",
+        "judge_data",
+        "human_data",
+        "task_name",
+        "judge_id",
+        "aggregation_mode",
+    ]
+    aggregate = inspect.signature(BaseScorer.aggregate_results).parameters
+    assert list(aggregate)[:3] == ["self", "results", "scores_dir"]
+    assert aggregate["unique_name"].default == ""
 
 
 def _isort_order(name: str) -> tuple[int, str]:

@@ -72,6 +72,9 @@ def parse_embeddings(answer: dict[str, Any], expected: int) -> list[list[float]]
             or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in vector)
         ):
             raise MalformedResponse(f"embeddings answer: data[{position}] is not a vector")
+        if not any(vector):
+            # no direction, so no similarity; some servers send zeros for a failed input
+            raise MalformedResponse(f"embeddings answer: data[{position}] is a zero vector")
         vectors[index] = [float(v) for v in vector]
     if any(v is None for v in vectors) or len({len(v or ()) for v in vectors}) != 1:
         raise MalformedResponse("embeddings answer: vectors missing or of different lengths")

@@ -31,6 +31,7 @@ from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
 from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.storage import check_safe_name
 
 __all__ = ["IncompleteScoresWarning", "ScoreTable", "compare"]
 
@@ -128,6 +129,7 @@ def _frames_by_owner(results: Any, owner: str, what: str) -> dict[str, pl.DataFr
                 f"compare: {what} must be result objects (or polars frames keyed by id); got "
                 f"{type(value).__name__}."
             )
+        check_safe_name(ident, field=owner)  # it names a file under scores/
         if "outcome" not in frame.columns or "original_id" not in frame.columns:
             raise ScoringError(
                 f"compare: {what} of {ident!r} have no 'original_id' and 'outcome' columns."

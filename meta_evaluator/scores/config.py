@@ -62,6 +62,17 @@ class MetricConfig(ConfigModel):
             data["aggregation_name"] = data.pop("task_strategy")  # name in the 0.3 docs
         super().__init__(**data)
 
+    @field_validator("scorer")
+    @classmethod
+    def _safe_scorer_name(cls, value: BaseScorer) -> BaseScorer:
+        name = getattr(value, "scorer_name", None)
+        if not isinstance(name, str):
+            raise ValueError(
+                "the scorer has no scorer_name; call super().__init__(scorer_name=...)"
+            )
+        check_safe_name(name, field="scorer_name")  # it names the folder under scores/
+        return value
+
     @field_validator("task_names")
     @classmethod
     def _distinct_tasks(cls, value: list[str]) -> list[str]:

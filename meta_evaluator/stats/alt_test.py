@@ -275,6 +275,10 @@ def advantage_interval(
     result: AltTestResult, *, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0
 ) -> tuple[float | None, float | None]:
     """Bootstrap interval of the advantage probability, resampling the kept instances."""
+    function = "advantage_interval"
+    check_interval(function, "n_resamples", n_resamples, 1, float("inf"), closed="left",
+                   integer=True)  # fmt: skip
+    check_interval(function, "confidence_level", confidence_level, 0.0, 1.0)
     values = [
         advantage_under_weights(result, weights)
         for weights in weight_chunks(result.llm_wins.shape[0], n_resamples, seed)

@@ -119,7 +119,7 @@ def paired_bootstrap(
     n = check_same_length(function, **{f"samples[{i}]": s for i, s in enumerate(samples)})
     if n == 0:
         raise ScoringError(f"{function}: the samples are empty.")
-    arrays = [np.asarray(s) for s in samples]
+    arrays = [_items(s) for s in samples]
     idx = resample_indices(n, n_resamples, seed)
     if vectorized is None:
         vectorized = _takes_axis(statistic)
@@ -130,6 +130,17 @@ def paired_bootstrap(
             [_number(statistic(*(a[row] for a in arrays))) for row in idx], dtype=np.float64
         )
     return percentile_interval(raw.reshape(n_resamples), confidence_level)
+
+
+def _items(sample: Sequence[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The sample as an array indexed by item; ragged items (label lists) stay objects."""
+    try:
+        return np.asarray(sample)
+    except ValueError:  # e.g. multi-label answers of different lengths
+        items = np.empty(len(sample), dtype=object)
+        for i, value in enumerate(sample):
+            items[i] = value
+        return items
 
 
 def _takes_axis(function: Callable[..., Any]) -> bool:

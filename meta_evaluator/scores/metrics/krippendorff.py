@@ -75,7 +75,10 @@ class KrippendorffAlphaScorer(LabelScorer):
                 "alpha_humans": _alpha(weights, humans_only, k, distance),
             }
 
-        return alphas, {"level_of_measurement": self.level_of_measurement}
+        metadata: dict[str, Any] = {"level_of_measurement": self.level_of_measurement}
+        if len(items.humans) < 2:
+            metadata["alpha_humans_undefined"] = "a single human annotator: nothing to compare"
+        return alphas, metadata
 
 
 def _unit_coincidences(codes: npt.NDArray[np.int64], k: int) -> FloatArray:

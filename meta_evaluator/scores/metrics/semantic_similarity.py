@@ -116,7 +116,9 @@ class SemanticSimilarityScorer(SimilarityScorer):
                 http, base_url=self.base_url, api_key=key, timeout=self.timeout
             )
 
-            async def one(batch: list[str]) -> None:
+            failures: list[ScoringError] = []
+
+            async def one(batch: list[str], scope: anyio.CancelScope) -> None:
                 async with limiter:
                     try:
                         vectors = await call_with_retries(
@@ -127,16 +129,22 @@ class SemanticSimilarityScorer(SimilarityScorer):
                             describe=lambda: f"embeddings {client.url}",
                         )
                     except (CallFailed, EndpointRejected, MalformedResponse) as exc:
-                        raise ScoringError(
+                        failure = ScoringError(
                             f"semantic_similarity: embedding {len(batch)} text(s) at "
                             f"{client.url} with model {self.model!r} failed: {exc}"
-                        ) from exc
+                        )
+                        failure.__cause__ = exc
+                        failures.append(failure)
+                        scope.cancel()  # the other batches cannot make the scores whole
+                        return
                 for text, vector in zip(batch, vectors, strict=True):
                     self._cache[text] = np.asarray(vector, dtype=np.float64)
 
             async with anyio.create_task_group() as group:
                 for batch in batches:
-                    group.start_soon(one, batch)
+                    group.start_soon(one, batch, group.cancel_scope)
+            if failures:
+                raise failures[0]
 
     def similarity_matrix(self, items: Items) -> FloatArray:
         """Cosine similarity of the judge's and each human's embedding per item."""

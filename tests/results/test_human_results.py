@@ -1,0 +1,298 @@
+"""Importing human annotations: ids keep the data's dtype, labels are checked like a judge's."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.data import DataLoader
+from meta_evaluator.errors import (
+    ColumnError,
+    IdError,
+    MetaEvaluatorError,
+    ProjectError,
+    TaskError,
+    UnsafeNameError,
+)
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.results.human_results import HumanAnnotationResults
+
+INT_IDS = [42, 7, 1000, 3]
+STR_IDS = ["q-42", "q-7", "q-1000", "q-3"]
+COLUMNS = {
+    "original_id",
+    "annotator_id",
+    "run_id",
+    "outcome",
+    "status",
+    "error_message",
+    "timestamp",
+    "rejection",
+    "harm",
+    "note",
+}
+
+
+def task() -> EvalTask:
+    return EvalTask(
+        task_schemas={
+            "rejection": ["rejection", "not rejection"],
+            "harm": ["low", "high"],
+            "note": None,
+        },
+        prompt_columns=None,
+        response_columns=["response"],
+    )
+
+
+def project(root: Path, ids: list[Any]) -> MetaEvaluator:
+    evaluator = MetaEvaluator(root)
+    frame = pl.DataFrame({"qid": ids, "response": [f"r{i}" for i in range(len(ids))]})
+    evaluator.add_data(DataLoader.load_from_dataframe("d", frame, "qid"))
+    evaluator.add_eval_task(task())
+    return evaluator
+
+
+def rows(ids: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "original_id": i,
+            "rejection": ["rejection", "not rejection"][k % 2],
+            "harm": ["low", "high"][k // 2 % 2],
+            "note": f"note {k}",
+        }
+        for k, i in enumerate(ids)
+    ]
+
+
+def write(path: Path, records: list[dict[str, Any]], id_dtype: Any = None) -> Path:
+    frame = pl.DataFrame(records)
+    if id_dtype is not None:
+        frame = frame.with_columns(pl.col("original_id").cast(id_dtype))
+    suffix = path.suffix
+    if suffix == ".csv":
+        frame.write_csv(path)
+    elif suffix == ".json":
+        path.write_text(json.dumps(records))
+    elif suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    else:
+        frame.write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".jsonl", ".parquet"])
+@pytest.mark.parametrize("id_kind", ["int", "str"])
+def test_import_keeps_the_data_id_dtype(tmp_path: Path, suffix: str, id_kind: str) -> None:
+    ids = INT_IDS if id_kind == "int" else STR_IDS
+    evaluator = project(tmp_path / "p", ids)
+    records = rows(ids[:3])
+    path = write(tmp_path / f"alice{suffix}", records)
+    result = evaluator.add_external_annotation_results(path, "alice")
+    assert isinstance(result, HumanAnnotationResults)
+    assert result.annotator_id == "alice"
+    data = result.results_data
+    assert set(data.columns) == COLUMNS
+    assert data.schema["original_id"] == (pl.Int64 if id_kind == "int" else pl.String)
+    assert data["original_id"].to_list() == ids[:3]
+    assert data["annotator_id"].to_list() == ["alice"] * 3
+    assert data["outcome"].to_list() == ["valid"] * 3
+    assert data["status"].to_list() == ["success"] * 3
+    assert data["rejection"].to_list() == [r["rejection"] for r in records]
+    assert data["note"].to_list() == [r["note"] for r in records]
+    assert result.counts() == {"valid": 3, "invalid": 0}
+    # on disk and back, ids unchanged in value and dtype
+    stored = evaluator.project_dir / "annotations" / result.run_id / "alice.parquet"
+    assert pl.read_parquet(stored).schema["original_id"] == data.schema["original_id"]
+    again = evaluator.load_all_human_results()["alice"]
+    assert again.run_id == result.run_id
+    assert again.results_data.equals(data)
+
+
+def test_parquet_with_int32_ids_takes_the_data_dtype(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = write(tmp_path / "a.parquet", rows(INT_IDS), id_dtype=pl.Int32)
+    data = evaluator.add_external_annotation_results(path, "alice").results_data
+    assert data.schema["original_id"] == pl.Int64
+    assert data["original_id"].to_list() == INT_IDS
+
+
+def test_text_ids_that_look_like_integers(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = write(
+        tmp_path / "a.json",
+        [{**r, "original_id": str(r["original_id"])} for r in rows(INT_IDS[:2])],
+    )
+    data = evaluator.add_external_annotation_results(path, "alice").results_data
+    assert data["original_id"].to_list() == INT_IDS[:2]
+    assert data.schema["original_id"] == pl.Int64
+    bad = write(tmp_path / "b.json", [{**rows(INT_IDS[:1])[0], "original_id": "0042"}])
+    with pytest.raises(ColumnError, match="original_id"):
+        evaluator.add_external_annotation_results(bad, "bob")
+
+
+def test_another_id_column(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", STR_IDS)
+    records = [{"item": r.pop("original_id"), **r} for r in rows(STR_IDS[:2])]
+    path = write(tmp_path / "a.csv", records)
+    data = evaluator.add_external_annotation_results(path, "alice", id_column="item").results_data
+    assert data["original_id"].to_list() == STR_IDS[:2]
+
+
+@pytest.mark.parametrize(("id_kind", "stray"), [("int", 99), ("str", "q-99")])
+def test_ids_not_in_the_data(tmp_path: Path, id_kind: str, stray: Any) -> None:
+    ids = INT_IDS if id_kind == "int" else STR_IDS
+    evaluator = project(tmp_path / "p", ids)
+    path = write(tmp_path / "a.csv", rows([ids[0], stray, ids[1]]))
+    with pytest.raises(IdError) as info:
+        evaluator.add_external_annotation_results(path, "alice")
+    assert type(info.value) is IdError
+    assert repr(stray) in str(info.value) or str(stray) in str(info.value)
+    assert info.value.row_id == stray
+    assert "a.csv" in str(info.value)
+    assert evaluator.load_all_human_results() == {}
+
+
+def test_missing_required_task_column(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = write(
+        tmp_path / "a.csv", [{k: v for k, v in r.items() if k != "harm"} for r in rows(INT_IDS)]
+    )
+    with pytest.raises(TaskError, match="harm") as info:
+        evaluator.add_external_annotation_results(path, "alice")
+    assert type(info.value) is TaskError
+    assert info.value.column == "harm"
+    assert evaluator.load_all_human_results() == {}
+
+
+def test_free_text_task_column_may_be_absent(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = write(
+        tmp_path / "a.csv", [{k: v for k, v in r.items() if k != "note"} for r in rows(INT_IDS)]
+    )
+    data = evaluator.add_external_annotation_results(path, "alice").results_data
+    assert data["outcome"].to_list() == ["valid"] * 4
+    assert data["note"].to_list() == [None] * 4
+
+
+@pytest.mark.parametrize("annotator_id", ["../alice", "a/b", "", ".hidden", "CON", "al ice"])
+def test_unsafe_annotator_id(tmp_path: Path, annotator_id: str) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = write(tmp_path / "a.csv", rows(INT_IDS))
+    with pytest.raises(UnsafeNameError) as info:
+        evaluator.add_external_annotation_results(path, annotator_id)
+    assert type(info.value) is UnsafeNameError
+    assert info.value.field == "annotator_id"
+    assert not (evaluator.project_dir / "annotations").exists() or not any(
+        (evaluator.project_dir / "annotations").rglob("*")
+    )
+
+
+def test_unsafe_run_id(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = write(tmp_path / "a.csv", rows(INT_IDS))
+    with pytest.raises(UnsafeNameError) as info:
+        evaluator.add_external_annotation_results(path, "alice", run_id="../run")
+    assert info.value.field == "run_id"
+
+
+def test_invalid_labels_are_kept_as_invalid(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    records = rows(INT_IDS)
+    records[1]["harm"] = "extreme"  # not allowed
+    records[2]["rejection"] = None  # required task missing
+    records[3]["rejection"] = "REJECTION"  # allowed after normalising
+    path = write(tmp_path / "a.json", records)
+    result = evaluator.add_external_annotation_results(path, "alice")
+    data = result.results_data
+    assert data["outcome"].to_list() == ["valid", "invalid", "invalid", "valid"]
+    assert data["status"][1] == "label_not_allowed"
+    assert data["status"][2] != "success"
+    assert "harm" in data["error_message"][1]
+    assert data["harm"][1] is None
+    assert data["rejection"][3] == "rejection"
+    assert result.counts() == {"valid": 2, "invalid": 2}
+    assert result.valid_rows()["original_id"].to_list() == [INT_IDS[0], INT_IDS[3]]
+    assert len(result) == 4
+    assert "alice" in repr(result)
+
+
+def test_latest_import_wins(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    first = write(tmp_path / "first.csv", rows(INT_IDS[:2]))
+    second = write(tmp_path / "second.csv", rows(INT_IDS[1:]))
+    # run ids that sort the other way round than time: the time decides, not the name
+    evaluator.add_external_annotation_results(first, "alice", run_id="run_zzz")
+    evaluator.add_external_annotation_results(write(tmp_path / "bob.csv", rows(INT_IDS)), "bob")
+    time.sleep(0.01)
+    latest = evaluator.add_external_annotation_results(second, "alice", run_id="run_aaa")
+    found = evaluator.load_all_human_results()
+    assert list(found) == ["alice", "bob"]
+    assert found["alice"].run_id == "run_aaa" == latest.run_id
+    assert found["alice"].results_data["original_id"].to_list() == INT_IDS[1:]
+    evaluator.save_state()
+    reloaded = MetaEvaluator(evaluator.project_dir, load=True)
+    assert reloaded.load_all_human_results()["alice"].run_id == "run_aaa"
+
+
+def test_annotations_survive_reloading_the_project(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    evaluator.add_external_annotation_results(write(tmp_path / "a.parquet", rows(INT_IDS)), "alice")
+    evaluator.save_state()
+    loaded = MetaEvaluator(tmp_path / "p", load=True)
+    found = loaded.load_all_human_results()
+    assert list(found) == ["alice"]
+    assert found["alice"].results_data.schema["original_id"] == pl.Int64
+
+
+def test_no_annotations_yet(tmp_path: Path) -> None:
+    assert project(tmp_path / "p", INT_IDS).load_all_human_results() == {}
+
+
+@pytest.mark.parametrize("missing", ["data", "task", "both"])
+def test_importing_before_data_and_task(tmp_path: Path, missing: str) -> None:
+    evaluator = MetaEvaluator(tmp_path / "p")
+    if missing == "task":
+        frame = pl.DataFrame({"qid": INT_IDS, "response": ["r"] * 4})
+        evaluator.add_data(DataLoader.load_from_dataframe("d", frame, "qid"))
+    if missing == "data":
+        evaluator.add_eval_task(task())
+    path = write(tmp_path / "a.csv", rows(INT_IDS))
+    with pytest.raises(ProjectError) as info:
+        evaluator.add_external_annotation_results(path, "alice")
+    assert type(info.value) is ProjectError
+    assert isinstance(info.value, MetaEvaluatorError)
+    assert "annotations" in str(info.value)
+    assert not (tmp_path / "p" / "annotations").exists() or not any(
+        (tmp_path / "p" / "annotations").rglob("*")
+    )
+
+
+def test_repeated_and_null_ids(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    twice = write(tmp_path / "twice.csv", rows([INT_IDS[0], INT_IDS[0], INT_IDS[1]]))
+    with pytest.raises(IdError, match="repeats") as info:
+        evaluator.add_external_annotation_results(twice, "alice")
+    assert "42" in str(info.value)
+    null = tmp_path / "null.csv"
+    null.write_text("original_id,rejection,harm\n42,rejection,low\n,rejection,low\n")
+    with pytest.raises(IdError, match="null"):
+        evaluator.add_external_annotation_results(null, "alice")
+    assert evaluator.load_all_human_results() == {}
+
+
+def test_labels_are_normalised_like_a_judges(tmp_path: Path) -> None:
+    evaluator = project(tmp_path / "p", INT_IDS)
+    path = tmp_path / "a.csv"
+    path.write_text("original_id,rejection,harm,note\n42,Rejection ,  HIGH,  kept as text \n")
+    data = evaluator.add_external_annotation_results(path, "alice").results_data
+    assert data["outcome"].to_list() == ["valid"]
+    assert data["rejection"].to_list() == ["rejection"]
+    assert data["harm"].to_list() == ["high"]
+    assert data["note"][0].strip() == "kept as text"
