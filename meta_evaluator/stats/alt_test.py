@@ -94,8 +94,8 @@ class AltTestResult:
 
 
 def alt_test(
-    human_annotations: Mapping[Hashable, Mapping[Hashable, Any]],
-    llm_annotations: Mapping[Hashable, Any],
+    human_annotations: Mapping[Any, Mapping[Any, Any]],
+    llm_annotations: Mapping[Any, Any],
     *,
     epsilon: float = 0.2,
     multiplicative_epsilon: bool = False,

@@ -20,6 +20,7 @@ from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats._checks import check_interval, check_same_length
 
 __all__ = [
+    "index_chunks",
     "paired_bootstrap",
     "percentile_interval",
     "resample_indices",
@@ -44,6 +45,17 @@ def resample_weights(n_items: int, n_resamples: int, seed: int) -> npt.NDArray[n
     return counts.reshape(n_resamples, n_items).astype(np.float64)
 
 
+def index_chunks(
+    n_items: int, n_resamples: int, seed: int, *, max_cells: int = CHUNK_CELLS
+) -> Iterator[npt.NDArray[np.int64]]:
+    """`resample_indices` in consecutive blocks of resamples (same numbers, bounded memory)."""
+    rng = np.random.default_rng(seed)
+    step = max(1, max_cells // max(n_items, 1))
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        yield rng.integers(0, n_items, size=(rows, n_items))
+
+
 def weight_chunks(
     n_items: int, n_resamples: int, seed: int, *, max_cells: int = CHUNK_CELLS
 ) -> Iterator[npt.NDArray[np.float64]]:
@@ -52,11 +64,8 @@ def weight_chunks(
     The blocks stacked equal `resample_weights(n_items, n_resamples, seed)`: the generator
     draws the same numbers in the same order.
     """
-    rng = np.random.default_rng(seed)
-    step = max(1, max_cells // max(n_items, 1))
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        idx = rng.integers(0, n_items, size=(rows, n_items))
+    for idx in index_chunks(n_items, n_resamples, seed, max_cells=max_cells):
+        rows = idx.shape[0]
         offset = idx + (np.arange(rows) * n_items)[:, None]
         counts = np.bincount(offset.ravel(), minlength=rows * n_items)
         yield counts.reshape(rows, n_items).astype(np.float64)
@@ -120,16 +129,21 @@ def paired_bootstrap(
     if n == 0:
         raise ScoringError(f"{function}: the samples are empty.")
     arrays = [_items(s) for s in samples]
-    idx = resample_indices(n, n_resamples, seed)
     if vectorized is None:
         vectorized = _takes_axis(statistic)
-    if vectorized:
-        raw = np.asarray(statistic(*(a[idx] for a in arrays), axis=-1), dtype=np.float64)
-    else:
-        raw = np.array(
-            [_number(statistic(*(a[row] for a in arrays))) for row in idx], dtype=np.float64
-        )
-    return percentile_interval(raw.reshape(n_resamples), confidence_level)
+    parts = []
+    for idx in index_chunks(n, n_resamples, seed):
+        if vectorized:
+            values = statistic(*(a[idx] for a in arrays), axis=-1)
+            parts.append(np.asarray(values, dtype=np.float64).reshape(idx.shape[0]))
+        else:
+            parts.append(
+                np.array(
+                    [_number(statistic(*(a[row] for a in arrays))) for row in idx],
+                    dtype=np.float64,
+                )
+            )
+    return percentile_interval(np.concatenate(parts), confidence_level)
 
 
 def _items(sample: Sequence[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -22,9 +22,9 @@ ANNOTATOR_AGGREGATIONS = ("individual_average", "majority_vote")
 
 def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
     """Ids with a judge label and at least one human label, sorted (the items scored)."""
-    judge = judge_data.filter(pl.col("label").is_not_null()).select("original_id").unique()
-    human = human_data.filter(pl.col("label").is_not_null()).select("original_id").unique()
-    return judge.join(human, on="original_id").get_column("original_id").sort()
+    judge = judge_data.filter(pl.col("label").is_not_null()).get_column("original_id")
+    human = human_data.filter(pl.col("label").is_not_null()).get_column("original_id")
+    return judge.filter(judge.is_in(human.implode())).unique().sort()
 
 
 class LabelScorer(BaseScorer):

@@ -34,13 +34,28 @@ class Items:
 
     @classmethod
     def build(cls, judge_data: pl.DataFrame, human_data: pl.DataFrame, ids: pl.Series) -> Items:
-        """Lay out `judge_data` and `human_data` on the items `ids` (in that order)."""
-        base = pl.DataFrame({"original_id": ids})
+        """Lay out `judge_data` and `human_data` on the items `ids` (sorted, unique).
+
+        Each frame holds at most one label per id (one judge, or one annotator), as results
+        do; ids not among `ids` are left out.
+        """
+        n = ids.len()
 
         def on_items(frame: pl.DataFrame) -> pl.Series:
-            one = frame.select("original_id", "label").unique("original_id", keep="first")
-            joined = base.join(one, on="original_id", how="left", maintain_order="left")
-            return joined.get_column("label")
+            # Sorted ids let positions come from a binary search instead of a hash join.
+            found = frame.get_column("original_id")
+            position = ids.search_sorted(found)
+            inside = position < n
+            position, found = position.filter(inside), found.filter(inside)
+            match = ids.gather(position) == found
+            labels = frame.get_column("label").filter(inside).filter(match)
+            if isinstance(labels.dtype, pl.List | pl.Array | pl.Struct | pl.Object):
+                # scatter takes flat dtypes only: place nested labels through a join
+                placed = pl.DataFrame({"position": position.filter(match), "label": labels})
+                slots = pl.DataFrame({"position": pl.Series(range(n), dtype=position.dtype)})
+                return slots.join(placed, on="position", how="left", maintain_order="left")["label"]
+            out = pl.Series("label", [], dtype=labels.dtype).extend_constant(None, n)
+            return out.scatter(position.filter(match), labels)
 
         humans = sorted(human_data.get_column("human_id").unique().to_list())
         by_human = human_data.partition_by("human_id", as_dict=True, include_key=False)
