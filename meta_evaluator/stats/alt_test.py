@@ -198,7 +198,8 @@ def alt_test_table(
     llm_present = np.array([not is_missing(v) for v in llm_labels], dtype=bool)
     kept = llm_present & (present.sum(axis=1) >= min_humans_per_instance)
 
-    epsilons = sorted({*EPSILON_GRID, float(epsilon)})
+    epsilon = _on_grid(float(epsilon))
+    epsilons = sorted({*EPSILON_GRID, epsilon})
     keys = [epsilon_key(e) for e in epsilons]
     tested: list[int] = []
     skipped: dict[str, int] = {}
@@ -297,6 +298,14 @@ def advantage_under_weights(result: AltTestResult, weights: FloatArray) -> Float
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows stay NaN
         return np.asarray(np.nanmean(rho, axis=1), dtype=np.float64)
+
+
+def _on_grid(epsilon: float) -> float:
+    """The grid's own value for an epsilon within 1e-9 of it (0.1 + 0.05 is 0.15)."""
+    for point in EPSILON_GRID:
+        if abs(epsilon - point) < 1e-9:
+            return point
+    return epsilon
 
 
 def choose_scoring_function(labels: Sequence[Any]) -> ScoringFunction:
