@@ -12,7 +12,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,11 +38,17 @@ class BaseScorer(ABC):
     min_human_annotators: int = 1
     """Fewest human annotators the scorer needs; compare reports a judge with fewer as failed."""
 
-    data_columns: ClassVar[Sequence[str]] = ()
+    data_columns: Sequence[str] = ()
     """Evaluation-data columns that compare joins onto `judge_data` for this scorer."""
+
+    optional_data_columns: Sequence[str] = ()
+    """Evaluation-data columns joined onto `judge_data` when the data has them."""
 
     include_invalid: bool = False
     """Whether `judge_data` also holds invalid rows (with `outcome` and the raw response)."""
+
+    reference_task: str | None = None
+    """The humans' task every judge task is compared with (None: the same task)."""
 
     def __init__(self, scorer_name: str) -> None:
         self.scorer_name = scorer_name

@@ -162,8 +162,15 @@ def _check_config(
     known = list(task.task_names) if task is not None else None
     for i, metric in enumerate(config.metrics):
         where = f"metrics[{i}] ({metric.get_unique_name()})"
+        reference = metric.scorer.reference_task
+        if reference is not None and metric.aggregation_mode is TaskAggregationMode.MULTILABEL:
+            problems.append(
+                f"{where}: scorer {metric.scorer.scorer_name!r} compares each task with the "
+                f"humans' {reference!r}; use 'single' or 'multitask', not 'multilabel'"
+            )
         if known is not None:
-            unknown = [t for t in metric.task_names if t not in known]
+            unknown = [t for t in [*metric.task_names, *([reference] if reference else [])]
+                       if t not in known]  # fmt: skip
             if unknown:
                 problems.append(f"{where}: unknown task(s) {unknown}; the task has {known}")
                 continue
@@ -279,9 +286,13 @@ def _prepare(
     judge_data = judge_frame(
         frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid
     )
-    human_data = human_frame(humans, tasks, mode)
-    if scorer.data_columns:
-        judge_data = _join_data(judge_data, data, list(scorer.data_columns), scorer)
+    reference = scorer.reference_task
+    human_data = human_frame(humans, [reference] if reference else tasks, mode)
+    columns = list(scorer.data_columns)
+    if data is not None:
+        columns += [c for c in scorer.optional_data_columns if c in data.data.columns]
+    if columns:
+        judge_data = _join_data(judge_data, data, list(dict.fromkeys(columns)), scorer)
     needed = scorer.min_human_annotators
     if needed > 0:
         have = human_data.get_column("human_id").n_unique()

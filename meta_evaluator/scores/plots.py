@@ -24,6 +24,7 @@ __all__ = [
     "advantage_chart",
     "annotator_advantage_chart",
     "score_bar_chart",
+    "strength_chart",
     "winning_rate_chart",
 ]
 
@@ -191,4 +192,52 @@ def annotator_advantage_chart(
     handles, names = figure.axes[0].get_legend_handles_labels()
     figure.legend(handles, names, loc="outside lower center", ncols=2, fontsize=8)
     figure.suptitle(title, fontsize=11)
+    return _save(figure, path)
+
+
+def strength_chart(rows: Sequence[dict[str, Any]], path: Path, *, title: str) -> Path | None:
+    """Strength per trait (rows) and judge (bars), strongest trait on top, interval whiskers.
+
+    `rows` are trait-table rows: `trait`, `judge`, `strength`, `low_2.5`, `high_97.5`.
+    """
+    defined = [r for r in rows if _defined(r.get("strength"))]
+    if not defined:
+        return None
+    judges = list(dict.fromkeys(r["judge"] for r in defined))
+    best: dict[str, float] = {}
+    for r in defined:
+        best[r["trait"]] = max(best.get(r["trait"], -2.0), float(r["strength"]))
+    traits = sorted(best, key=lambda t: best[t])  # strongest ends on top
+    height = 0.8 / len(judges)
+    figure = _figure(8.0, 1.4 + 0.5 * len(traits) * max(1, len(judges)) ** 0.5)
+    axes = figure.add_subplot()
+    colours = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860"]
+    for j, judge in enumerate(judges):
+        for t, trait in enumerate(traits):
+            row = next((r for r in defined if r["judge"] == judge and r["trait"] == trait), None)
+            if row is None:
+                continue
+            y = t - 0.4 + height * (j + 0.5)
+            value = float(row["strength"])
+            axes.barh(
+                y, value, height=height * 0.9, color=colours[j % len(colours)],
+                label=judge if t == 0 or trait == traits[0] else None,
+            )  # fmt: skip
+            low, high = row.get("low_2.5"), row.get("high_97.5")
+            if _defined(low) and _defined(high):
+                axes.errorbar(
+                    value, y, xerr=[[max(value - low, 0.0)], [max(high - value, 0.0)]],
+                    fmt="none", ecolor="black", capsize=3, linewidth=1,
+                )  # fmt: skip
+    axes.set_yticks(range(len(traits)), [t.replace("_", " ") for t in traits], fontsize=9)
+    axes.axvline(0.0, color="black", linewidth=0.8)
+    axes.set_xlim(-1.0, 1.0)
+    axes.set_xlabel("strength (whiskers: 2.5-97.5 percentile interval)")
+    axes.set_title(title, fontsize=11)
+    axes.grid(axis="x", alpha=0.3)
+    axes.set_axisbelow(True)
+    handles, names = axes.get_legend_handles_labels()
+    unique = dict(zip(names, handles, strict=True))
+    figure.legend(list(unique.values()), list(unique), loc="outside lower center",
+                  ncols=min(len(unique), 4), fontsize=8)  # fmt: skip
     return _save(figure, path)

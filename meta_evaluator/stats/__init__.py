@@ -1,10 +1,18 @@
 """Pure statistics behind every scorer: plain sequences in, numbers out, no I/O.
 
 Modules: `classification` (accuracy, precision, recall, F1), `agreement` (Cohen's and Fleiss'
-kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test), `text` (difflib
-similarity) and `bootstrap` (paired percentile intervals). Undefined values are None.
+kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test), `preference`
+(pairwise preference votes: relevance, strength), `text` (difflib similarity) and `bootstrap`
+(paired percentile intervals). Undefined values are None.
 """
 
-from meta_evaluator.stats import agreement, alt_test, bootstrap, classification, text
+from meta_evaluator.stats import (
+    agreement,
+    alt_test,
+    bootstrap,
+    classification,
+    preference,
+    text,
+)
 
-__all__ = ["agreement", "alt_test", "bootstrap", "classification", "text"]
+__all__ = ["agreement", "alt_test", "bootstrap", "classification", "preference", "text"]

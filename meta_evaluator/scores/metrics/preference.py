@@ -1,0 +1,372 @@
+"""PreferenceScorer: how strongly do human preferences reward what a judge votes for?
+
+A judge asked "which response shows trait T more?" votes text_a, text_b or tie on each pair;
+the human preference is the reference. Strength (METRICS.md A) says how much the preferences
+follow the trait: near +1 the humans pick what shows T, near -1 they avoid it, near 0 T does
+not explain them. With one task per trait (multitask) the result is a table of traits ranked
+by strength, written beside the JSON results.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._items import Items
+from meta_evaluator.stats.preference import (
+    AGREE,
+    DISAGREE,
+    NOT_APPLICABLE,
+    annotator_metrics,
+    dataset_statistics,
+    metrics_from_counts,
+    normalize_vote,
+    strength_interval,
+)
+from meta_evaluator.storage import atomic_write_text
+
+__all__ = ["PreferenceScorer"]
+
+SCORE_KEYS = ("relevance", "accuracy", "cohens_kappa", "cohens_kappa_estimated", "strength")
+FloatArray = npt.NDArray[np.float64]
+
+
+class PreferenceScorer(BaseScorer):
+    """Relevance, accuracy, kappa and strength of a judge's pairwise votes against humans'.
+
+    Score keys: `relevance`, `accuracy`, `cohens_kappa` (chance agreement fixed at
+    `chance_agreement`), `cohens_kappa_estimated`, `strength`. Metadata: the counts,
+    `p_value`, `strength_interval` (percentiles 2.5/5/95/97.5 of the seeded multinomial
+    procedure), `per_human`, `per_group` (with `group_by`), `dataset_statistics` (when the data
+    has the text columns). With several humans, `individual_average` averages the metrics
+    against each; `majority_vote` compares with the majority preference (a tie is no vote).
+
+    Args:
+        chance_agreement: p_e of cohens_kappa and strength, in (0, 1).
+        reference_task: The humans' task holding their preference, when it differs from the
+            judge's task (one judge task per trait, one human preference).
+        group_by: A data column; every metric is also computed per value of it.
+        text_columns: The data columns of the two texts, for the dataset statistics.
+        n_resamples: Draws of `strength_interval`.
+        seed: Seed of `strength_interval`.
+    """
+
+    include_invalid = True  # an unusable vote is "not applicable", as in Feedback Forensics
+
+    def __init__(
+        self,
+        chance_agreement: float = 0.5,
+        *,
+        reference_task: str | None = None,
+        group_by: str | None = None,
+        text_columns: tuple[str, str] = ("text_a", "text_b"),
+        n_resamples: int = 10000,
+        seed: int = 0,
+    ) -> None:
+        problems = []
+        if (
+            isinstance(chance_agreement, bool)
+            or not isinstance(chance_agreement, int | float)
+            or not 0 < chance_agreement < 1
+        ):
+            problems.append(f"chance_agreement must be in (0, 1); got {chance_agreement!r}")
+        if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+            problems.append(f"n_resamples must be an integer >= 1; got {n_resamples!r}")
+        for name, value in (("reference_task", reference_task), ("group_by", group_by)):
+            if value is not None and (not isinstance(value, str) or not value):
+                problems.append(f"{name} must be a name or None; got {value!r}")
+        if (
+            not isinstance(text_columns, tuple | list)
+            or len(text_columns) != 2
+            or not all(isinstance(c, str) for c in text_columns)
+        ):
+            problems.append(f"text_columns must be two column names; got {text_columns!r}")
+        if problems:
+            raise ScoringError("PreferenceScorer: " + "; ".join(problems) + ".")
+        super().__init__(scorer_name="preference")
+        self.chance_agreement = float(chance_agreement)
+        self.reference_task = reference_task
+        self.group_by = group_by
+        self.text_columns = (str(text_columns[0]), str(text_columns[1]))
+        self.n_resamples = n_resamples
+        self.seed = seed
+        self.data_columns = (group_by,) if group_by else ()
+        self.optional_data_columns = self.text_columns
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """Pairwise votes: text labels (`text_a`, `text_b`, `a`, `b`, `tie` ...)."""
+        return isinstance(sample_label, str)
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        annotator_aggregation: str = "individual_average",
+    ) -> BaseScoringResult:
+        """Compare the judge's votes with the human preferences on the pairs both have.
+
+        Raises:
+            ScoringError: No pair has both a judge row and a human preference.
+        """
+        items, references = self._layout(judge_data, human_data, annotator_aggregation)
+        votes = items.judge.to_list()
+        per_reference = {
+            name: annotator_metrics(votes, ref, chance_agreement=self.chance_agreement)
+            for name, ref in references.items()
+        }
+        scores = {k: _mean([m[k] for m in per_reference.values()]) for k in SCORE_KEYS}
+        metadata: dict[str, Any] = {
+            "chance_agreement": self.chance_agreement,
+            "annotator_aggregation": annotator_aggregation,
+            "human_annotators": len(items.humans),
+        }
+        primary = next(iter(references.values())) if len(references) == 1 else None
+        if primary is not None:
+            counts = next(iter(per_reference.values()))
+            for key in ("num_pairs", "agreed", "disagreed", "not_applicable", "p_value"):
+                metadata[key] = counts[key]
+            metadata["strength_interval"] = strength_interval(
+                votes, primary, self.n_resamples, self.seed,
+                chance_agreement=self.chance_agreement,
+            )  # fmt: skip
+        else:
+            metadata["per_human"] = per_reference
+            metadata["strength_interval"] = None
+        reference = primary if primary is not None else _majority(items)
+        if self.group_by is not None and self.group_by in judge_data.columns:
+            metadata["per_group"] = self._per_group(judge_data, items, votes, reference)
+        if all(c in judge_data.columns for c in self.text_columns):
+            texts = _on_items(judge_data, items.ids, list(self.text_columns))
+            metadata["dataset_statistics"] = dataset_statistics(
+                texts[self.text_columns[0]], texts[self.text_columns[1]], reference
+            )
+        num_pairs = sum(m["num_pairs"] for m in per_reference.values())
+        return BaseScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores=scores,
+            metadata=metadata,
+            aggregation_mode=aggregation_mode,
+            num_comparisons=num_pairs,
+            failed_comparisons=0,
+        )
+
+    def resampling_statistic(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        ids: pl.Series,
+        *,
+        annotator_aggregation: str = "individual_average",
+    ) -> ResamplingStatistic:
+        """Relevance, accuracy, kappa and strength under item weights (from the counts)."""
+        items, references = self._layout(judge_data, human_data, annotator_aggregation, ids)
+        votes = items.judge.to_list()
+        tables = []
+        for ref in references.values():
+            x = np.array([_code(v) for v in votes])
+            r = np.array([_code(v) for v in ref])
+            outcome = np.where(
+                r < 0, -1, np.where(x < 0, NOT_APPLICABLE, np.where(x == r, AGREE, DISAGREE))
+            )
+            onehot = np.zeros((outcome.size, 3))
+            rows = np.nonzero(outcome >= 0)[0]
+            onehot[rows, outcome[rows]] = 1.0
+            tables.append(onehot)
+
+        def statistic(weights: FloatArray) -> dict[str, FloatArray]:
+            per: dict[str, list[FloatArray]] = {
+                k: [] for k in SCORE_KEYS if k != "cohens_kappa_estimated"
+            }
+            for onehot in tables:
+                counts = weights @ onehot
+                values = metrics_from_counts(
+                    counts[:, AGREE], counts[:, DISAGREE], counts[:, NOT_APPLICABLE],
+                    chance_agreement=self.chance_agreement,
+                )  # fmt: skip
+                for key in per:
+                    per[key].append(values[key])
+            return {k: _nanmean(np.column_stack(v)) for k, v in per.items()}
+
+        return statistic
+
+    def _layout(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        annotator_aggregation: str,
+        ids: pl.Series | None = None,
+    ) -> tuple[Items, dict[str, list[Any]]]:
+        if ids is None:
+            judge_ids = judge_data.get_column("original_id")
+            human_ids = human_data.get_column("original_id")
+            ids = judge_ids.filter(judge_ids.is_in(human_ids.implode())).unique().sort()
+        if ids.len() == 0:
+            raise ScoringError("preference: no pair has both a judge row and a human preference.")
+        items = Items.build(judge_data, human_data, ids)
+        if annotator_aggregation == "majority_vote" or len(items.humans) == 1:
+            name = items.humans[0] if len(items.humans) == 1 else "majority"
+            return items, {
+                name: _majority(items) if len(items.humans) > 1 else items.human[0].to_list()
+            }
+        return items, {
+            h: column.to_list() for h, column in zip(items.humans, items.human, strict=True)
+        }
+
+    def _per_group(
+        self, judge_data: pl.DataFrame, items: Items, votes: list[Any], reference: list[Any]
+    ) -> dict[str, Any]:
+        assert self.group_by is not None
+        groups = _on_items(judge_data, items.ids, [self.group_by])[self.group_by]
+        out: dict[str, Any] = {}
+        for value in sorted({g for g in groups if g is not None}, key=str):
+            rows = [i for i, g in enumerate(groups) if g == value]
+            out[str(value)] = annotator_metrics(
+                [votes[i] for i in rows], [reference[i] for i in rows],
+                chance_agreement=self.chance_agreement,
+            )  # fmt: skip
+        return out
+
+    def aggregate_results(
+        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Write the trait table (CSV and Markdown) and a strength-by-trait chart."""
+        from meta_evaluator.scores.plots import strength_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        rows = trait_rows(results)
+        if not rows:
+            return
+        atomic_write_text(folder / "trait_table.csv", _csv(rows))
+        atomic_write_text(folder / "trait_table.md", _markdown(rows))
+        strength_chart(
+            rows, folder / "strength_by_trait.png", title=f"strength by trait: {unique_name}"
+        )
+
+
+def trait_rows(results: list[BaseScoringResult]) -> list[dict[str, Any]]:
+    """One row per (trait, judge): the task's scores, sorted by strength, strongest first."""
+    rows: list[dict[str, Any]] = []
+    for result in results:
+        if result.error is not None:
+            continue
+        per_task = result.metadata.get("per_task")
+        entries = (
+            {
+                name: (e.get("scores", {}), e.get("metadata", {}))
+                for name, e in per_task.items()
+                if "scores" in e
+            }
+            if per_task
+            else {result.task_name: (result.scores, result.metadata)}
+        )
+        for trait, (scores, metadata) in entries.items():
+            interval = metadata.get("strength_interval") or {}
+            rows.append(
+                {
+                    "trait": trait,
+                    "judge": result.judge_id,
+                    "strength": scores.get("strength"),
+                    "low_2.5": interval.get("2.5"),
+                    "high_97.5": interval.get("97.5"),
+                    "relevance": scores.get("relevance"),
+                    "accuracy": scores.get("accuracy"),
+                    "cohens_kappa": scores.get("cohens_kappa"),
+                    "cohens_kappa_estimated": scores.get("cohens_kappa_estimated"),
+                    "p_value": metadata.get("p_value"),
+                    "num_pairs": metadata.get("num_pairs"),
+                }
+            )
+    rows.sort(key=_strongest_first)
+    return rows
+
+
+def _strongest_first(row: dict[str, Any]) -> tuple[bool, float, str, str]:
+    strength = row["strength"]
+    return (strength is None, -float(strength or 0.0), str(row["trait"]), str(row["judge"]))
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| trait | judge | strength | 95% interval | relevance | accuracy | kappa (est.) | p "
+        "| pairs |",
+        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        interval = (
+            f"[{r['low_2.5']:.3f}, {r['high_97.5']:.3f}]"
+            if r["low_2.5"] is not None and r["high_97.5"] is not None
+            else "n/a"
+        )
+        lines.append(
+            f"| {r['trait']} | {r['judge']} | {_fmt(r['strength'])} | {interval} | "
+            f"{_fmt(r['relevance'])} | {_fmt(r['accuracy'])} | "
+            f"{_fmt(r['cohens_kappa_estimated'])} | {_fmt(r['p_value'], 4)} | "
+            f"{r['num_pairs'] if r['num_pairs'] is not None else 'n/a'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _code(vote: Any) -> int:
+    return {"text_a": 0, "text_b": 1}.get(normalize_vote(vote) or "", -1)
+
+
+def _majority(items: Items) -> list[Any]:
+    """Per pair, the humans' majority preference; a tie between text_a and text_b is no vote."""
+    out: list[Any] = []
+    for row in items.rows():
+        counts = Counter(v for v in (normalize_vote(x) for x in row) if v is not None)
+        if not counts or (len(counts) == 2 and counts["text_a"] == counts["text_b"]):
+            out.append(None)
+        else:
+            out.append(counts.most_common(1)[0][0])
+    return out
+
+
+def _on_items(frame: pl.DataFrame, ids: pl.Series, columns: list[str]) -> dict[str, list[Any]]:
+    base = pl.DataFrame({"original_id": ids})
+    joined = base.join(
+        frame.select("original_id", *columns).unique("original_id", keep="first"),
+        on="original_id", how="left", maintain_order="left",
+    )  # fmt: skip
+    return {c: joined.get_column(c).to_list() for c in columns}
+
+
+def _mean(values: list[Any]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _nanmean(values: FloatArray) -> FloatArray:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.nanmean(values, axis=1), dtype=np.float64)
