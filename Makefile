@@ -22,10 +22,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	rm -rf $(DEMO_DIR)
+	rm -rf $(DEMO_DIR) $(DEMO_DIR)-pairwise
 	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal
 	$(BIN)/meta-evaluator run $(DEMO_DIR)
-	@echo "Demo project written to $(DEMO_DIR)"
+	$(BIN)/meta-evaluator init $(DEMO_DIR)-pairwise --example pairwise
+	$(BIN)/meta-evaluator run $(DEMO_DIR)-pairwise
+	$(BIN)/meta-evaluator score $(DEMO_DIR)-pairwise
+	@echo "Demo projects written to $(DEMO_DIR) and $(DEMO_DIR)-pairwise"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -41,6 +44,10 @@ test: lint typecheck
 projects: $(VENV)/.installed
 	rm -f projects/refusal/main_state.json projects/refusal/data/*
 	$(BIN)/meta-evaluator init projects/refusal --example refusal
+	rm -rf projects/pairwise
+	$(BIN)/meta-evaluator init projects/pairwise --example pairwise
+	$(BIN)/meta-evaluator run projects/pairwise
+	$(BIN)/meta-evaluator score projects/pairwise
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .

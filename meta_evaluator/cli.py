@@ -104,6 +104,61 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def score(
+    project_dir: ProjectDir = Path("."),
+    metrics: Annotated[
+        Path | None,
+        typer.Option(help="The metrics YAML file (default: metrics.yaml in the project)."),
+    ] = None,
+) -> None:
+    """Score every judge against the human annotations with the metrics of a YAML file.
+
+    Results go to scores/<scorer>/<metric>/ (JSON, plots, and for preference metrics the trait
+    table). Exit status: 0 when every judge was scored, 1 when some could not be, 2 for bad
+    configuration.
+    """
+    import warnings
+
+    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.scores.compare import IncompleteScoresWarning
+    from meta_evaluator.scores.yaml_config import read_metrics_yaml
+
+    evaluator = MetaEvaluator(project_dir, load=True)
+    config = read_metrics_yaml(metrics or evaluator.project_dir / "metrics.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
+        table = evaluator.compare_async(config)
+    failed = 0
+    for name, (metric, results) in table.items():
+        print(f"{metric.scorer.scorer_name} / {name}")
+        for result in results:
+            if result.error is not None:
+                failed += 1
+                print(f"  {result.judge_id}: not scored: {result.error}")
+                continue
+            shown = ", ".join(
+                f"{key}={_number(value)}"
+                for key, value in result.scores.items()
+                if not isinstance(value, dict)
+            )
+            print(f"  {result.judge_id}: {shown}")
+        folder = evaluator.paths.scores_dir / metric.scorer.scorer_name / name
+        trait_table = folder / "trait_table.md"
+        if trait_table.is_file():
+            print(f"  traits ranked by strength ({trait_table}):")
+            print("    " + trait_table.read_text(encoding="utf-8").rstrip().replace("\n", "\n    "))
+    print(f"Scores are in {evaluator.paths.scores_dir}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return "n/a" if value is None else str(value)
+
+
 def _status(project_dir: Path) -> None:
     from meta_evaluator.data import SampleEvalData
     from meta_evaluator.project import MetaEvaluator

@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import polars as pl
+
 from meta_evaluator import _project_data
 from meta_evaluator._state import STATE_FILE, DataState, dump_state, parse_state
 from meta_evaluator.data import EvalData
@@ -499,12 +501,14 @@ class MetaEvaluator:
         *,
         run_id: str | None = None,
         id_column: str = "original_id",
+        tasks: list[str] | None = None,
     ) -> JudgeResults:
         """Import labels a judge produced elsewhere (CSV, JSON, JSON Lines, Parquet) as a run.
 
         The file needs `id_column` with ids of this project's data and one column per required
         task; labels are checked like a judge's answers. The import becomes the judge's latest
-        complete run, which `load_all_judge_results` returns.
+        complete run, which `load_all_judge_results` returns. `tasks` limits the import to
+        some tasks (the others stay empty and are not required).
 
         Raises:
             ProjectError: The project has no data or task yet.
@@ -527,6 +531,7 @@ class MetaEvaluator:
             results_dir=self._paths.results_dir,
             run_id=run_id,
             id_column=id_column,
+            tasks=tasks,
         )
 
     def load_all_judge_results(self) -> dict[str, JudgeResults]:
@@ -542,13 +547,15 @@ class MetaEvaluator:
         *,
         run_id: str | None = None,
         id_column: str = "original_id",
+        tasks: list[str] | None = None,
     ) -> HumanAnnotationResults:
         """Import one human annotator's labels (CSV, JSON, JSON Lines, Parquet).
 
         The file needs `id_column` with ids of this project's data and one column per required
         task; labels are checked against the task, and rows that fail are kept as invalid (never
         scored). The import becomes the annotator's latest set, which `load_all_human_results`
-        returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`.
+        returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`. `tasks` limits the
+        import to the tasks the annotator labelled.
 
         Raises:
             ProjectError: The project has no data or task yet.
@@ -570,7 +577,88 @@ class MetaEvaluator:
             annotations_dir=self._paths.annotations_dir,
             run_id=run_id,
             id_column=id_column,
+            tasks=tasks,
         )
+
+    def add_preference_pairs(
+        self,
+        path: str | Path,
+        *,
+        preference_task: str = "preference",
+        trait_judge_id: str = "annotated_pairs",
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        """Bring pairwise preference data into the project: pairs, task, human votes, traits.
+
+        Reads an AnnotatedPairs JSON file (versions 1 and 2) or a CSV (`comparison_id`,
+        `text_a`, `text_b`, `preferred`, optional `prompt`, metadata and vote columns). The pairs
+        become the data (ids = comparison ids); without a task yet, the task gets
+        `preference_task` plus one task per principle annotator, each with the labels
+        `text_a`, `text_b`, `tie`. The reference and other non-principle annotators become
+        human annotators of `preference_task`; principle annotators become the tasks of one
+        imported judge, `trait_judge_id`, ready for `PreferenceScorer(reference_task=...)`.
+
+        Returns:
+            What was imported: `pairs`, `duplicates_dropped`, `annotators`, `traits`.
+
+        Raises:
+            DataFileError, ColumnError: The file cannot be read as pairs.
+            AlreadySetError: The project has data already and overwrite is False.
+            TaskError: The project's task lacks the preference task or a trait task.
+        """
+        from meta_evaluator.data import DataLoader
+        from meta_evaluator.data.pairs import read_preference_pairs
+        from meta_evaluator.results.external import import_judge_frame
+        from meta_evaluator.results.human_results import import_annotation_frame
+
+        pairs = read_preference_pairs(path)
+        traits = [k for k, a in pairs.annotators.items() if a.kind == "principle"]
+        humans = [k for k, a in pairs.annotators.items() if a.kind != "principle"]
+        name = check_safe_name(Path(path).stem, field="file name") if Path(path).stem else "pairs"
+        self.add_data(
+            DataLoader.load_from_dataframe(name, pairs.frame, id_column="comparison_id"),
+            overwrite=overwrite,
+        )
+        labels = ["text_a", "text_b", "tie"]
+        if self._eval_task is None:
+            self.add_eval_task(
+                EvalTask(
+                    task_schemas={preference_task: labels, **dict.fromkeys(traits, labels)},
+                    prompt_columns=["prompt"] if "prompt" in pairs.frame.columns else None,
+                    response_columns=["text_a", "text_b"],
+                    required_tasks=[preference_task],
+                )
+            )
+        task = self._eval_task
+        assert task is not None and self._data is not None
+        missing = [t for t in [preference_task, *traits] if t not in task.task_names]
+        if missing:
+            raise TaskError(
+                f"{path}: the project's task has no task(s) {missing} for these pairs; add them "
+                "to the EvalTask or start from a project without a task.",
+                path=path,
+                field="task_schemas",
+            )
+        ids = pairs.frame.get_column("comparison_id")
+        source = f"pairs:{Path(path).name}"
+        for key in humans:
+            frame = pl.DataFrame({"original_id": ids, preference_task: pairs.votes[key]})
+            import_annotation_frame(
+                frame, key, source=source, where=path, data=self._data, task=task,
+                annotations_dir=self._paths.annotations_dir, tasks=[preference_task],
+            )  # fmt: skip
+        if traits:
+            frame = pl.DataFrame({"original_id": ids, **{t: pairs.votes[t] for t in traits}})
+            import_judge_frame(
+                frame, trait_judge_id, source=source, where=path, data=self._data, task=task,
+                results_dir=self._paths.results_dir, tasks=traits,
+            )  # fmt: skip
+        return {
+            "pairs": pairs.frame.height,
+            "duplicates_dropped": pairs.duplicates,
+            "annotators": humans,
+            "traits": traits,
+        }
 
     def load_all_human_results(self) -> dict[str, HumanAnnotationResults]:
         """The latest set of labels of every annotator in the project, by annotator id."""

@@ -44,7 +44,34 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
     return evaluator
 
 
-_EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {"refusal": _refusal}
+def _pairwise(project_dir: Path) -> MetaEvaluator:
+    """Pairwise preferences: which traits do 63 crowd preferences between two answers reward?
+
+    The pairs come as an AnnotatedPairs file with the crowd's preference, an expert's, and four
+    trait-following AI annotators (imported as the judge `annotated_pairs`); a mock judge
+    votes on the same traits. `metrics.yaml` scores both against the crowd.
+    """
+    import shutil
+
+    files = _HERE / "pairwise"
+    evaluator = MetaEvaluator(project_dir, load=False)
+    evaluator.add_preference_pairs(files / "pairs.json", trait_judge_id="annotated_pairs")
+    evaluator.add_judge(
+        "mock_trait_judge",
+        "mock",
+        "mock-traits-1",
+        prompt_file=files / "prompt.md",
+        mock={"invalid_rate": 0.05},
+    )
+    evaluator.save_state(data_format="csv")
+    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    return evaluator
+
+
+_EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {
+    "pairwise": _pairwise,
+    "refusal": _refusal,
+}
 
 
 def example_names() -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -58,11 +58,16 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
 
 
 def check_values(
-    raw: Mapping[str, Any], task: EvalTask, *, truncated: bool = False
+    raw: Mapping[str, Any],
+    task: EvalTask,
+    *,
+    truncated: bool = False,
+    required: Sequence[str] | None = None,
 ) -> ParsedAnswer:
     """Check each task's value in `raw` (task name → value, as answered or imported).
 
     The status names why a required task failed; the tasks that are fine are kept either way.
+    `required` replaces the task's required tasks (imports of some tasks only).
     """
     labels: dict[str, Any] = {}
     problems: dict[str, str] = {}
@@ -72,7 +77,8 @@ def check_values(
             labels[name] = value
         else:
             problems[name] = problem
-    missing = [t for t in task.get_required_tasks() if t in problems]
+    needed = task.get_required_tasks() if required is None else required
+    missing = [t for t in needed if t in problems]
     if not missing:
         return ParsedAnswer("valid", "success", labels)
     message = "; ".join(f"{t}: {problems[t]}" for t in missing)

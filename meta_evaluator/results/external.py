@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,14 @@ from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.results.runs import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.storage import check_safe_name, sha256
 
-__all__ = ["align_ids", "check_task_columns", "import_judge_results", "label_row"]
+__all__ = [
+    "align_ids",
+    "check_task_columns",
+    "import_judge_frame",
+    "import_judge_results",
+    "import_scope",
+    "label_row",
+]
 
 
 def import_judge_results(
@@ -28,6 +36,7 @@ def import_judge_results(
     results_dir: Path,
     run_id: str | None = None,
     id_column: str = "original_id",
+    tasks: Sequence[str] | None = None,
 ) -> JudgeResults:
     """Read a CSV/JSON/JSON Lines/Parquet file of labels per row and save it as a complete run.
 
@@ -36,26 +45,76 @@ def import_judge_results(
     checked like a judge's answer: `valid` when every required task has an allowed label,
     otherwise `invalid` with the reason.
 
+    `tasks` limits the check to those tasks (labels made for some tasks only).
+
     Raises:
         DataFileError, ColumnError, IdError: The file, a column or an id is unusable.
-        TaskError: A required task has no column.
+        TaskError: A required task has no column, or `tasks` names an unknown task.
     """
     check_safe_name(judge_id, field="judge_id")
-    source = DataLoader.load(judge_id, path, id_column)
-    frame = source.data
-    check_task_columns(frame, task, path)
-    frame = align_ids(frame, id_column, data, path)
-    digest = sha256(path)
+    frame = DataLoader.load(judge_id, path, id_column).data
+    return import_judge_frame(
+        frame, judge_id, source=f"external:{sha256(path)[:16]}", where=path, data=data,
+        task=task, results_dir=results_dir, run_id=run_id, id_column=id_column, tasks=tasks,
+    )  # fmt: skip
+
+
+def import_scope(
+    task: EvalTask, tasks: Sequence[str] | None, where: str | Path
+) -> tuple[list[str], list[str]]:
+    """(required tasks, tasks that need a column) of an import limited to `tasks`.
+
+    Without `tasks`: the task's required tasks, both. With them: each listed task needs a
+    column, and only the task's required tasks among them are required.
+
+    Raises:
+        TaskError: `tasks` is empty or names a task the project's task does not have.
+    """
+    if tasks is None:
+        required = task.get_required_tasks()
+        return required, required
+    unknown = [t for t in tasks if t not in task.task_names]
+    if unknown or not tasks:
+        raise TaskError(
+            f"{where}: tasks {list(tasks)} must be a non-empty list of the task's tasks "
+            f"{task.task_names}.",
+            path=where if isinstance(where, Path) else None,
+            field="tasks",
+        )
+    return [t for t in task.get_required_tasks() if t in tasks], list(tasks)
+
+
+def import_judge_frame(
+    frame: pl.DataFrame,
+    judge_id: str,
+    *,
+    source: str,
+    where: str | Path,
+    data: EvalData,
+    task: EvalTask,
+    results_dir: Path,
+    run_id: str | None = None,
+    id_column: str = "original_id",
+    tasks: Sequence[str] | None = None,
+) -> JudgeResults:
+    """Save labels in a frame (id column + task columns) as a complete run of `judge_id`.
+
+    `source` becomes the run's fingerprint; `where` names the origin in messages.
+    """
+    check_safe_name(judge_id, field="judge_id")
+    required, columns = import_scope(task, tasks, where)
+    check_task_columns(frame, columns, where)
+    frame = align_ids(frame, id_column, data, where)
     run = run_id or new_run_id()
     files = RunFiles(results_dir, run, judge_id)
     rows = []
     for record in frame.iter_rows(named=True):
         rows.append(
             {
-                **label_row(record, id_column, task),
+                **label_row(record, id_column, task, required),
                 "judge_id": judge_id,
                 "run_id": run,
-                "fingerprint": f"external:{digest[:16]}",
+                "fingerprint": source,
                 "timestamp": now_iso(),
             }
         )
@@ -63,15 +122,13 @@ def import_judge_results(
     results = JudgeResults.from_rows(judge_id, run, rows, task, id_dtype)
     files.write_table(results)
     stamp = now_iso()
-    files.write_state(
-        RunState(judge_id, run, f"external:{digest[:16]}", stamp, stamp, results.counts())
-    )
+    files.write_state(RunState(judge_id, run, source, stamp, stamp, results.counts()))
     return results
 
 
-def check_task_columns(frame: pl.DataFrame, task: EvalTask, path: str | Path) -> None:
-    """Raise TaskError when a required task has no column in an imported file."""
-    missing = [t for t in task.get_required_tasks() if t not in frame.columns]
+def check_task_columns(frame: pl.DataFrame, tasks: Sequence[str], path: str | Path) -> None:
+    """Raise TaskError when one of `tasks` has no column in an imported file."""
+    missing = [t for t in tasks if t not in frame.columns]
     if missing:
         raise TaskError(
             f"{path}: no column for the required task(s) {missing} (columns: "
@@ -117,9 +174,11 @@ def align_ids(
     return frame
 
 
-def label_row(record: dict[str, Any], id_column: str, task: EvalTask) -> dict[str, Any]:
+def label_row(
+    record: dict[str, Any], id_column: str, task: EvalTask, required: Sequence[str]
+) -> dict[str, Any]:
     """An imported row checked like an answer: id, outcome, status, message and task labels."""
-    checked = check_values(record, task)
+    checked = check_values(record, task, required=required)
     return {
         "original_id": record[id_column],
         "outcome": checked.outcome,

@@ -8,6 +8,7 @@ annotations/<run_id>/<annotator_id>_state.json    source, times, counts
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,22 @@ import polars as pl
 from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.errors import StateError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.results.external import align_ids, check_task_columns, label_row
+from meta_evaluator.results.external import (
+    align_ids,
+    check_task_columns,
+    import_scope,
+    label_row,
+)
 from meta_evaluator.results.judge_results import results_schema
 from meta_evaluator.results.runs import new_run_id, now_iso
 from meta_evaluator.storage import check_safe_name, read_json, sha256, write_json, write_parquet
 
-__all__ = ["HumanAnnotationResults", "import_annotations", "latest_annotations"]
+__all__ = [
+    "HumanAnnotationResults",
+    "import_annotation_frame",
+    "import_annotations",
+    "latest_annotations",
+]
 
 STATE_VERSION = 1
 
@@ -78,12 +89,14 @@ def import_annotations(
     annotations_dir: Path,
     run_id: str | None = None,
     id_column: str = "original_id",
+    tasks: Sequence[str] | None = None,
 ) -> HumanAnnotationResults:
     """Read one annotator's labels from CSV/JSON/JSON Lines/Parquet and save them.
 
     The file needs `id_column` (ids of the project's data) and one column per required task.
     Labels are checked against the task like a judge's: rows missing a required task or with a
     label the task does not allow are kept as `invalid`, with the reason, and never scored.
+    `tasks` limits the labels to those tasks (an annotator who labelled some tasks only).
 
     Raises:
         UnsafeNameError: The annotator or run id is not a safe file name.
@@ -91,11 +104,33 @@ def import_annotations(
     """
     check_safe_name(annotator_id, field="annotator_id")
     frame = DataLoader.load(annotator_id, path, id_column).data
-    check_task_columns(frame, task, path)
-    frame = align_ids(frame, id_column, data, path)
+    return import_annotation_frame(
+        frame, annotator_id, source=f"external:{sha256(path)[:16]}", where=path, data=data,
+        task=task, annotations_dir=annotations_dir, run_id=run_id, id_column=id_column,
+        tasks=tasks,
+    )  # fmt: skip
+
+
+def import_annotation_frame(
+    frame: pl.DataFrame,
+    annotator_id: str,
+    *,
+    source: str,
+    where: str | Path,
+    data: EvalData,
+    task: EvalTask,
+    annotations_dir: Path,
+    run_id: str | None = None,
+    id_column: str = "original_id",
+    tasks: Sequence[str] | None = None,
+) -> HumanAnnotationResults:
+    """Save one annotator's labels in a frame (id column + task columns), checked as above."""
+    check_safe_name(annotator_id, field="annotator_id")
+    required, columns = import_scope(task, tasks, where)
+    check_task_columns(frame, columns, where)
+    frame = align_ids(frame, id_column, data, where)
     run = run_id or new_run_id()
     table, state = _files(annotations_dir, run, annotator_id)
-    source = f"external:{sha256(path)[:16]}"
     schema = {
         c: t
         for c, t in results_schema(task, data.data.schema[data.id_column]).items()
@@ -105,7 +140,7 @@ def import_annotations(
     schema = {"original_id": schema.pop("original_id"), "annotator_id": pl.String(), **schema}
     rows = []
     for record in frame.iter_rows(named=True):
-        row = label_row(record, id_column, task)
+        row = label_row(record, id_column, task, required)
         rows.append({**row, "annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()})
     results = pl.DataFrame(
         [{c: r.get(c) for c in schema} for r in rows], schema=schema, orient="row"

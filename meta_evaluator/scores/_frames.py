@@ -25,7 +25,8 @@ def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool)
     if "status" in frame.columns:
         valid = valid | (pl.col("status") == "partial")
     if include_invalid:
-        return frame.filter(valid & present | (pl.col("outcome") == "invalid"))
+        # every answered row: invalid ones, and valid ones that left an optional task empty
+        return frame.filter(pl.col("outcome").is_in(["valid", "invalid"]))
     return frame.filter(valid & present)
 
 

@@ -56,6 +56,8 @@ class PreferenceScorer(BaseScorer):
         chance_agreement: p_e of cohens_kappa and strength, in (0, 1).
         reference_task: The humans' task holding their preference, when it differs from the
             judge's task (one judge task per trait, one human preference).
+        reference_annotator: Compare with this annotator only (the reference of the data,
+            say the crowd's preference), whoever else annotated.
         group_by: A data column; every metric is also computed per value of it.
         text_columns: The data columns of the two texts, for the dataset statistics.
         n_resamples: Draws of `strength_interval`.
@@ -69,6 +71,7 @@ class PreferenceScorer(BaseScorer):
         chance_agreement: float = 0.5,
         *,
         reference_task: str | None = None,
+        reference_annotator: str | None = None,
         group_by: str | None = None,
         text_columns: tuple[str, str] = ("text_a", "text_b"),
         n_resamples: int = 10000,
@@ -83,7 +86,11 @@ class PreferenceScorer(BaseScorer):
             problems.append(f"chance_agreement must be in (0, 1); got {chance_agreement!r}")
         if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
             problems.append(f"n_resamples must be an integer >= 1; got {n_resamples!r}")
-        for name, value in (("reference_task", reference_task), ("group_by", group_by)):
+        for name, value in (
+            ("reference_task", reference_task),
+            ("reference_annotator", reference_annotator),
+            ("group_by", group_by),
+        ):
             if value is not None and (not isinstance(value, str) or not value):
                 problems.append(f"{name} must be a name or None; got {value!r}")
         if (
@@ -97,6 +104,7 @@ class PreferenceScorer(BaseScorer):
         super().__init__(scorer_name="preference")
         self.chance_agreement = float(chance_agreement)
         self.reference_task = reference_task
+        self.reference_annotator = reference_annotator
         self.group_by = group_by
         self.text_columns = (str(text_columns[0]), str(text_columns[1]))
         self.n_resamples = n_resamples
@@ -144,6 +152,11 @@ class PreferenceScorer(BaseScorer):
                 chance_agreement=self.chance_agreement,
             )  # fmt: skip
         else:
+            for name, ref in references.items():
+                per_reference[name]["strength_interval"] = strength_interval(
+                    votes, ref, self.n_resamples, self.seed,
+                    chance_agreement=self.chance_agreement,
+                )  # fmt: skip
             metadata["per_human"] = per_reference
             metadata["strength_interval"] = None
         reference = primary if primary is not None else _majority(items)
@@ -212,6 +225,13 @@ class PreferenceScorer(BaseScorer):
         annotator_aggregation: str,
         ids: pl.Series | None = None,
     ) -> tuple[Items, dict[str, list[Any]]]:
+        if self.reference_annotator is not None:
+            human_data = human_data.filter(pl.col("human_id") == self.reference_annotator)
+            if human_data.height == 0:
+                raise ScoringError(
+                    f"preference: reference_annotator {self.reference_annotator!r} has no "
+                    "usable preference; check the annotator id."
+                )
         if ids is None:
             judge_ids = judge_data.get_column("original_id")
             human_ids = human_data.get_column("original_id")
