@@ -160,13 +160,13 @@ class PreferenceScorer(BaseScorer):
             metadata["per_human"] = per_reference
             metadata["strength_interval"] = None
         reference = primary if primary is not None else _majority(items)
-        if self.group_by is not None and self.group_by in judge_data.columns:
-            metadata["per_group"] = self._per_group(judge_data, items, votes, reference)
+        texts = None
         if all(c in judge_data.columns for c in self.text_columns):
-            texts = _on_items(judge_data, items.ids, list(self.text_columns))
-            metadata["dataset_statistics"] = dataset_statistics(
-                texts[self.text_columns[0]], texts[self.text_columns[1]], reference
-            )
+            on_items = _on_items(judge_data, items.ids, list(self.text_columns))
+            texts = (on_items[self.text_columns[0]], on_items[self.text_columns[1]])
+            metadata["dataset_statistics"] = dataset_statistics(*texts, reference)
+        if self.group_by is not None and self.group_by in judge_data.columns:
+            metadata["per_group"] = self._per_group(judge_data, items, votes, reference, texts)
         num_pairs = sum(m["num_pairs"] for m in per_reference.values())
         return BaseScoringResult(
             scorer_name=self.scorer_name,
@@ -249,17 +249,29 @@ class PreferenceScorer(BaseScorer):
         }
 
     def _per_group(
-        self, judge_data: pl.DataFrame, items: Items, votes: list[Any], reference: list[Any]
+        self,
+        judge_data: pl.DataFrame,
+        items: Items,
+        votes: list[Any],
+        reference: list[Any],
+        texts: tuple[list[Any], list[Any]] | None,
     ) -> dict[str, Any]:
+        """Every metric (and the dataset statistics) per value of the group_by column."""
         assert self.group_by is not None
         groups = _on_items(judge_data, items.ids, [self.group_by])[self.group_by]
         out: dict[str, Any] = {}
         for value in sorted({g for g in groups if g is not None}, key=str):
             rows = [i for i, g in enumerate(groups) if g == value]
-            out[str(value)] = annotator_metrics(
+            group: dict[str, Any] = annotator_metrics(
                 [votes[i] for i in rows], [reference[i] for i in rows],
                 chance_agreement=self.chance_agreement,
             )  # fmt: skip
+            if texts is not None:
+                group["dataset_statistics"] = dataset_statistics(
+                    [texts[0][i] for i in rows], [texts[1][i] for i in rows],
+                    [reference[i] for i in rows],
+                )  # fmt: skip
+            out[str(value)] = group
         return out
 
     def aggregate_results(
