@@ -25,8 +25,12 @@ def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool)
     if "status" in frame.columns:
         valid = valid | (pl.col("status") == "partial")
     if include_invalid:
-        # every answered row: invalid ones, and valid ones that left an optional task empty
-        return frame.filter(pl.col("outcome").is_in(["valid", "invalid"]))
+        # Every answered row: invalid ones, and valid ones that left an optional task empty.
+        # An invalid row's labels are not answers (only a partial row's good tasks are).
+        answered = frame.filter(pl.col("outcome").is_in(["valid", "invalid"]))
+        return answered.with_columns(
+            pl.when(valid).then(pl.col(t)).otherwise(None).alias(t) for t in tasks
+        )
     return frame.filter(valid & present)
 
 
@@ -66,12 +70,12 @@ def judge_frame(
     judge_id: str,
     include_invalid: bool = False,
 ) -> pl.DataFrame:
-    """`original_id`, `label` (and `outcome`, `llm_raw_response_content` with invalid rows)."""
+    """`original_id`, `label` (and `outcome`, `status`, the raw response with invalid rows)."""
     _check_columns(frame, tasks, f"judge {judge_id!r}")
     rows = _usable(frame, tasks, include_invalid=include_invalid)
     columns: list[Any] = ["original_id", _label(tasks, mode, frame.schema)]
     if include_invalid:
-        columns += ["outcome"]
+        columns += ["outcome"] + (["status"] if "status" in rows.columns else [])
         if "llm_raw_response_content" in rows.columns:
             columns.append("llm_raw_response_content")
     return rows.select(columns)

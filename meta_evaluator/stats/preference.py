@@ -157,8 +157,9 @@ def annotator_metrics(
         A dict with the metrics above and the counts `num_pairs` (N), `agreed`, `disagreed`,
         `not_applicable`. strength lies in [-1, 1].
 
-    Undefined: agreement, relevance, strength and the kappas are None when N = 0;
-    cohens_kappa_estimated also when X never voted or its chance agreement is 1.
+    Undefined: agreement, relevance and strength are None when N = 0 (accuracy stays 0.5 and
+    cohens_kappa 0, as whenever X has no valid vote); cohens_kappa_estimated is None when X
+    never voted or its chance agreement is 1.
 
     Raises:
         ScoringError: Lengths differ, or chance_agreement outside (0, 1).
@@ -176,7 +177,7 @@ def annotator_metrics(
     n = a + d + na
     out: dict[str, Any] = {"num_pairs": n, "agreed": a, "disagreed": d, "not_applicable": na}
     for key, value in values.items():
-        out[key] = None if n == 0 or np.isnan(value) else float(value)
+        out[key] = None if np.isnan(value) else float(value)
     out["cohens_kappa_estimated"] = _estimated_kappa(x, r)
     out["p_value"] = binomial_p_value(a, d)
     return out
@@ -235,14 +236,15 @@ def strength_interval(
                    integer=True)  # fmt: skip
     check_interval(function, "chance_agreement", chance_agreement, 0.0, 1.0)
     outcome, _, _ = outcome_codes(votes, reference, comparison_id)
-    counts = np.bincount(outcome, minlength=3).astype(np.float64) + 1.0
+    found = np.bincount(outcome, minlength=3)
+    # FF's order (agree, disagree, not applicable), so a seed gives FF's own draws
+    counts = np.array([found[AGREE], found[DISAGREE], found[NOT_APPLICABLE]], np.float64) + 1.0
     total = counts.sum()
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(int(total), counts / total, size=n_resamples)
     strength = metrics_from_counts(
-        draws[:, AGREE], draws[:, DISAGREE], draws[:, NOT_APPLICABLE],
-        chance_agreement=chance_agreement,
-    )["strength"]  # fmt: skip
+        draws[:, 0], draws[:, 1], draws[:, 2], chance_agreement=chance_agreement
+    )["strength"]
     values = np.percentile(strength, STRENGTH_PERCENTILES)
     return {f"{p:g}": float(v) for p, v in zip(STRENGTH_PERCENTILES, values, strict=True)}
 

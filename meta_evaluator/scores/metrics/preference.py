@@ -50,7 +50,9 @@ class PreferenceScorer(BaseScorer):
     `p_value`, `strength_interval` (percentiles 2.5/5/95/97.5 of the seeded multinomial
     procedure), `per_human`, `per_group` (with `group_by`), `dataset_statistics` (when the data
     has the text columns). With several humans, `individual_average` averages the metrics
-    against each; `majority_vote` compares with the majority preference (a tie is no vote).
+    against each; `majority_vote` compares with the majority preference (a tie is no vote);
+    `per_group` and `dataset_statistics` then use the majority preference either way (one
+    reference per pair); `reference_annotator` picks one human instead.
 
     Args:
         chance_agreement: p_e of cohens_kappa and strength, in (0, 1).
@@ -130,6 +132,11 @@ class PreferenceScorer(BaseScorer):
         Raises:
             ScoringError: No pair has both a judge row and a human preference.
         """
+        if annotator_aggregation not in ("individual_average", "majority_vote"):
+            raise ScoringError(
+                "preference: annotator_aggregation must be individual_average or majority_vote; "
+                f"got {annotator_aggregation!r}."
+            )
         items, references = self._layout(judge_data, human_data, annotator_aggregation)
         votes = items.judge.to_list()
         per_reference = {
@@ -225,6 +232,14 @@ class PreferenceScorer(BaseScorer):
         annotator_aggregation: str,
         ids: pl.Series | None = None,
     ) -> tuple[Items, dict[str, list[Any]]]:
+        if "outcome" in judge_data.columns:
+            # an invalid row is no vote, whatever it holds (a partial row's good tasks count)
+            usable = pl.col("outcome") == "valid"
+            if "status" in judge_data.columns:
+                usable = usable | (pl.col("status") == "partial")
+            judge_data = judge_data.with_columns(
+                pl.when(usable).then(pl.col("label")).otherwise(None).alias("label")
+            )
         if self.reference_annotator is not None:
             human_data = human_data.filter(pl.col("human_id") == self.reference_annotator)
             if human_data.height == 0:
