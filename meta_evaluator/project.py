@@ -36,8 +36,10 @@ from meta_evaluator.errors import (
     ProjectNotFoundError,
     StateError,
     TaskError,
+    UnsafeNameError,
 )
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.eval_task.eval_task import RESERVED_NAMES
 from meta_evaluator.judge import Judge, Prompt, read_judges_yaml
 from meta_evaluator.storage import check_safe_name, read_json, write_json
 
@@ -612,25 +614,36 @@ class MetaEvaluator:
         from meta_evaluator.results.human_results import import_annotation_frame
 
         pairs = read_preference_pairs(path)
-        traits = [k for k, a in pairs.annotators.items() if a.kind == "principle"]
+        check_safe_name(trait_judge_id, field="trait_judge_id")
+        # Names first: a trait task must not clash with the preference task or a results
+        # column, and every annotator id must be a safe file name.
+        renamed = {
+            key: (f"{key}_trait" if key == preference_task or key in RESERVED_NAMES else key)
+            for key, info in pairs.annotators.items()
+            if info.kind == "principle"
+        }
+        traits = list(renamed.values())
         humans = [k for k, a in pairs.annotators.items() if a.kind != "principle"]
-        name = check_safe_name(Path(path).stem, field="file name") if Path(path).stem else "pairs"
-        self.add_data(
-            DataLoader.load_from_dataframe(name, pairs.frame, id_column="comparison_id"),
-            overwrite=overwrite,
-        )
-        labels = ["text_a", "text_b", "tie"]
-        if self._eval_task is None:
-            self.add_eval_task(
-                EvalTask(
-                    task_schemas={preference_task: labels, **dict.fromkeys(traits, labels)},
-                    prompt_columns=["prompt"] if "prompt" in pairs.frame.columns else None,
-                    response_columns=["text_a", "text_b"],
-                    required_tasks=[preference_task],
-                )
+        for key in humans:
+            check_safe_name(key, field="annotator_id")
+        stem = Path(path).stem
+        name = stem if stem and _is_safe(stem) else "pairs"
+        data = DataLoader.load_from_dataframe(name, pairs.frame, id_column="comparison_id")
+        if self._data is not None and not overwrite:
+            raise AlreadySetError(
+                f"{self._paths.root}: the project has data already; pass overwrite=True to "
+                "replace it with these pairs.",
+                path=self._paths.root,
             )
+        labels = ["text_a", "text_b", "tie"]
         task = self._eval_task
-        assert task is not None and self._data is not None
+        if task is None:
+            task = EvalTask(
+                task_schemas={preference_task: labels, **dict.fromkeys(traits, labels)},
+                prompt_columns=["prompt"] if "prompt" in pairs.frame.columns else None,
+                response_columns=["text_a", "text_b"],
+                required_tasks=[preference_task],
+            )
         missing = [t for t in [preference_task, *traits] if t not in task.task_names]
         if missing:
             raise TaskError(
@@ -639,6 +652,11 @@ class MetaEvaluator:
                 path=path,
                 field="task_schemas",
             )
+        task.validate_against(data)
+        self.add_data(data, overwrite=overwrite)
+        if self._eval_task is None:
+            self.add_eval_task(task)
+        assert self._data is not None
         ids = pairs.frame.get_column("comparison_id")
         source = f"pairs:{Path(path).name}"
         for key in humans:
@@ -648,7 +666,9 @@ class MetaEvaluator:
                 annotations_dir=self._paths.annotations_dir, tasks=[preference_task],
             )  # fmt: skip
         if traits:
-            frame = pl.DataFrame({"original_id": ids, **{t: pairs.votes[t] for t in traits}})
+            frame = pl.DataFrame(
+                {"original_id": ids, **{renamed[k]: pairs.votes[k] for k in renamed}}
+            )
             import_judge_frame(
                 frame, trait_judge_id, source=source, where=path, data=self._data, task=task,
                 results_dir=self._paths.results_dir, tasks=traits,
@@ -792,6 +812,14 @@ class MetaEvaluator:
             f"tasks={self._eval_task.task_names if self._eval_task else None}, "
             f"judges={sorted(self._judges)})"
         )
+
+
+def _is_safe(name: str) -> bool:
+    try:
+        check_safe_name(name, field="name")
+    except UnsafeNameError:
+        return False
+    return True
 
 
 def _unknown_placeholders(judge: Judge, data: EvalData | None, task: EvalTask | None) -> list[str]:

@@ -86,9 +86,14 @@ def _read_json(path: Path) -> PreferencePairs:
             path=path,
         )
     metadata = document.get("metadata") or {}
+    info = document.get("annotators") or {}
+    for key, value in (("metadata", metadata), ("annotators", info)):
+        if not isinstance(value, dict):
+            raise DataFileError(
+                f"{path}: '{key}' must be a mapping, got {type(value).__name__}.", path=path
+            )
     version = str(metadata.get("version", "1.0"))
     v2 = version.split(".")[0] == "2"
-    info = document.get("annotators") or {}
     default = metadata.get("default_annotator")
     keys: dict[str, AnnotatorInfo] = {}
     taken: set[str] = set()
@@ -127,8 +132,10 @@ def _read_json(path: Path) -> PreferencePairs:
         if v2:
             for side in ("a", "b"):
                 response = comparison.get(f"response_{side}")
-                if not isinstance(response, dict) or "text" not in response:
-                    raise DataFileError(f"{where}: response_{side} needs a 'text'.", path=path)
+                if not isinstance(response, dict) or not isinstance(response.get("text"), str):
+                    raise DataFileError(
+                        f"{where}: response_{side} needs a 'text' string.", path=path
+                    )
                 for key, value in response.items():
                     row[f"{key}_{side}"] = _scalar(value)
         else:
@@ -138,10 +145,16 @@ def _read_json(path: Path) -> PreferencePairs:
                 row[side] = comparison[side]
         if comparison.get("prompt") is not None:
             row["prompt"] = _scalar(comparison["prompt"])
-        for key, value in (comparison.get("metadata") or {}).items():
+        extra = comparison.get("metadata") or {}
+        annotations = comparison.get("annotations") or {}
+        for key, value in (("metadata", extra), ("annotations", annotations)):
+            if not isinstance(value, dict):
+                raise DataFileError(
+                    f"{where}: '{key}' must be a mapping, got {type(value).__name__}.", path=path
+                )
+        for key, value in extra.items():
             row.setdefault(str(key), _scalar(value))
         rows.append(row)
-        annotations = comparison.get("annotations") or {}
         for annotator_id, annotator in keys.items():
             entry = annotations.get(annotator_id)
             vote = entry.get("pref") if isinstance(entry, dict) else None
@@ -201,9 +214,16 @@ def _scalar(value: Any) -> Any:
 
 
 def _slug(text: str) -> str:
+    """A name that is a safe file name and a task name: words joined by '_'."""
     words = re.findall(r"[A-Za-z0-9]+", text.casefold())
     slug = "_".join(words)[:56].strip("_") or "annotator"
-    return slug if slug[0].isalpha() else f"a_{slug}"
+    if (
+        not slug[0].isalpha()
+        or slug.upper() in {"CON", "PRN", "AUX", "NUL"}
+        or (re.fullmatch(r"(com|lpt)[0-9]", slug))
+    ):
+        slug = f"a_{slug}"
+    return slug
 
 
 def _unique(slug: str, taken: set[str]) -> str:

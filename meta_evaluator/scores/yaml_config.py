@@ -60,7 +60,7 @@ def scorer_by_name(name: str, args: dict[str, Any] | None = None) -> BaseScorer:
         ScoringError: Arguments the scorer takes but rejects.
     """
     registry = _registry()
-    if name not in registry:
+    if not isinstance(name, str) or name not in registry:
         close = difflib.get_close_matches(str(name), registry, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; scorers are {', '.join(registry)}"
         raise MetricConfigError(f"unknown scorer {name!r}{hint}", field="scorer")
@@ -89,7 +89,11 @@ def read_metrics_yaml(path: str | Path) -> MetricsConfig:
             path=file,
             field="metrics",
         )
-    problems: list[str] = [f"{key}: unknown top-level key" for key in content if key != "metrics"]
+    problems: list[str] = [
+        f"{key}: unknown top-level key; only 'metrics' is read"
+        for key in content
+        if key != "metrics"
+    ]
     metrics: list[MetricConfig] = []
     for index, entry in enumerate(content["metrics"]):
         where = f"metrics[{index}]"
@@ -123,10 +127,16 @@ def read_metrics_yaml(path: str | Path) -> MetricsConfig:
             message = exc.message.replace("\n", f"\n{where}: ")
             problems.append(f"{where}: {message}")
     if problems:
+        errors = [
+            {"loc": p.split(": ", 1)[0], "msg": p.split(": ", 1)[-1], "type": "metric"}
+            for p in problems
+        ]
         raise MetricConfigError(
             f"{file}: {len(problems)} problem(s) in the metrics configuration:\n"
             + "\n".join(f"{file}: {p}" for p in problems),
             path=file,
+            field=errors[0]["loc"],
+            errors=errors,
         )
     try:
         return MetricsConfig(metrics=metrics)

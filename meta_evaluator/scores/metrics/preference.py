@@ -138,6 +138,11 @@ class PreferenceScorer(BaseScorer):
                 f"got {annotator_aggregation!r}."
             )
         items, references = self._layout(judge_data, human_data, annotator_aggregation)
+        if items.judge.null_count() == items.n:
+            raise ScoringError(
+                f"preference: judge {judge_id!r} gave no answer for {task_name!r} on any of the "
+                f"{items.n} annotated pairs (was it asked this task?)."
+            )
         votes = items.judge.to_list()
         per_reference = {
             name: annotator_metrics(votes, ref, chance_agreement=self.chance_agreement)
