@@ -2,8 +2,9 @@
 
 Modules: `classification` (accuracy, precision, recall, F1), `agreement` (Cohen's and Fleiss'
 kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test), `preference`
-(pairwise preference votes: relevance, strength), `text` (difflib similarity) and `bootstrap`
-(paired percentile intervals). Undefined values are None.
+(pairwise preference votes: relevance, strength), `fairness` (group fairness of binary
+predictions), `stereotype` (context association tests: LMS, SS, iCAT), `text` (difflib
+similarity) and `bootstrap` (paired percentile intervals). Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -11,8 +12,19 @@ from meta_evaluator.stats import (
     alt_test,
     bootstrap,
     classification,
+    fairness,
     preference,
+    stereotype,
     text,
 )
 
-__all__ = ["agreement", "alt_test", "bootstrap", "classification", "preference", "text"]
+__all__ = [
+    "agreement",
+    "alt_test",
+    "bootstrap",
+    "classification",
+    "fairness",
+    "preference",
+    "stereotype",
+    "text",
+]
