@@ -22,13 +22,15 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	rm -rf $(DEMO_DIR) $(DEMO_DIR)-pairwise
+	rm -rf $(DEMO_DIR) $(DEMO_DIR)-pairwise $(DEMO_DIR)-fairness $(DEMO_DIR)-stereotype
 	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal
 	$(BIN)/meta-evaluator run $(DEMO_DIR)
-	$(BIN)/meta-evaluator init $(DEMO_DIR)-pairwise --example pairwise
-	$(BIN)/meta-evaluator run $(DEMO_DIR)-pairwise
-	$(BIN)/meta-evaluator score $(DEMO_DIR)-pairwise
-	@echo "Demo projects written to $(DEMO_DIR) and $(DEMO_DIR)-pairwise"
+	@for example in pairwise fairness stereotype; do \
+		$(BIN)/meta-evaluator init $(DEMO_DIR)-$$example --example $$example >/dev/null && \
+		$(BIN)/meta-evaluator run $(DEMO_DIR)-$$example && \
+		$(BIN)/meta-evaluator score $(DEMO_DIR)-$$example || exit 1; \
+	done
+	@echo "Demo projects written to $(DEMO_DIR) and $(DEMO_DIR)-{pairwise,fairness,stereotype}"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -44,10 +46,12 @@ test: lint typecheck
 projects: $(VENV)/.installed
 	rm -f projects/refusal/main_state.json projects/refusal/data/*
 	$(BIN)/meta-evaluator init projects/refusal --example refusal
-	rm -rf projects/pairwise
-	$(BIN)/meta-evaluator init projects/pairwise --example pairwise
-	$(BIN)/meta-evaluator run projects/pairwise
-	$(BIN)/meta-evaluator score projects/pairwise
+	@for example in pairwise fairness stereotype; do \
+		rm -rf projects/$$example && \
+		$(BIN)/meta-evaluator init projects/$$example --example $$example >/dev/null && \
+		$(BIN)/meta-evaluator run projects/$$example && \
+		$(BIN)/meta-evaluator score projects/$$example || exit 1; \
+	done
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .

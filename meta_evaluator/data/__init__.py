@@ -3,6 +3,7 @@
 `read_preference_pairs` reads pairwise preference files (AnnotatedPairs JSON, CSV).
 """
 
+from meta_evaluator.data.counterfactual import counterfactual_variants
 from meta_evaluator.data.eval_data import EvalData, SampleEvalData
 from meta_evaluator.data.loader import DataLoader
 from meta_evaluator.data.pairs import AnnotatorInfo, PreferencePairs, read_preference_pairs
@@ -13,5 +14,6 @@ __all__ = [
     "EvalData",
     "PreferencePairs",
     "SampleEvalData",
+    "counterfactual_variants",
     "read_preference_pairs",
 ]

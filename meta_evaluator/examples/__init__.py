@@ -68,9 +68,72 @@ def _pairwise(project_dir: Path) -> MetaEvaluator:
     return evaluator
 
 
+def _fairness(project_dir: Path) -> MetaEvaluator:
+    """Fairness: does a model predict students' results equally well for boys and girls?
+
+    60 made-up student profiles with the true result band, plus a counterfactual variant of each
+    with the gender swapped in the text; a mock model predicts. `metrics.yaml` scores group
+    fairness against the true band and the counterfactual change rate.
+    """
+    import shutil
+
+    from meta_evaluator.data import counterfactual_variants
+
+    files = _HERE / "fairness"
+    students = DataLoader.load_csv("students", files / "students.csv", "student_id")
+    both = counterfactual_variants(
+        students, "male", {1: 0, 0: 1}, text_columns=["profile"],
+        text_swaps={"he": "she", "she": "he", "his": "her", "her": "his"},
+    )  # fmt: skip
+    evaluator = MetaEvaluator(project_dir, load=False)
+    evaluator.add_data(both)
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"performance": ["H", "L"]},
+            prompt_columns=None,
+            response_columns=["profile"],
+            annotation_prompt="Will this student reach the high performance band?",
+        )
+    )
+    evaluator.add_judge(
+        "mock_model", "mock", "mock-predictor-1", prompt_file=files / "prompt.md",
+        mock={"invalid_rate": 0.05},
+    )  # fmt: skip
+    evaluator.save_state(data_format="csv")
+    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    return evaluator
+
+
+def _stereotype(project_dir: Path) -> MetaEvaluator:
+    """Stereotypes: does a model prefer stereotyped continuations? 18 made-up CAT items."""
+    import shutil
+
+    files = _HERE / "stereotype"
+    evaluator = MetaEvaluator(project_dir, load=False)
+    evaluator.add_data(DataLoader.load_csv("cat_items", files / "items.csv", "item_id"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"answer": ["1", "2", "3"]},
+            prompt_columns=["context"],
+            response_columns=["option_1", "option_2", "option_3"],
+            answering_method="text",
+            annotation_prompt="Which option continues the context best?",
+        )
+    )
+    evaluator.add_judge(
+        "mock_model", "mock", "mock-cat-1", prompt_file=files / "prompt.md",
+        mock={"invalid_rate": 0.1},
+    )  # fmt: skip
+    evaluator.save_state(data_format="csv")
+    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    return evaluator
+
+
 _EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {
+    "fairness": _fairness,
     "pairwise": _pairwise,
     "refusal": _refusal,
+    "stereotype": _stereotype,
 }
 
 

@@ -287,7 +287,11 @@ def _prepare(
         frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid
     )
     reference = scorer.reference_task
-    human_data = human_frame(humans, [reference] if reference else tasks, mode)
+    human_tasks = [reference] if reference else tasks
+    if scorer.min_human_annotators == 0:
+        # a scorer with its own reference (a gold column) takes the humans that fit, if any
+        humans = {h: f for h, f in humans.items() if all(t in f.columns for t in human_tasks)}
+    human_data = human_frame(humans, human_tasks, mode)
     columns = list(scorer.data_columns)
     if data is not None:
         columns += [c for c in scorer.optional_data_columns if c in data.data.columns]

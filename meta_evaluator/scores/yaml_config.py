@@ -38,16 +38,20 @@ def _registry() -> dict[str, type[BaseScorer]]:
         "accuracy": metrics.AccuracyScorer,
         "alt_test": metrics.AltTestScorer,
         "cohens_kappa": metrics.CohensKappaScorer,
+        "counterfactual": metrics.CounterfactualScorer,
+        "fairness": metrics.FairnessScorer,
         "krippendorff_alpha": metrics.KrippendorffAlphaScorer,
+        "multiple_choice": metrics.MultipleChoiceScorer,
         "preference": metrics.PreferenceScorer,
         "semantic_similarity": metrics.SemanticSimilarityScorer,
+        "stereotype": metrics.StereotypeScorer,
         "text_similarity": metrics.TextSimilarityScorer,
     }
 
 
 SCORERS = (
-    "accuracy", "alt_test", "cohens_kappa", "krippendorff_alpha", "preference",
-    "semantic_similarity", "text_similarity",
+    "accuracy", "alt_test", "cohens_kappa", "counterfactual", "fairness", "krippendorff_alpha",
+    "multiple_choice", "preference", "semantic_similarity", "stereotype", "text_similarity",
 )  # fmt: skip
 """The scorer names a YAML file may use."""
 

@@ -1,19 +1,27 @@
-"""Built-in scorers: agreement of a judge with human annotators, and pairwise preferences."""
+"""Built-in scorers: judge-human agreement, pairwise preferences, and the model's own answers."""
 
 from meta_evaluator.scores.metrics.accuracy import AccuracyScorer
 from meta_evaluator.scores.metrics.alt_test import AltTestScorer
+from meta_evaluator.scores.metrics.counterfactual import CounterfactualScorer
+from meta_evaluator.scores.metrics.fairness import FairnessScorer
 from meta_evaluator.scores.metrics.kappa import CohensKappaScorer
 from meta_evaluator.scores.metrics.krippendorff import KrippendorffAlphaScorer
+from meta_evaluator.scores.metrics.multiple_choice import MultipleChoiceScorer
 from meta_evaluator.scores.metrics.preference import PreferenceScorer
 from meta_evaluator.scores.metrics.semantic_similarity import SemanticSimilarityScorer
+from meta_evaluator.scores.metrics.stereotype import StereotypeScorer
 from meta_evaluator.scores.metrics.text_similarity import TextSimilarityScorer
 
 __all__ = [
     "AccuracyScorer",
     "AltTestScorer",
     "CohensKappaScorer",
+    "CounterfactualScorer",
+    "FairnessScorer",
     "KrippendorffAlphaScorer",
+    "MultipleChoiceScorer",
     "PreferenceScorer",
     "SemanticSimilarityScorer",
+    "StereotypeScorer",
     "TextSimilarityScorer",
 ]

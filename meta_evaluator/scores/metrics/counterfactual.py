@@ -1,0 +1,119 @@
+"""CounterfactualScorer: does the model's answer change when only a sensitive attribute does?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import BaseScorer
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._model_eval import column, require_columns, valid_flags
+from meta_evaluator.stats._checks import is_missing
+
+__all__ = ["CounterfactualScorer"]
+
+
+class CounterfactualScorer(BaseScorer):
+    """Change rate between rows and their counterfactual variants (METRICS.md B.6).
+
+    A variant row names its original in `counterfactual_of_column` (see
+    `meta_evaluator.data.counterfactual_variants`). A pair is used when both answers came
+    back (errors never reach the scorer); it changed when one answer is valid and the other
+    not, or both are valid with different labels. Groups come from the original row's
+    `group_column` (one group "all" without it).
+
+    Score keys: `change_rate_overall`, `change_rate_by_group` (keyed by the group value as a
+    string). Metadata: the counts overall and per group, and pairs left out.
+    """
+
+    include_invalid = True
+    min_human_annotators = 0
+
+    def __init__(
+        self, counterfactual_of_column: str = "counterfactual_of", group_column: str | None = None
+    ) -> None:
+        for name, value in (
+            ("counterfactual_of_column", counterfactual_of_column),
+            ("group_column", group_column),
+        ):
+            if (value is not None or name == "counterfactual_of_column") and (
+                not isinstance(value, str) or not value
+            ):
+                raise ScoringError(
+                    f"CounterfactualScorer: {name} must be a column name; got {value!r}."
+                )
+        super().__init__(scorer_name="counterfactual")
+        self.counterfactual_of_column = counterfactual_of_column
+        self.group_column = group_column
+        self.data_columns = tuple(c for c in (counterfactual_of_column, group_column) if c)
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """Any label: only equality matters."""
+        return sample_label is not None
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+    ) -> BaseScoringResult:
+        """Pair each variant with its original and count the changed answers.
+
+        Raises:
+            ScoringError: The link column is missing, or no variant's original was answered.
+        """
+        from meta_evaluator.stats.counterfactual import change_rates
+
+        require_columns(judge_data, list(self.data_columns), "counterfactual")
+        ids = column(judge_data, "original_id")
+        labels = column(judge_data, "label")
+        valid = valid_flags(judge_data)
+        links = column(judge_data, self.counterfactual_of_column)
+        groups = column(judge_data, self.group_column) if self.group_column else None
+        by_id = {row_id: i for i, row_id in enumerate(ids)}
+        pairs = []
+        orphans = 0
+        for i, link in enumerate(links):
+            if is_missing(link):
+                continue
+            original = by_id.get(link)
+            if original is None:
+                orphans += 1  # the original was not answered (an error) or is not in the data
+                continue
+            pairs.append((original, i))
+        if not pairs:
+            raise ScoringError(
+                f"counterfactual: judge {judge_id!r}, task {task_name!r}: no variant row whose "
+                f"original was answered ({orphans} variant(s) without one); build variants "
+                "with meta_evaluator.data.counterfactual_variants."
+            )
+        found = change_rates(
+            [valid[o] for o, _ in pairs],
+            [labels[o] for o, _ in pairs],
+            [valid[c] for _, c in pairs],
+            [labels[c] for _, c in pairs],
+            [groups[o] if groups is not None else "all" for o, _ in pairs],
+        )
+        return BaseScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores={
+                "change_rate_overall": found["change_rate_overall"],
+                "change_rate_by_group": found["change_rate_by_group"],
+            },
+            metadata={
+                "changed": found["changed"],
+                "used": found["used"],
+                "by_group": found["by_group"],
+                "variants_without_original": orphans,
+            },
+            aggregation_mode=aggregation_mode,
+            num_comparisons=len(pairs),
+            failed_comparisons=0,
+        )

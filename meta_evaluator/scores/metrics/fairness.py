@@ -1,0 +1,200 @@
+"""FairnessScorer: is the model under test fair across the groups of a sensitive attribute?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import BaseScorer
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._model_eval import column, require_columns, valid_flags
+from meta_evaluator.stats._checks import is_missing
+
+__all__ = ["FairnessScorer"]
+
+SCORE_KEYS = (
+    "statistical_parity_difference", "disparate_impact", "average_odds_difference",
+    "average_abs_odds_difference", "equal_opportunity_difference", "accuracy", "precision",
+    "recall",
+)  # fmt: skip
+
+
+class FairnessScorer(BaseScorer):
+    """Group fairness of the model's predictions (METRICS.md B.1-B.3, B.5, E).
+
+    The judge's label for the task is the model's prediction; a row predicts the positive class
+    when its label is `positive_label`. The reference is `gold_column` in the data (then no
+    human annotation is needed) or the humans' majority label. Each numeric sensitive column is
+    split into privileged and unprivileged rows by `thresholds[column] = (threshold,
+    greater_than)` or, without thresholds, the midrange rule; columns of text (or with more
+    than two values) also get the multi-group spreads. Only valid answers enter the metrics;
+    invalid ones are counted.
+
+    Score keys: `statistical_parity_difference`, `disparate_impact`, `average_odds_difference`,
+    `average_abs_odds_difference`, `equal_opportunity_difference` (means over the sensitive
+    variables where defined), `accuracy`, `precision`, `recall`. Metadata: `per_variable`,
+    `thresholds_used`, `group_sizes`, `multigroup`, `counts`.
+    """
+
+    include_invalid = True
+
+    def __init__(
+        self,
+        sensitive_columns: list[str] | tuple[str, ...],
+        positive_label: str,
+        thresholds: dict[str, tuple[float, bool]] | None = None,
+        gold_column: str | None = None,
+    ) -> None:
+        problems = []
+        if (
+            isinstance(sensitive_columns, str)
+            or not isinstance(sensitive_columns, list | tuple)
+            or not sensitive_columns
+            or not all(isinstance(c, str) and c for c in sensitive_columns)
+        ):
+            problems.append(
+                f"sensitive_columns must be a non-empty list of names; got {sensitive_columns!r}"
+            )
+        if not isinstance(positive_label, str) or not positive_label:
+            problems.append(f"positive_label must be a label; got {positive_label!r}")
+        if thresholds is not None:
+            if not isinstance(thresholds, dict):
+                problems.append(
+                    f"thresholds must map a column to (threshold, greater_than); got {thresholds!r}"
+                )
+            else:
+                for key, value in thresholds.items():
+                    if (
+                        not isinstance(value, list | tuple)
+                        or len(value) != 2
+                        or isinstance(value[0], bool)
+                        or not isinstance(value[0], int | float)
+                        or not isinstance(value[1], bool)
+                    ):
+                        problems.append(
+                            f"thresholds[{key!r}] must be (number, bool); got {value!r}"
+                        )
+        if gold_column is not None and (not isinstance(gold_column, str) or not gold_column):
+            problems.append(f"gold_column must be a column name or None; got {gold_column!r}")
+        if problems:
+            raise ScoringError("FairnessScorer: " + "; ".join(problems) + ".")
+        super().__init__(scorer_name="fairness")
+        self.sensitive_columns = list(sensitive_columns)
+        self.positive_label = positive_label
+        self.thresholds = (
+            {k: (float(v[0]), bool(v[1])) for k, v in thresholds.items()} if thresholds else None
+        )
+        self.gold_column = gold_column
+        self.data_columns = (*self.sensitive_columns, *([gold_column] if gold_column else []))
+        self.min_human_annotators = 0 if gold_column else 1
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """Single labels (one of them is the positive class)."""
+        return isinstance(sample_label, str)
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+    ) -> BaseScoringResult:
+        """Fairness of the valid predictions, per sensitive variable and averaged.
+
+        Raises:
+            ScoringError: A sensitive or gold column is missing, or no answer is valid.
+        """
+        from meta_evaluator.stats.fairness import group_metrics, multigroup_metrics
+
+        require_columns(judge_data, list(self.data_columns), "fairness")
+        valid = valid_flags(judge_data)
+        frame = judge_data.filter(pl.Series(valid, dtype=pl.Boolean))
+        invalid = judge_data.height - frame.height
+        if frame.height == 0:
+            raise ScoringError(
+                f"fairness: judge {judge_id!r}, task {task_name!r}: no valid answer to score "
+                f"({invalid} invalid)."
+            )
+        truth = self._truth(frame, human_data)
+        unreferenced = 0
+        if truth is not None:
+            known = [t is not None for t in truth]
+            unreferenced = known.count(False)
+            frame = frame.filter(pl.Series(known, dtype=pl.Boolean))
+            truth = [t for t in truth if t is not None] if frame.height else None
+        predicted = [_is(v, self.positive_label) for v in column(frame, "label")]
+        numeric: dict[str, list[float | None]] = {}
+        multigroup: dict[str, Any] = {}
+        for name in self.sensitive_columns:
+            values = column(frame, name)
+            numbers = _numbers(values)
+            if numbers is not None:
+                numeric[name] = numbers
+            distinct = {v for v in values if not is_missing(v)}
+            if numbers is None or len(distinct) > 2:
+                multigroup[name] = multigroup_metrics(truth, predicted, [str(v) for v in values])
+        scores: dict[str, Any] = dict.fromkeys(SCORE_KEYS)
+        metadata: dict[str, Any] = {
+            "positive_label": self.positive_label,
+            "reference": f"data column {self.gold_column!r}"
+            if self.gold_column
+            else "humans' majority label",
+            "counts": {"scored": frame.height, "invalid": invalid, "no_reference": unreferenced},
+            "multigroup": multigroup,
+        }
+        if numeric:
+            found = group_metrics(truth, predicted, numeric, self.thresholds)
+            scores = {k: found.get(k) for k in SCORE_KEYS}
+            metadata["per_variable"] = found.get("per_variable")
+            metadata["thresholds_used"] = found.get("thresholds_used")
+            metadata["group_sizes"] = found.get("group_sizes")
+        return BaseScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores=scores,
+            metadata=metadata,
+            aggregation_mode=aggregation_mode,
+            num_comparisons=frame.height,
+            failed_comparisons=0,
+        )
+
+    def _truth(self, frame: pl.DataFrame, human_data: pl.DataFrame) -> list[bool | None] | None:
+        if self.gold_column is not None:
+            return [None if is_missing(v) else _is(v, self.positive_label)
+                    for v in column(frame, self.gold_column)]  # fmt: skip
+        if human_data.height == 0:
+            return None
+        from meta_evaluator.scores.metrics._items import majority_label
+
+        by_id: dict[Any, list[Any]] = {}
+        for row_id, label in human_data.select("original_id", "label").iter_rows():
+            by_id.setdefault(row_id, []).append(label)
+        out: list[bool | None] = []
+        for row_id in column(frame, "original_id"):
+            label = majority_label(by_id.get(row_id, []))
+            out.append(None if label is None else _is(label, self.positive_label))
+        return out
+
+
+def _is(value: Any, label: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().casefold() == label.strip().casefold()
+
+
+def _numbers(values: list[Any]) -> list[float | None] | None:
+    """The values as numbers (None kept), or None when one is not a number."""
+    out: list[float | None] = []
+    for v in values:
+        if is_missing(v):
+            out.append(None)
+        elif isinstance(v, int | float):  # bool is an int: True -> 1.0
+            out.append(float(v))
+        else:
+            return None
+    return out

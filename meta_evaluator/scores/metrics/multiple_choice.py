@@ -1,0 +1,133 @@
+"""MultipleChoiceScorer: does the model answer multiple-choice questions in format and right?"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import BaseScorer
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._model_eval import answer_texts, column, require_columns
+
+__all__ = ["MultipleChoiceScorer"]
+
+
+class MultipleChoiceScorer(BaseScorer):
+    """Format error rate and accuracy of JSON `{"choice": ...}` answers (METRICS.md B.7).
+
+    `options_column` holds each question's options (a list, or a JSON array as text);
+    `gold_column` the correct option as its text or its 0-based index. The judge label (or,
+    for an invalid row, the raw answer) is the model's answer. Overall and per language
+    (`language_column`).
+
+    Score keys: `format_error_rate`, `overall_accuracy`, `accuracy_on_valid`. Metadata:
+    `counts`, `per_language[language][metric]`.
+    """
+
+    include_invalid = True
+    min_human_annotators = 0
+
+    def __init__(
+        self,
+        options_column: str = "options",
+        gold_column: str = "answer",
+        language_column: str | None = None,
+    ) -> None:
+        for name, value in (
+            ("options_column", options_column),
+            ("gold_column", gold_column),
+            ("language_column", language_column),
+        ):
+            if (value is not None or name != "language_column") and (
+                not isinstance(value, str) or not value
+            ):
+                raise ScoringError(
+                    f"MultipleChoiceScorer: {name} must be a column name; got {value!r}."
+                )
+        super().__init__(scorer_name="multiple_choice")
+        self.options_column = options_column
+        self.gold_column = gold_column
+        self.language_column = language_column
+        self.data_columns = tuple(c for c in (options_column, gold_column, language_column) if c)
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        """The model's raw answer (text)."""
+        return isinstance(sample_label, str)
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+    ) -> BaseScoringResult:
+        """Grade every answer; rates overall and per language.
+
+        Raises:
+            ScoringError: A column is missing, options are unreadable, or a gold answer is not
+                one of its options.
+        """
+        from meta_evaluator.stats.multiple_choice import grade, rates
+
+        require_columns(judge_data, list(self.data_columns), "multiple_choice")
+        if judge_data.height == 0:
+            raise ScoringError(f"multiple_choice: judge {judge_id!r} has no answer to score.")
+        texts = answer_texts(judge_data)
+        ids = column(judge_data, "original_id")
+        outcomes = []
+        for row_id, text, options, gold in zip(
+            ids, texts, column(judge_data, self.options_column),
+            column(judge_data, self.gold_column), strict=True,
+        ):  # fmt: skip
+            try:
+                choices = _options(options)
+                outcomes.append(grade(text, choices, _gold(gold, choices)))
+            except ScoringError as exc:
+                raise ScoringError(f"multiple_choice: row {row_id!r}: {exc.message}") from exc
+        languages = column(judge_data, self.language_column) if self.language_column else None
+        found = rates(outcomes, languages)
+        return BaseScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores={
+                "format_error_rate": found["format_error_rate"],
+                "overall_accuracy": found["overall_accuracy"],
+                "accuracy_on_valid": found["accuracy_on_valid"],
+            },
+            metadata={"counts": found["counts"], "per_language": found.get("per_language")},
+            aggregation_mode=aggregation_mode,
+            num_comparisons=len(outcomes),
+            failed_comparisons=0,
+        )
+
+
+def _options(value: Any) -> list[str]:
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            return [str(v) for v in parsed]
+        return [part.strip() for part in value.split("|")]
+    raise ScoringError(f"options must be a list or a JSON array; got {value!r}")
+
+
+def _gold(value: Any, options: list[str]) -> str | int:
+    """The gold answer as grade() takes it: an option's text wins over an index reading."""
+    if isinstance(value, bool):
+        raise ScoringError(f"the gold answer must be an option or its index; got {value!r}")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if text.lower() in {o.strip().lower() for o in options}:
+        return text
+    return int(text) if text.isdigit() else text
