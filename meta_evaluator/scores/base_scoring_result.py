@@ -35,6 +35,11 @@ class BaseScoringResult(BaseModel):
         default=None, description="Score name to (low, high) from the paired bootstrap."
     )
     error: str | None = Field(default=None, description="Why the scorer could not compute.")
+    judge_outcomes: dict[str, int] | None = Field(
+        default=None,
+        description="The judge's rows per outcome (valid, invalid, error): errors never enter a "
+        "metric, and are counted here.",
+    )
     timestamp: dt.datetime = Field(
         default_factory=lambda: dt.datetime.now(dt.UTC), description="When this was computed."
     )

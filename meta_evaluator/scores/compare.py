@@ -271,7 +271,10 @@ async def _score_judge(
     if metric.bootstrap is not None:
         intervals = await _intervals(scorer, prepared, metric, mode, result)
         result = result.model_copy(update={"confidence_intervals": intervals})
-    return _clean(result)
+    # errors never enter a metric, but they are counted beside it
+    outcomes = dict(frame.group_by("outcome").len().iter_rows())
+    counted = {o: int(outcomes.get(o, 0)) for o in ("valid", "invalid", "error")}
+    return _clean(result.model_copy(update={"judge_outcomes": counted}))
 
 
 def _prepare(
