@@ -1,0 +1,171 @@
+"""The report's tables, from results and scores already computed (pure: no I/O, no metrics).
+
+Each function turns loaded objects into rows (lists of dicts) that the HTML, CSV and Markdown
+writers share, so the three formats cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+
+__all__ = ["MAIN_SCORES", "judge_rows", "reason_rows", "score_rows"]
+
+#: The score shown for each scorer in the judges x metrics table.
+MAIN_SCORES = {
+    "accuracy": "accuracy",
+    "cohens_kappa": "cohens_kappa",
+    "alt_test": "advantage_probability",
+    "text_similarity": "similarity",
+    "semantic_similarity": "semantic_similarity",
+    "krippendorff_alpha": "alpha",
+    "preference": "strength",
+    "fairness": "statistical_parity_difference",
+    "stereotype": "icat",
+    "counterfactual": "change_rate_overall",
+    "multiple_choice": "overall_accuracy",
+}
+
+
+def judge_rows(
+    results: Mapping[str, pl.DataFrame],
+    prices: Mapping[str, Mapping[str, float]] | None = None,
+    models: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Per judge: rows per outcome, tokens, latency (mean, p50, p95 of answered calls), cost.
+
+    `prices` maps a model (or judge id) to `prompt` and `completion` prices per million tokens;
+    without a price the cost is None.
+    """
+    rows = []
+    for judge_id, frame in results.items():
+        counts = dict(frame.group_by("outcome").len().iter_rows())
+        answered = frame.filter(pl.col("outcome").is_in(["valid", "invalid"]))
+        prompt = _sum(frame, "llm_prompt_tokens")
+        completion = _sum(frame, "llm_completion_tokens")
+        latency = (
+            answered.get_column("llm_call_duration_seconds").drop_nulls()
+            if "llm_call_duration_seconds" in answered.columns
+            else pl.Series([], dtype=pl.Float64)
+        )
+        model = (models or {}).get(judge_id)
+        price = (prices or {}).get(judge_id) or ((prices or {}).get(model) if model else None)
+        cost = None
+        if price is not None and (prompt is not None or completion is not None):
+            cost = (
+                (prompt or 0) * float(price.get("prompt", 0.0))
+                + (completion or 0) * float(price.get("completion", 0.0))
+            ) / 1e6
+        rows.append(
+            {
+                "judge": judge_id,
+                "rows": frame.height,
+                "valid": int(counts.get("valid", 0)),
+                "invalid": int(counts.get("invalid", 0)),
+                "error": int(counts.get("error", 0)),
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "latency_mean_ms": _ms(_stat(latency, "mean")),
+                "latency_p50_ms": _ms(_stat(latency, 0.5)),
+                "latency_p95_ms": _ms(_stat(latency, 0.95)),
+                "cost_usd": cost,
+            }
+        )
+    return rows
+
+
+def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
+    """Per judge and non-valid status: how many rows, and one example message."""
+    rows = []
+    for judge_id, frame in results.items():
+        bad = frame.filter(pl.col("outcome") != "valid")
+        if bad.height == 0:
+            continue
+        grouped = (
+            bad.group_by("outcome", "status")
+            .agg(
+                pl.len().alias("rows"),
+                pl.col("error_message").drop_nulls().first().alias("example"),
+            )
+            .sort("rows", "status", descending=[True, False])
+        )
+        for outcome, status, count, example in grouped.iter_rows():
+            rows.append(
+                {
+                    "judge": judge_id,
+                    "outcome": outcome,
+                    "status": status,
+                    "rows": int(count),
+                    "example": example,
+                }
+            )
+    return rows
+
+
+def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[str, Any]]:
+    """Per metric and judge: the main score with its interval, the verdict, or the error."""
+    rows = []
+    for metric, results in table.items():
+        for result in results:
+            key = MAIN_SCORES.get(result.scorer_name) or next(
+                (k for k, v in result.scores.items() if _number(v)), None
+            )
+            value = result.scores.get(key) if key else None
+            interval = (result.confidence_intervals or {}).get(key or "") or (None, None)
+            verdict = None
+            if result.scorer_name == "alt_test" and "passed" in result.scores:
+                epsilon = result.metadata.get("epsilon")
+                rates = result.scores.get("winning_rate") or {}
+                rate = next(
+                    (
+                        v
+                        for k, v in rates.items()
+                        if epsilon is not None and abs(float(k) - float(epsilon)) < 1e-9
+                    ),
+                    None,
+                )
+                verdict = (
+                    f"{'passed' if result.scores['passed'] else 'failed'} "
+                    f"(winning rate {rate if rate is None else f'{rate:.2f}'} at ε = {epsilon})"
+                )
+            rows.append(
+                {
+                    "metric": metric,
+                    "scorer": result.scorer_name,
+                    "task": result.task_name,
+                    "judge": result.judge_id,
+                    "score_name": key,
+                    "score": value if _number(value) else None,
+                    "low": interval[0],
+                    "high": interval[1],
+                    "verdict": verdict,
+                    "error": result.error,
+                    "comparisons": result.num_comparisons,
+                }
+            )
+    return rows
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _sum(frame: pl.DataFrame, column: str) -> int | None:
+    if column not in frame.columns or frame.get_column(column).null_count() == frame.height:
+        return None
+    return int(frame.get_column(column).sum())
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000.0, 3)
+
+
+def _stat(values: pl.Series, which: str | float) -> float | None:
+    if values.len() == 0:
+        return None
+    found = values.mean() if which == "mean" else values.quantile(float(which), "linear")
+    return float(found) if found is not None else None  # type: ignore[arg-type]

@@ -1,0 +1,116 @@
+"""The report: self-contained HTML and tables that say what the saved scores say."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.errors import StateError
+from meta_evaluator.examples import create_example_project
+from meta_evaluator.reports import load_scores, write_report
+from meta_evaluator.scores.yaml_config import read_metrics_yaml
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> MetaEvaluator:
+    """The pairwise example, run with its mock judge and scored with its metrics.yaml."""
+    folder = tmp_path_factory.mktemp("report") / "pairwise"
+    evaluator = create_example_project("pairwise", folder)
+    evaluator.run_judges_async()
+    evaluator.compare_async(read_metrics_yaml(folder / "metrics.yaml"))
+    return evaluator
+
+
+def test_report_files_are_written(scored: MetaEvaluator, tmp_path: Path) -> None:
+    page = write_report(scored, tmp_path)
+    assert page == tmp_path / "report.html"
+    for name in ("report.html", "scores.csv", "scores.md", "judges.csv", "judges.md"):
+        assert (tmp_path / name).is_file(), name
+
+
+def test_html_is_self_contained_with_every_plot(scored: MetaEvaluator, tmp_path: Path) -> None:
+    text = write_report(scored, tmp_path).read_text(encoding="utf-8")
+    plots = sorted(scored.paths.scores_dir.glob("*/*/*.png"))
+    assert plots, "the example draws plots"
+    assert text.count("src='data:image/png;base64,") == len(plots)
+    assert not re.search(r"(src|href)=['\"]https?://", text), "nothing loads from the network"
+    assert "<script" not in text
+
+
+def test_scores_table_equals_the_saved_results(scored: MetaEvaluator, tmp_path: Path) -> None:
+    write_report(scored, tmp_path)
+    with (tmp_path / "scores.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    saved = {
+        (
+            p.parent.parent.name + "/" + p.parent.name,
+            json.loads(p.read_text())["judge_id"],
+        ): json.loads(p.read_text())
+        for p in scored.paths.scores_dir.glob("*/*/*_result.json")
+    }
+    assert len(rows) == len(saved)
+    for row in rows:
+        result = saved[(row["metric"], row["judge"])]
+        assert float(row["score"]) == pytest.approx(result["scores"]["strength"], abs=1e-12)
+        low, high = result["confidence_intervals"]["strength"]
+        assert float(row["low"]) == pytest.approx(low) and float(row["high"]) == pytest.approx(high)
+
+
+def test_judge_table_counts_outcomes_and_tokens(scored: MetaEvaluator, tmp_path: Path) -> None:
+    write_report(scored, tmp_path)
+    table = pl.read_csv(tmp_path / "judges.csv")
+    for judge_id, results in scored.load_all_judge_results().items():
+        row = table.filter(pl.col("judge") == judge_id).row(0, named=True)
+        counts = results.counts()
+        assert (row["valid"], row["invalid"], row["error"]) == (
+            counts["valid"],
+            counts["invalid"],
+            counts["error"],
+        )
+        frame = results.results_data
+        tokens = (
+            frame["llm_prompt_tokens"].sum()
+            if frame["llm_prompt_tokens"].null_count() < frame.height
+            else None
+        )
+        assert row["prompt_tokens"] == tokens
+
+
+def test_costs_from_prices_yaml(scored: MetaEvaluator, tmp_path: Path) -> None:
+    prices = scored.project_dir / "prices.yaml"
+    prices.write_text("mock-traits-1: {prompt: 0.15, completion: 0.6}\n", encoding="utf-8")
+    try:
+        write_report(scored, tmp_path)
+    finally:
+        prices.unlink()
+    row = (
+        pl.read_csv(tmp_path / "judges.csv")
+        .filter(pl.col("judge") == "mock_trait_judge")
+        .row(0, named=True)
+    )
+    expected = (row["prompt_tokens"] * 0.15 + row["completion_tokens"] * 0.6) / 1e6
+    assert row["cost_usd"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_bad_prices_yaml_is_a_state_error(scored: MetaEvaluator, tmp_path: Path) -> None:
+    prices = scored.project_dir / "prices.yaml"
+    prices.write_text("mock-traits-1: cheap\n", encoding="utf-8")
+    try:
+        with pytest.raises(StateError, match=r"prices\.yaml"):
+            write_report(scored, tmp_path)
+    finally:
+        prices.unlink()
+
+
+def test_report_of_an_empty_project_says_so(tmp_path: Path) -> None:
+    evaluator = MetaEvaluator(tmp_path / "empty")
+    evaluator.save_state()
+    text = write_report(evaluator).read_text(encoding="utf-8")
+    assert "No scores yet" in text and "No judge results yet" in text
+    assert load_scores(tmp_path / "empty" / "scores") == {}
