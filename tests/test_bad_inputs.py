@@ -1155,6 +1155,16 @@ def _scorer(name: str, *args: Any, **kwargs: Any) -> Any:
         ("AltTestScorer", (), {"scoring_function": "x"}, "'x'"),
         ("KrippendorffAlphaScorer", ("bogus",), {}, "'bogus'"),
         ("SemanticSimilarityScorer", (), {"batch_size": 0}, "batch_size"),
+        ("FairnessScorer", ("male", "H"), {}, "sensitive_columns"),
+        ("FairnessScorer", (["male"], ""), {}, "positive_label"),
+        ("FairnessScorer", (["male"], "H"), {"thresholds": {"male": (0.5, "yes")}}, "'yes'"),
+        ("FairnessScorer", (["male"], "H"), {"gold_column": ""}, "gold_column"),
+        ("StereotypeScorer", (("a", "b"),), {}, "option_label_columns"),
+        ("StereotypeScorer", (), {"bias_type_column": ""}, "bias_type_column"),
+        ("CounterfactualScorer", ("",), {}, "counterfactual_of_column"),
+        ("CounterfactualScorer", (), {"group_column": 0}, "group_column"),
+        ("MultipleChoiceScorer", (), {"options_column": ""}, "options_column"),
+        ("MultipleChoiceScorer", (), {"language_column": ""}, "language_column"),
     ],
 )
 def test_scorer_arguments_are_checked_at_once(
@@ -1212,6 +1222,37 @@ def test_compare_without_annotations(tmp_path: Path) -> None:
         evaluator.compare_async(config)
     check(info, ScoringError, "human annotations", "add_external_annotation_results")
     assert_unchanged(root, before)
+
+
+def test_compare_data_column_scorer_without_project_data() -> None:
+    """A scorer that joins data columns, called without data: an error result naming them."""
+    import anyio
+
+    from meta_evaluator.scores import MetricConfig, MetricsConfig
+    from meta_evaluator.scores.compare import IncompleteScoresWarning, compare
+    from meta_evaluator.scores.metrics import StereotypeScorer
+
+    judge = pl.DataFrame(
+        {"original_id": ["r1"], "outcome": ["valid"], "answer": ["1"],
+         "llm_raw_response_content": ["1"]}
+    )  # fmt: skip
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(
+                scorer=StereotypeScorer(), task_names=["answer"], aggregation_name="single"
+            )
+        ]
+    )
+
+    async def go() -> Any:
+        return await compare(config, {"judge_x": judge}, {}, data=None)
+
+    with pytest.warns(IncompleteScoresWarning, match="option_1_label"):
+        table = anyio.run(go)
+    ((_, (result,)),) = [(k, v[1]) for k, v in table.items()]
+    assert result.error is not None and "no data" in result.error
+    assert "'bias_type'" in result.error and result.failed_comparisons == 1
+    assert result.scores == {}
 
 
 def test_compare_with_a_list_instead_of_metrics_config(tmp_path: Path) -> None:

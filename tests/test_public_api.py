@@ -16,6 +16,7 @@ DOCUMENTED = [
     ("meta_evaluator", "__version__"),
     ("meta_evaluator", "errors"),
     ("meta_evaluator.data", "DataLoader"),
+    ("meta_evaluator.data", "counterfactual_variants"),
     ("meta_evaluator.data", "EvalData"),
     ("meta_evaluator.data", "SampleEvalData"),
     ("meta_evaluator.eval_task", "EvalTask"),
@@ -32,8 +33,12 @@ DOCUMENTED = [
     ("meta_evaluator.scores.metrics", "AccuracyScorer"),
     ("meta_evaluator.scores.metrics", "AltTestScorer"),
     ("meta_evaluator.scores.metrics", "CohensKappaScorer"),
+    ("meta_evaluator.scores.metrics", "CounterfactualScorer"),
+    ("meta_evaluator.scores.metrics", "FairnessScorer"),
     ("meta_evaluator.scores.metrics", "KrippendorffAlphaScorer"),
+    ("meta_evaluator.scores.metrics", "MultipleChoiceScorer"),
     ("meta_evaluator.scores.metrics", "SemanticSimilarityScorer"),
+    ("meta_evaluator.scores.metrics", "StereotypeScorer"),
     ("meta_evaluator.scores.metrics", "TextSimilarityScorer"),
     ("meta_evaluator.stats", "agreement"),
     ("meta_evaluator.stats", "alt_test"),
@@ -45,6 +50,14 @@ DOCUMENTED = [
     ("meta_evaluator.stats.alt_test", "benjamini_yekutieli"),
     ("meta_evaluator.stats.alt_test", "one_sided_ttest"),
     ("meta_evaluator.stats.bootstrap", "paired_bootstrap"),
+    ("meta_evaluator.stats", "fairness"),
+    ("meta_evaluator.stats", "stereotype"),
+    ("meta_evaluator.stats.counterfactual", "change_rates"),
+    ("meta_evaluator.stats.fairness", "average_across_datasets"),
+    ("meta_evaluator.stats.fairness", "group_metrics"),
+    ("meta_evaluator.stats.fairness", "multigroup_metrics"),
+    ("meta_evaluator.stats.multiple_choice", "rates"),
+    ("meta_evaluator.stats.stereotype", "cat_scores"),
 ]
 
 # Documented call signatures: (module, name) -> {parameter: default} (Parameter.empty = required).
@@ -61,6 +74,43 @@ DOCUMENTED_SIGNATURES: dict[tuple[str, str], dict[str, object]] = {
     ("meta_evaluator.scores.metrics", "CohensKappaScorer"): {"weights": None},
     ("meta_evaluator.scores.metrics", "KrippendorffAlphaScorer"): {
         "level_of_measurement": "nominal"
+    },
+    ("meta_evaluator.scores.metrics", "FairnessScorer"): {
+        "sensitive_columns": _REQUIRED,
+        "positive_label": _REQUIRED,
+        "thresholds": None,
+        "gold_column": None,
+    },
+    ("meta_evaluator.scores.metrics", "StereotypeScorer"): {
+        "option_label_columns": ("option_1_label", "option_2_label", "option_3_label"),
+        "bias_type_column": "bias_type",
+        "context_type_column": "context_type",
+    },
+    ("meta_evaluator.scores.metrics", "CounterfactualScorer"): {
+        "counterfactual_of_column": "counterfactual_of",
+    },
+    ("meta_evaluator.scores.metrics", "MultipleChoiceScorer"): {
+        "options_column": "options",
+        "gold_column": "answer",
+        "language_column": None,
+    },
+    ("meta_evaluator.stats.fairness", "group_metrics"): {
+        "y_true": _REQUIRED,
+        "y_pred": _REQUIRED,
+        "features": _REQUIRED,
+        "thresholds": None,
+    },
+    ("meta_evaluator.stats.fairness", "multigroup_metrics"): {
+        "y_true": _REQUIRED,
+        "y_pred": _REQUIRED,
+        "groups": _REQUIRED,
+    },
+    ("meta_evaluator.stats.fairness", "average_across_datasets"): {"metric_dicts": _REQUIRED},
+    ("meta_evaluator.stats.stereotype", "cat_scores"): {
+        "stereotype": _REQUIRED,
+        "anti_stereotype": _REQUIRED,
+        "neutral": _REQUIRED,
+        "other": _REQUIRED,
     },
     ("meta_evaluator.stats.alt_test", "benjamini_yekutieli"): {"p_values": _REQUIRED, "q": 0.05},
     ("meta_evaluator.stats.alt_test", "one_sided_ttest"): {
@@ -128,6 +178,68 @@ def test_documented_scorer_names() -> None:
     }
     for cls, name in names.items():
         assert getattr(metrics, cls)().scorer_name == name
+
+
+def test_documented_model_eval_scorers() -> None:
+    """Names, the documented arguments in order, and what compare needs from each scorer."""
+    from meta_evaluator.scores import metrics
+
+    fairness = metrics.FairnessScorer(["sex"], "yes")
+    assert fairness.scorer_name == "fairness"
+    assert fairness.min_human_annotators == 1  # the humans' majority is the reference
+    assert metrics.FairnessScorer(["sex"], "yes", gold_column="gold").min_human_annotators == 0
+    ordered = {
+        "FairnessScorer": ["sensitive_columns", "positive_label", "thresholds", "gold_column"],
+        "StereotypeScorer": ["option_label_columns", "bias_type_column", "context_type_column"],
+        "CounterfactualScorer": ["counterfactual_of_column", "group_column"],
+        "MultipleChoiceScorer": ["options_column", "gold_column", "language_column"],
+    }
+    for cls, expected in ordered.items():
+        assert list(inspect.signature(getattr(metrics, cls)).parameters) == expected, cls
+    names = {
+        "StereotypeScorer": "stereotype",
+        "CounterfactualScorer": "counterfactual",
+        "MultipleChoiceScorer": "multiple_choice",
+    }
+    for cls, name in names.items():
+        scorer = getattr(metrics, cls)()
+        assert scorer.scorer_name == name
+        assert scorer.min_human_annotators == 0, cls
+        assert scorer.include_invalid is True, cls
+    assert fairness.include_invalid is True
+
+
+def test_stats_package_exposes_every_documented_module() -> None:
+    """API.md: `stats.counterfactual.change_rates(...)`, `stats.multiple_choice.rates(...)`.
+
+    Checked in a fresh interpreter: in this process another test may have imported the
+    submodules already, which sets the attributes.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import meta_evaluator.stats as s; "
+        "assert callable(s.counterfactual.change_rates); "
+        "assert callable(s.multiple_choice.rates); "
+        "assert {'counterfactual', 'multiple_choice'} <= set(s.__all__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_documented_model_eval_statistics_run() -> None:
+    from meta_evaluator.stats import counterfactual, fairness, multiple_choice, stereotype
+
+    assert stereotype.cat_scores(20, 30, 20, 10)["icat"] == 50.0
+    found = fairness.group_metrics([1, 0, 1, 0], [1, 1, 1, 0], {"sex": [1, 1, 0, 0]})
+    assert found["statistical_parity_difference"] == -0.5
+    spread = fairness.multigroup_metrics(None, [1, 0, 1, 1], ["a", "a", "b", "b"])
+    assert spread["demographic_parity_difference"] == 0.5
+    assert fairness.average_across_datasets([{"m": 1.0}, {"m": None}, {"m": 0.0}]) == {"m": 0.5}
+    rates = counterfactual.change_rates([True], ["H"], [True], ["L"], [1])
+    assert rates["change_rate_by_group"] == {"1": 1.0}
+    assert multiple_choice.rates(["correct", "invalid"])["format_error_rate"] == 0.5
 
 
 def test_base_scorer_contract() -> None:

@@ -87,9 +87,14 @@ def counterfactual_variants(
     originals = frame.with_columns(pl.lit(None, dtype=frame.schema[id_column]).alias(link_column))
     combined = pl.concat([originals, variants.select(originals.columns)], how="vertical")
     if combined.get_column(id_column).n_unique() != combined.height:
+        hint = (
+            "integer ids of variants are the id plus a power of ten; negative ids can meet "
+            "positive ones, so use ids >= 0"
+            if frame.schema[id_column].is_integer()
+            else "rename the ids ending in '_cf'"
+        )
         raise DataError(
-            "counterfactual_variants: a variant id collides with an existing id; rename the "
-            "ids ending in '_cf'.",
+            f"counterfactual_variants: a variant id collides with an existing id; {hint}.",
             column=id_column,
         )
     return DataLoader.load_from_dataframe(

@@ -120,7 +120,9 @@ def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> di
         return None
     single = [t for t in task.task_names if task.task_kind(t) == "single"]
     if not single:
-        return None
+        free = [t for t in task.task_names if task.task_kind(t) == "free_text"]
+        # one free-text task: the whole answer is its value (a model's raw answer to score)
+        return {free[0]: text} if len(free) == 1 and len(task.task_names) == 1 else None
     name = single[0]
     allowed = {normalize_label(label) for label in task.allowed_labels(name) or []}
     first_line = text.splitlines()[0].strip().strip(".!\"'`*")

@@ -322,6 +322,13 @@ def _join_data(
             f"{scorer.scorer_name}: needs the data columns {columns}; the project has no data."
         )
     frame: pl.DataFrame = data.data
+    clashing = [c for c in columns if c in judge_data.columns]
+    if clashing:
+        raise ScoringError(
+            f"{scorer.scorer_name}: data column(s) {clashing} have the name of a column of the "
+            f"judge's rows ({judge_data.columns}); rename them in the data (for example "
+            f"{clashing[0] + '_gold'!r}) and name the new column in the scorer."
+        )
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ScoringError(

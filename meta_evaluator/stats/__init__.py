@@ -3,8 +3,9 @@
 Modules: `classification` (accuracy, precision, recall, F1), `agreement` (Cohen's and Fleiss'
 kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test), `preference`
 (pairwise preference votes: relevance, strength), `fairness` (group fairness of binary
-predictions), `stereotype` (context association tests: LMS, SS, iCAT), `text` (difflib
-similarity) and `bootstrap` (paired percentile intervals). Undefined values are None.
+predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
+(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity)
+and `bootstrap` (paired percentile intervals). Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -12,7 +13,9 @@ from meta_evaluator.stats import (
     alt_test,
     bootstrap,
     classification,
+    counterfactual,
     fairness,
+    multiple_choice,
     preference,
     stereotype,
     text,
@@ -23,7 +26,9 @@ __all__ = [
     "alt_test",
     "bootstrap",
     "classification",
+    "counterfactual",
     "fairness",
+    "multiple_choice",
     "preference",
     "stereotype",
     "text",

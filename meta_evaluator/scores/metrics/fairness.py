@@ -146,6 +146,8 @@ class FairnessScorer(BaseScorer):
             "counts": {"scored": frame.height, "invalid": invalid, "no_reference": unreferenced},
             "multigroup": multigroup,
         }
+        if truth is not None:
+            scores.update(_overall([bool(t) for t in truth], predicted))
         if numeric:
             found = group_metrics(truth, predicted, numeric, self.thresholds)
             scores = {k: found.get(k) for k in SCORE_KEYS}
@@ -179,6 +181,19 @@ class FairnessScorer(BaseScorer):
             label = majority_label(by_id.get(row_id, []))
             out.append(None if label is None else _is(label, self.positive_label))
         return out
+
+
+def _overall(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:
+    """Accuracy, precision and recall of the positive class (None on a zero denominator)."""
+    tp = sum(1 for t, p in zip(truth, predicted, strict=True) if t and p)
+    fp = sum(1 for t, p in zip(truth, predicted, strict=True) if not t and p)
+    fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t and not p)
+    n = len(truth)
+    return {
+        "accuracy": (n - fp - fn) / n if n else None,
+        "precision": tp / (tp + fp) if tp + fp else None,
+        "recall": tp / (tp + fn) if tp + fn else None,
+    }
 
 
 def _is(value: Any, label: str) -> bool:
