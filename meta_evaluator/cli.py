@@ -1,19 +1,40 @@
 """The `meta-evaluator` command line: `meta-evaluator COMMAND [PROJECT_DIR]`.
 
-Exit codes a scheduler can act on: 0 success, 2 bad input or configuration (the message names
-what to fix; no traceback). Any other exception is a bug and keeps its traceback.
+Exit codes a scheduler can act on: 0 success, 1 failures in the run (rows that ended in an
+error, judges that could not be scored), 2 bad input or configuration, or another `run` of the
+project holding its lock (the message names what to fix; no traceback). Any other exception is
+a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import logging
+import os
+import signal
+import socket
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from meta_evaluator.errors import MetaEvaluatorError, ProjectNotFoundError
+from meta_evaluator.errors import (
+    JudgeConfigError,
+    MetaEvaluatorError,
+    ProjectError,
+    ProjectNotFoundError,
+)
+
+if TYPE_CHECKING:
+    from meta_evaluator.judge import Judge
+    from meta_evaluator.judge._dry_run import RunPlan
+    from meta_evaluator.project import MetaEvaluator
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -53,8 +74,28 @@ def init(
 
 @app.command()
 def status(project_dir: ProjectDir = Path(".")) -> None:
-    """Show what a project holds: data, task and judges."""
+    """Show what a project holds: data, task, judges with their latest run, and annotators."""
     _status(project_dir)
+
+
+@app.command()
+def report(
+    project_dir: ProjectDir = Path("."),
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            help="The folder to write report.html into (default: reports/ in the project).",
+            file_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Write a self-contained report.html (and tables) of the project's results and scores."""
+    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.reports import write_report
+
+    evaluator = MetaEvaluator(project_dir, load=True)
+    path = write_report(evaluator, output if output is not None else evaluator.paths.reports_dir)
+    print(f"Report written to {path}")
 
 
 @app.command()
@@ -73,26 +114,57 @@ def run(
     no_resume: Annotated[bool, typer.Option(help="Ask every row again.")] = False,
     requests_per_minute: Annotated[float | None, typer.Option(help="Per endpoint.")] = None,
     tokens_per_minute: Annotated[float | None, typer.Option(help="Per endpoint.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            help="Print what would be called (endpoints, rows reused, calls, estimated tokens) "
+            "without calling or writing anything."
+        ),
+    ] = False,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
-    Exit status: 0 when every row has an answer (valid or invalid), 1 when some rows ended in
-    an error, 2 for bad configuration.
+    One `run` of a project at a time: a second one exits with 2, naming the process that holds
+    the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
+    (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration.
     """
     from meta_evaluator.project import MetaEvaluator
 
     evaluator = MetaEvaluator(project_dir, load=True)
-    results = evaluator.run_judges_async(
-        [j.strip() for j in judges.split(",")] if judges else None,
-        run_id,
-        max_concurrency=max_concurrency,
-        max_retries=max_retries,
-        timeout=timeout,
-        resume=not no_resume,
-        retry=[r.strip() for r in retry.split(",") if r.strip()],
-        requests_per_minute=requests_per_minute,
-        tokens_per_minute=tokens_per_minute,
-    )
+    judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges else None
+    retry_outcomes = [r.strip() for r in retry.split(",") if r.strip()]
+    if dry_run:
+        from meta_evaluator.judge._dry_run import plan_run
+        from meta_evaluator.judge._runner import RunSettings
+
+        settings = RunSettings(
+            max_concurrency=max_concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            retry=tuple(retry_outcomes),
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
+        selected = _selected_judges(evaluator, judge_ids)
+        assert evaluator.data is not None and evaluator.eval_task is not None
+        plan = plan_run(
+            evaluator.paths.results_dir, selected, evaluator.data, evaluator.eval_task,
+            run_id=run_id, settings=settings, resume=not no_resume,
+        )  # fmt: skip
+        _print_plan(plan, ProjectLock(evaluator.project_dir).holder())
+        return
+    with _sigterm_as_exit(), ProjectLock(evaluator.project_dir):
+        results = evaluator.run_judges_async(
+            judge_ids,
+            run_id,
+            max_concurrency=max_concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            resume=not no_resume,
+            retry=retry_outcomes,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+        )
     errors = 0
     for judge_id, result in results.items():
         counts = result.counts()
@@ -102,6 +174,62 @@ def run(
     print(f"Results are in {evaluator.paths.results_dir}")
     if errors:
         raise typer.Exit(1)
+
+
+def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> list[Judge]:
+    """The judges a run would use, checked as `run_judges_async` checks them."""
+    if evaluator.data is None or evaluator.eval_task is None:
+        missing = "data" if evaluator.data is None else "an evaluation task"
+        raise ProjectError(
+            f"{evaluator.project_dir}: the project has no {missing} yet; add it before running "
+            "judges.",
+            path=evaluator.project_dir,
+            field="data" if evaluator.data is None else "eval_task",
+        )
+    registry = evaluator.judge_registry
+    ids = list(registry) if judge_ids is None else judge_ids
+    unknown = [j for j in ids if j not in registry]
+    if unknown or not ids:
+        raise JudgeConfigError(
+            f"no registered judge {unknown or '(none given)'}; judges are {sorted(registry)}.",
+            field="judge_ids",
+        )
+    return [registry[j] for j in ids]
+
+
+def _print_plan(plan: RunPlan, lock_holder: str | None) -> None:
+    print("Dry run: nothing is called and nothing is written.")
+    for judge in plan.judges:
+        print(f"{judge.judge_id}: {judge.llm_client} {judge.model!r} at {judge.base_url}")
+        if judge.action == "done":
+            where = f"run {judge.run_id} is complete with every row; nothing to ask"
+        elif judge.action == "continue":
+            where = f"continues run {judge.run_id}"
+        elif judge.action == "start":
+            where = f"starts run {judge.run_id}"
+        elif judge.action == "restart":
+            where = f"starts run {judge.run_id} over (no resume: its rows are asked again)"
+        elif judge.source_run_id is not None:
+            where = f"a new run, reusing rows of the complete run {judge.source_run_id}"
+        else:
+            where = "a new run"
+        print(f"  run:              {where}")
+        print(f"  rows:             {judge.rows}")
+        print(f"  reused:           {judge.reused}")
+        print(f"  calls:            {judge.calls}")
+        print(f"  estimated tokens: {judge.estimated_tokens}")
+    count = len(plan.judges)
+    print(
+        f"Total: {count} judge{'s' if count != 1 else ''}, {plan.rows} rows, {plan.reused} "
+        f"reused, {plan.calls} calls, {plan.estimated_tokens} estimated tokens"
+    )
+    print(
+        f"Calls are counted before retries (each failed call may be retried {plan.max_retries} "
+        "times); estimated tokens are an upper estimate per call, the prompt plus the answer "
+        "allowed, as the tokens-per-minute budget counts them."
+    )
+    if lock_holder is not None:
+        print(f"Note: another run of this project is going on now ({lock_holder}).")
 
 
 @app.command()
@@ -191,6 +319,7 @@ def _status(project_dir: Path) -> None:
             shown = "free text" if labels is None else f"{kind}: {labels}"
             print(f"          {name}{' (required)' if name in required else ''}: {shown}")
     judges = evaluator.judge_registry
+    rows = len(data) if data is not None else None
     print(f"  judges: {len(judges) or 'none'}")
     for judge in judges.values():
         where = f" at {judge.base_url}" if judge.base_url else ""
@@ -198,6 +327,208 @@ def _status(project_dir: Path) -> None:
             f"          {judge.id}: {judge.llm_client} {judge.model!r}{where}, prompt "
             f"{judge.prompt.id!r} fills {judge.prompt.placeholders}"
         )
+        print(f"            {_latest_run(evaluator, judge.id, rows)}")
+    others = sorted(_judges_with_runs(evaluator.paths.results_dir) - set(judges))
+    if others:
+        print("  results of judges not in the registry (imported):")
+        for judge_id in others:
+            print(f"          {judge_id}: {_latest_run(evaluator, judge_id, rows)}")
+    humans = evaluator.load_all_human_results()
+    print(f"  annotators: {len(humans) or 'none yet'}")
+    for annotator_id, human in humans.items():
+        counts = human.counts()
+        of = f" of {rows} rows" if rows is not None else ""
+        print(
+            f"          {annotator_id}: {counts['valid']} valid labels{of} "
+            f"({counts['invalid']} invalid), run {human.run_id}"
+        )
+
+
+def _judges_with_runs(results_dir: Path) -> set[str]:
+    if not results_dir.is_dir():
+        return set()
+    return {p.name.removesuffix("_state.json") for p in results_dir.glob("*/*_state.json")}
+
+
+def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:
+    """One line on a judge's latest run (by start): rows done, outcomes, complete, last change."""
+    from meta_evaluator.judge._runner import fingerprint
+    from meta_evaluator.results.row_store import read_rows
+    from meta_evaluator.results.runs import latest_run
+
+    files = latest_run(evaluator.paths.results_dir, judge_id, complete=None)
+    if files is None:
+        return "no runs yet"
+    state = files.read_state()
+    assert state is not None  # latest_run only finds runs with a state file
+    if state.complete and state.counts:
+        counts = dict(state.counts)
+    else:  # an unfinished run's counts are in its rows only; the last line of an id wins
+        last = {r.get("original_id"): r.get("outcome") for r in read_rows(files.rows)}
+        counts = {}
+        for outcome in last.values():
+            counts[str(outcome)] = counts.get(str(outcome), 0) + 1
+    done = sum(counts.values())
+    shown = ", ".join(
+        f"{outcome} {counts.get(outcome, 0)}"
+        for outcome in ("valid", "invalid", "error", "skipped")
+        if outcome != "skipped" or counts.get(outcome)
+    )
+    changed = max(
+        (p.stat().st_mtime for p in (files.rows, files.table, files.state) if p.is_file()),
+        default=None,
+    )
+    when = (
+        dt.datetime.fromtimestamp(changed, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if changed is not None
+        else "unknown"
+    )
+    line = (
+        f"latest run {state.run_id}: {done}{f' of {rows}' if rows is not None else ''} rows "
+        f"done ({shown}), {'complete' if state.complete else 'unfinished'}, last changed {when}"
+    )
+    judge = evaluator.judge_registry.get(judge_id)
+    task = evaluator.eval_task
+    if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:
+        line += "; the judge's configuration has changed since, so `run` starts a new run"
+    return line
+
+
+LOCK_FILE = ".meta-evaluator.lock"
+
+
+class ProjectLock:
+    """One `meta-evaluator run` per project at a time: `<project>/.meta-evaluator.lock`.
+
+    The file is created with O_CREAT | O_EXCL and holds the owner's host and process id. A lock
+    left by a process that is gone (on this host) is taken over; one held by a live process, or
+    by a process on another host (which cannot be checked from here), raises `ProjectError`.
+    Use it as a context manager: the lock is released however the block ends.
+    """
+
+    def __init__(self, project_dir: Path) -> None:
+        self.path = project_dir / LOCK_FILE
+        self._me = f"{socket.gethostname()} {os.getpid()}"
+        self._held = False
+
+    def holder(self) -> str | None:
+        """Who holds the lock now (`host H, pid P`), or None when nobody live does."""
+        from meta_evaluator.results.runs import _alive
+
+        owner = self._owner()
+        if owner is None or not _alive(owner):
+            return None
+        return _describe(owner)
+
+    def _owner(self) -> str | None:
+        """The lock file's `host pid`, or None without a lock file.
+
+        An empty file is being written by a process that has just created it: wait a moment
+        for its content. One still empty after that was left by a process killed in between.
+        """
+        for _ in range(20):
+            try:
+                owner = self.path.read_text(encoding="utf-8", errors="replace").strip()
+            except FileNotFoundError:
+                return None
+            if owner:
+                return owner
+            time.sleep(0.05)
+        return ""
+
+    def acquire(self) -> None:
+        """Take the lock, or raise ProjectError naming the process that holds it."""
+        from meta_evaluator.results.runs import _alive
+
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                owner = self._owner()
+                if owner is None:  # released meanwhile
+                    continue
+                if _alive(owner):
+                    raise ProjectError(
+                        f"{self.path}: another `meta-evaluator run` of this project is going on "
+                        f"({_describe(owner)}); wait for it to finish. If that process is gone "
+                        "(for instance on another machine), delete the lock file.",
+                        path=self.path,
+                    ) from None
+                self._take_over(owner)
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(self._me)
+            self._held = True
+            return
+        raise ProjectError(
+            f"{self.path}: could not take the project's lock; try again.", path=self.path
+        )
+
+    def _take_over(self, owner: str) -> None:
+        """Remove the lock file of a dead `owner`, and only that one.
+
+        The file is first moved aside atomically, so of several processes taking over at once
+        only one moves it; should a live process's new lock have been moved instead, it is put
+        back (`os.link` does not overwrite).
+        """
+        aside = self.path.with_name(f"{LOCK_FILE}.{os.getpid()}.stale")
+        try:
+            os.rename(self.path, aside)
+        except FileNotFoundError:
+            return
+        try:
+            if aside.read_text(encoding="utf-8", errors="replace").strip() != owner:
+                with contextlib.suppress(FileExistsError):
+                    os.link(aside, self.path)
+        finally:
+            aside.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        """Give the lock back (if held, and still ours)."""
+        if not self._held:
+            return
+        self._held = False
+        with contextlib.suppress(FileNotFoundError):
+            if self.path.read_text(encoding="utf-8", errors="replace").strip() == self._me:
+                self.path.unlink()
+
+    def __enter__(self) -> ProjectLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+def _describe(owner: str) -> str:
+    host, _, pid = owner.rpartition(" ")
+    return f"host {host}, pid {pid}" if host else f"lock content {owner!r}"
+
+
+@contextlib.contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """Turn SIGTERM (a scheduler stopping the job) into SystemExit, so clean-up code runs.
+
+    Finished rows are already on disk; this lets the project lock and the run's files be
+    released as on Ctrl-C. Only the main thread can set signal handlers; elsewhere, nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The command line: init from the built-in example, status, and exit codes."""
+"""The command line: init from the built-in example, status, report, and exit codes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from meta_evaluator import MetaEvaluator
+from meta_evaluator.cli import app
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -23,6 +26,7 @@ def test_init_example_then_status(tmp_path: Path) -> None:
     done = cli("init", str(project), "--example", "refusal")
     assert done.returncode == 0, done.stderr
     assert "40 rows" in done.stdout and "mock_refusal_judge" in done.stdout
+    assert "            no runs yet" in done.stdout
     status = cli("status", str(project))
     assert status.returncode == 0
     assert "id column 'sample_id' (Int64)" in status.stdout
@@ -50,3 +54,19 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(tmp_path: Path) -> No
 
 def test_usage_error_exits_2() -> None:
     assert cli("no-such-command").returncode == 2
+
+
+def test_report_prints_the_path_of_report_html(tmp_path: Path) -> None:
+    project = tmp_path / "demo"
+    runner = CliRunner()
+    for args in (["init", str(project), "--example", "refusal"], ["run", str(project)]):
+        assert runner.invoke(app, args).exit_code == 0
+    done = runner.invoke(app, ["report", str(project)])
+    assert done.exit_code == 0, (done.output, done.exception)
+    path = project / "reports" / "report.html"
+    assert done.output.strip() == f"Report written to {path}" and path.is_file()
+    elsewhere = tmp_path / "out"
+    done = runner.invoke(app, ["report", str(project), "--output", str(elsewhere)])
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert done.output.strip() == f"Report written to {elsewhere / 'report.html'}"
+    assert (elsewhere / "report.html").is_file()

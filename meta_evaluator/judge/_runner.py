@@ -46,7 +46,7 @@ from meta_evaluator.results.runs import (
     now_iso,
 )
 
-__all__ = ["RunSettings", "fingerprint", "run_judges"]
+__all__ = ["RunSettings", "check_judge", "fingerprint", "plan_judge", "run_judges"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +134,8 @@ class _JudgeRun:
     method: AnsweringMethod
     endpoint: EndpointKey
     api_key: str | None
+    source: RunFiles | None = None
+    """The run whose rows are reused: `files` itself, an earlier complete run, or none."""
     builders: dict[str, RequestBuilder] = field(default_factory=dict)
     kept: dict[Any, dict[str, Any]] = field(default_factory=dict)
     todo: list[int] = field(default_factory=list)
@@ -171,12 +173,12 @@ async def run_judges(
             f"judges {twice} are listed twice; name each once.", field="judge_ids"
         )
     # Every judge is checked before any file is touched or any call made.
-    checked = [(j, *_check(j, task)) for j in judges]
+    checked = [(j, *check_judge(j, task)) for j in judges]
     rows = data.data.to_dicts()
     ids = data.ids.to_list()
     fresh = new_run_id()  # judges starting a new run in this call share its id
     runs = [
-        _plan(results_dir, judge, method, endpoint, api_key, task, rows, ids,
+        plan_judge(results_dir, judge, method, endpoint, api_key, task, rows, ids,
               run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume)
         for judge, method, endpoint, api_key in checked
     ]  # fmt: skip
@@ -232,7 +234,7 @@ async def run_judges(
     return results
 
 
-def _check(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:
+def check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:
     """Everything about a judge that can fail before a call: method, Azure settings, key."""
     method = answering_method(judge, task)
     if method == "text" and not any(task.task_kind(t) == "single" for t in task.task_names):
@@ -246,7 +248,7 @@ def _check(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, 
     return method, endpoint, api_key
 
 
-def _plan(
+def plan_judge(
     results_dir: Path,
     judge: Judge,
     method: AnsweringMethod,
@@ -280,7 +282,7 @@ def _plan(
         files = RunFiles(results_dir, fresh_run_id, judge.id)
         if resume:
             source = latest_run(results_dir, judge.id, complete=True, fingerprint=print_)
-    run = _JudgeRun(judge, files, print_, method, endpoint, api_key)
+    run = _JudgeRun(judge, files, print_, method, endpoint, api_key, source=source)
     run.builders = {m: RequestBuilder(judge, task, m) for m in ("structured", "xml", "text")}
     state = source.read_state() if source is not None else None
     run.created_at = state.created_at if state and source is files else now_iso()
