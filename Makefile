@@ -25,12 +25,16 @@ demo: $(VENV)/.installed
 	rm -rf $(DEMO_DIR) $(DEMO_DIR)-pairwise $(DEMO_DIR)-fairness $(DEMO_DIR)-stereotype
 	$(BIN)/meta-evaluator init $(DEMO_DIR) --example refusal
 	$(BIN)/meta-evaluator run $(DEMO_DIR)
+	$(BIN)/meta-evaluator score $(DEMO_DIR)
+	$(BIN)/meta-evaluator report $(DEMO_DIR)
 	@for example in pairwise fairness stereotype; do \
 		$(BIN)/meta-evaluator init $(DEMO_DIR)-$$example --example $$example >/dev/null && \
 		$(BIN)/meta-evaluator run $(DEMO_DIR)-$$example && \
-		$(BIN)/meta-evaluator score $(DEMO_DIR)-$$example || exit 1; \
+		$(BIN)/meta-evaluator score $(DEMO_DIR)-$$example && \
+		$(BIN)/meta-evaluator report $(DEMO_DIR)-$$example || exit 1; \
 	done
-	@echo "Demo projects written to $(DEMO_DIR) and $(DEMO_DIR)-{pairwise,fairness,stereotype}"
+	@echo "Demo projects written to $(DEMO_DIR) and $(DEMO_DIR)-{pairwise,fairness,stereotype};"
+	@echo "open $(DEMO_DIR)/reports/report.html in a browser"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -44,9 +48,7 @@ test: lint typecheck
 
 # Regenerate the example project folders kept under version control in projects/.
 projects: $(VENV)/.installed
-	rm -f projects/refusal/main_state.json projects/refusal/data/*
-	$(BIN)/meta-evaluator init projects/refusal --example refusal
-	@for example in pairwise fairness stereotype; do \
+	@for example in refusal pairwise fairness stereotype; do \
 		rm -rf projects/$$example && \
 		$(BIN)/meta-evaluator init projects/$$example --example $$example >/dev/null && \
 		$(BIN)/meta-evaluator run projects/$$example && \

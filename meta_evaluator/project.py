@@ -760,7 +760,7 @@ class MetaEvaluator:
         self,
         include_task: bool = True,
         include_data: bool = True,
-        data_format: DataFormat | None = "parquet",
+        data_format: DataFormat | None = None,
         data_filename: str | None = None,
     ) -> None:
         """Write the data file and `main_state.json` as one change; no secrets are written.
@@ -774,7 +774,8 @@ class MetaEvaluator:
             include_data: Save the current data (to `data/<data_filename>`); False keeps the
                 data the state already holds, file included.
             data_format: `parquet` (keeps every type), `csv` or `json` (types restored from the
-                state on load).
+                state on load); default: the format the project's data was saved in before
+                (so a CSV project stays CSV), else parquet.
             data_filename: The data file's name; default `main_data.<format>`; its extension
                 must match the format.
 
@@ -788,8 +789,10 @@ class MetaEvaluator:
         data_state = self._saved_data
         staged = None
         if include_data and self._data is not None:
-            filename = _project_data.check_target(data_dir, data_format or "parquet", data_filename)
-            staged = _project_data.stage(self._data, data_dir, filename, data_format or "parquet")
+            previous = self._saved_data.format if self._saved_data is not None else None
+            fmt = data_format or previous or "parquet"
+            filename = _project_data.check_target(data_dir, fmt, data_filename)
+            staged = _project_data.stage(self._data, data_dir, filename, fmt)
             data_state = staged
         task = self._eval_task if include_task else self._saved_task
         try:

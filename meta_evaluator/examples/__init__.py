@@ -20,7 +20,15 @@ _HERE = Path(__file__).parent
 
 
 def _refusal(project_dir: Path) -> MetaEvaluator:
-    """Refusal detection: did an assistant decline a request? 40 prompts and responses."""
+    """Refusal detection: did an assistant decline a request? 40 prompts and responses.
+
+    Three annotators (ana, ben, chen) labelled every response and explained their label; they
+    disagree on a few soft refusals. A mock judge labels the same rows; `metrics.yaml` scores it
+    against the three with accuracy, Cohen's kappa, the alt-test, explanation similarity and
+    Krippendorff's alpha.
+    """
+    import shutil
+
     files = _HERE / "refusal"
     evaluator = MetaEvaluator(project_dir, load=False)
     evaluator.add_data(DataLoader.load_csv("refusal_demo", files / "data.csv", "sample_id"))
@@ -41,6 +49,11 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
         mock={"invalid_rate": 0.05},  # a few unusable answers, as real judges give
     )
     evaluator.save_state(data_format="csv")  # readable and diffable under version control
+    for annotator in ("ana", "ben", "chen"):
+        evaluator.add_external_annotation_results(
+            files / "annotations" / f"{annotator}.csv", annotator
+        )
+    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
     return evaluator
 
 
