@@ -281,6 +281,30 @@ def score(
         raise typer.Exit(1)
 
 
+@app.command()
+def annotate(
+    project_dir: ProjectDir = Path("."),
+    port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
+    host: Annotated[str, typer.Option(help="Address to bind (default: loopback only).")] = (
+        "127.0.0.1"
+    ),
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Access token annotators must present (needed for a non-loopback host).",
+            envvar="META_EVALUATOR_ANNOTATION_TOKEN",
+        ),
+    ] = None,
+) -> None:
+    """Serve the annotation page for the project's data and task until Ctrl-C.
+
+    Labels are saved at every submission under annotations/web/, where scoring finds them.
+    """
+    from meta_evaluator.project import MetaEvaluator
+
+    MetaEvaluator(project_dir, load=True).launch_annotator(port=port, host=host, token=token)
+
+
 def _number(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"

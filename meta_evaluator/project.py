@@ -686,6 +686,23 @@ class MetaEvaluator:
 
         return latest_annotations(self._paths.annotations_dir)
 
+    def launch_annotator(
+        self, port: int | None = None, host: str = "127.0.0.1", *, token: str | None = None
+    ) -> None:
+        """Serve the annotation page for this project's data and task until Ctrl-C.
+
+        Annotators open the printed address, give their id and label each row (one control per
+        task; number keys pick options, Enter saves). Every label is saved at once under
+        `annotations/web/`; an annotator resumes where they stopped. The page binds to loopback
+        by default; to let others reach it, pass their `host` and a `token` they must present.
+
+        Raises:
+            ProjectError: No data or task yet, or a non-loopback host without a token.
+        """
+        from meta_evaluator.annotate import serve
+
+        serve(self, host=host, port=port, token=token)
+
     # ----- scoring ----------------------------------------------------------------------------
 
     def add_metrics_config(self, metrics_config: MetricsConfig) -> None:

@@ -29,9 +29,11 @@ from meta_evaluator.storage import check_safe_name, read_json, sha256, write_jso
 
 __all__ = [
     "HumanAnnotationResults",
+    "annotation_schema",
     "import_annotation_frame",
     "import_annotations",
     "latest_annotations",
+    "save_annotations",
 ]
 
 STATE_VERSION = 1
@@ -130,14 +132,7 @@ def import_annotation_frame(
     check_task_columns(frame, columns, where)
     frame = align_ids(frame, id_column, data, where)
     run = run_id or new_run_id()
-    table, state = _files(annotations_dir, run, annotator_id)
-    schema = {
-        c: t
-        for c, t in results_schema(task, data.data.schema[data.id_column]).items()
-        if c in ("original_id", "run_id", "outcome", "status", "error_message", "timestamp")
-        or c in task.task_names
-    }
-    schema = {"original_id": schema.pop("original_id"), "annotator_id": pl.String(), **schema}
+    schema = annotation_schema(task, data.data.schema[data.id_column])
     rows = []
     for record in frame.iter_rows(named=True):
         row = label_row(record, id_column, task, required)
@@ -145,17 +140,42 @@ def import_annotation_frame(
     results = pl.DataFrame(
         [{c: r.get(c) for c in schema} for r in rows], schema=schema, orient="row"
     )
+    return save_annotations(annotations_dir, run, annotator_id, results, source=source)
+
+
+def annotation_schema(task: EvalTask, id_dtype: pl.DataType) -> dict[str, pl.DataType]:
+    """Column -> dtype of an annotator's frame: ids keep the data's dtype; a column per task."""
+    schema = {
+        c: t
+        for c, t in results_schema(task, id_dtype).items()
+        if c in ("original_id", "run_id", "outcome", "status", "error_message", "timestamp")
+        or c in task.task_names
+    }
+    return {"original_id": schema.pop("original_id"), "annotator_id": pl.String(), **schema}
+
+
+def save_annotations(
+    annotations_dir: Path,
+    run_id: str,
+    annotator_id: str,
+    results: pl.DataFrame,
+    *,
+    source: str,
+    created_at: str | None = None,
+) -> HumanAnnotationResults:
+    """Write an annotator's labels and their state file, each atomically."""
+    table, state = _files(annotations_dir, run_id, annotator_id)
     write_parquet(table, results)
-    found = HumanAnnotationResults(annotator_id, run, results)
+    found = HumanAnnotationResults(annotator_id, run_id, results)
     stamp = now_iso()
     write_json(
         state,
         {
             "schema_version": STATE_VERSION,
             "annotator_id": annotator_id,
-            "run_id": run,
+            "run_id": run_id,
             "source": source,
-            "created_at": stamp,
+            "created_at": created_at or stamp,
             "completed_at": stamp,
             "counts": found.counts(),
         },

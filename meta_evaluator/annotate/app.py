@@ -1,0 +1,251 @@
+"""The annotation page as a small ASGI application (no framework: a handful of routes).
+
+```
+GET  /                              start page: pick an annotator id; everyone's progress
+GET  /start?annotator=ID            go to that annotator's next unlabelled row
+GET  /annotate/ID                   the annotator's next unlabelled row (or "all done")
+GET  /annotate/ID/N                 row N (0-based, data order) with the saved labels filled in
+POST /annotate/ID/N                 save row N's labels (form fields named after the tasks)
+GET  /summary                       agreement between annotators (alpha, pairwise kappa)
+GET  /api/progress                  JSON: labelled rows per annotator
+```
+With a token, every request needs it: `?token=...` once (a cookie keeps it), the cookie, or
+`Authorization: Bearer ...`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote
+
+from meta_evaluator.annotate.pages import (
+    done_page,
+    index_page,
+    message_page,
+    row_page,
+    summary_page,
+)
+from meta_evaluator.annotate.store import AnnotatorLabels
+from meta_evaluator.errors import ProjectError, UnsafeNameError
+from meta_evaluator.judge._parse import check_values
+from meta_evaluator.storage import check_safe_name
+
+if TYPE_CHECKING:
+    from meta_evaluator.project import MetaEvaluator
+
+__all__ = ["AnnotationApp"]
+
+logger = logging.getLogger(__name__)
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+_COOKIE = "meta_evaluator_token"
+_MAX_BODY = 1_000_000
+
+
+class AnnotationApp:
+    """ASGI app serving the annotation page of one project (its data and task)."""
+
+    def __init__(self, evaluator: MetaEvaluator, *, token: str | None = None) -> None:
+        if evaluator.data is None or evaluator.eval_task is None:
+            raise ProjectError(
+                f"{evaluator.project_dir}: add data and a task before annotating.",
+                path=evaluator.project_dir,
+            )
+        self.evaluator = evaluator
+        self.data = evaluator.data
+        self.task = evaluator.eval_task
+        self.token = token
+        self._annotators: dict[str, AnnotatorLabels] = {}
+        self._rows = self.data.data.select(self.task.columns_shown()).to_dicts()
+        self._ids = self.data.ids.to_list()
+
+    # ----- plumbing ---------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Handle one HTTP request (lifespan events are acknowledged)."""
+        if scope["type"] == "lifespan":
+            while True:
+                event = await receive()
+                if event["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif event["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        method, path = scope["method"], scope["path"]
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        extra: list[tuple[str, str]] = []
+        if self.token is not None:
+            given = self._token_of(query, headers)
+            if given is None or not hmac.compare_digest(given, self.token):
+                await _respond(send, 401, message_page("Token needed", "Open the link with "
+                               "?token=... that the project owner shared."))  # fmt: skip
+                return
+            if query.get("token"):
+                extra.append(("set-cookie", f"{_COOKIE}={quote(self.token)}; HttpOnly; "
+                              "SameSite=Strict; Path=/"))  # fmt: skip
+        try:
+            status, body, more = await self._route(method, path, query, receive)
+        except UnsafeNameError as exc:
+            status, body, more = 400, message_page("Not a valid annotator id", exc.message), []
+        await _respond(send, status, body, [*extra, *more])
+
+    def _token_of(self, query: dict[str, list[str]], headers: dict[str, str]) -> str | None:
+        if query.get("token"):
+            return query["token"][0]
+        auth = headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            return auth[7:].strip()
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == _COOKIE:
+                from urllib.parse import unquote
+
+                return unquote(value)
+        return None
+
+    async def _route(
+        self, method: str, path: str, query: dict[str, list[str]], receive: Receive
+    ) -> tuple[int, str, list[tuple[str, str]]]:
+        parts = [p for p in path.split("/") if p]
+        if method == "GET" and not parts:
+            return 200, self._index(), []
+        if method == "GET" and parts == ["start"]:
+            annotator = check_safe_name((query.get("annotator") or [""])[0].strip(),
+                                        field="annotator_id")  # fmt: skip
+            return 303, "", [("location", f"/annotate/{quote(annotator)}")]
+        if method == "GET" and parts == ["summary"]:
+            return 200, self._summary(), []
+        if method == "GET" and parts == ["api", "progress"]:
+            return 200, json.dumps(self._progress()), [("content-type", "application/json")]
+        if len(parts) in (2, 3) and parts[0] == "annotate":
+            labels = self._labels(parts[1])
+            if len(parts) == 2 and method == "GET":
+                position = labels.next_unlabelled()
+                if position is None:
+                    return 200, done_page(self._name, labels.annotator_id, len(self._ids)), []
+                return 303, "", [("location", f"/annotate/{quote(labels.annotator_id)}/{position}")]
+            position = _position(parts[2], len(self._ids))
+            if position is None:
+                return (
+                    404,
+                    message_page("No such row", f"Rows go from 0 to {len(self._ids) - 1}."),
+                    [],
+                )
+            if method == "GET":
+                return 200, self._row(labels, position), []
+            if method == "POST":
+                form = await _form(receive)
+                return self._submit(labels, position, form)
+        return 404, message_page("Not found", f"Nothing at {path}."), []
+
+    # ----- pages ------------------------------------------------------------------------------
+
+    @property
+    def _name(self) -> str:
+        return self.evaluator.project_dir.name
+
+    def _labels(self, annotator_id: str) -> AnnotatorLabels:
+        check_safe_name(annotator_id, field="annotator_id")
+        if annotator_id not in self._annotators:
+            self._annotators[annotator_id] = AnnotatorLabels(
+                self.evaluator.paths.annotations_dir, annotator_id, self.data, self.task
+            )
+        return self._annotators[annotator_id]
+
+    def _progress(self) -> dict[str, int]:
+        counts = {a: len(labels.labelled()) for a, labels in self._annotators.items()}
+        web = self.evaluator.paths.annotations_dir / "web"
+        if web.is_dir():
+            for state in web.glob("*_state.json"):
+                annotator = state.name.removesuffix("_state.json")
+                if annotator not in counts:
+                    try:
+                        counts[annotator] = len(self._labels(annotator).labelled())
+                    except UnsafeNameError:
+                        continue
+        return dict(sorted(counts.items()))
+
+    def _index(self) -> str:
+        total = len(self._ids)
+        return index_page(self._name, {a: (n, total) for a, n in self._progress().items()})
+
+    def _row(self, labels: AnnotatorLabels, position: int, error: str | None = None,
+             given: dict[str, Any] | None = None) -> str:  # fmt: skip
+        return row_page(
+            project=self._name,
+            annotator=labels.annotator_id,
+            task=self.task,
+            position=position,
+            total=len(self._ids),
+            done=len(labels.labelled()),
+            row_id=self._ids[position],
+            shown=self._rows[position],
+            saved=given if given is not None else labels.get(position),
+            error=error,
+        )
+
+    def _submit(
+        self, labels: AnnotatorLabels, position: int, form: dict[str, list[str]]
+    ) -> tuple[int, str, list[tuple[str, str]]]:
+        raw: dict[str, Any] = {}
+        for name in self.task.task_names:
+            values = [v for v in form.get(name, []) if v.strip()]
+            if self.task.task_kind(name) == "multilabel":
+                raw[name] = values if name in form else None
+            else:
+                raw[name] = values[0] if values else None
+        checked = check_values(raw, self.task)
+        if checked.outcome != "valid":
+            return 400, self._row(labels, position, f"Not saved: {checked.error_message}.", raw), []
+        labels.save(position, checked.labels)
+        logger.info("annotator=%s row=%s saved", labels.annotator_id, self._ids[position])
+        following = labels.next_unlabelled(position)
+        target = (
+            f"/annotate/{quote(labels.annotator_id)}/{following}"
+            if following is not None
+            else f"/annotate/{quote(labels.annotator_id)}"
+        )
+        return 303, "", [("location", target)]
+
+    def _summary(self) -> str:
+        from meta_evaluator.annotate.agreement import agreement_sections
+
+        humans = self.evaluator.load_all_human_results()
+        return summary_page(self._name, agreement_sections(humans, self.task))
+
+
+def _position(text: str, total: int) -> int | None:
+    return int(text) if text.isdigit() and int(text) < total else None
+
+
+async def _form(receive: Receive) -> dict[str, list[str]]:
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if len(body) > _MAX_BODY or not message.get("more_body"):
+            break
+    return parse_qs(body[:_MAX_BODY].decode("utf-8", errors="replace"), keep_blank_values=True)
+
+
+async def _respond(
+    send: Send, status: int, body: str, headers: list[tuple[str, str]] | None = None
+) -> None:
+    names = {k for k, _ in headers or []}
+    out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers or []]
+    if "content-type" not in names:
+        out.append((b"content-type", b"text/html; charset=utf-8"))
+    out.append((b"cache-control", b"no-store"))
+    data = body.encode("utf-8")
+    out.append((b"content-length", str(len(data)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": data})
