@@ -43,7 +43,13 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# The browser test (tests/annotate/test_browser.py) needs Debian's chromium: install it when we
+# are root with apt-get; otherwise that test is skipped, saying why.
 test: lint typecheck
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+		(apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1)) || \
+		echo "chromium not installed: the browser test will be skipped"; }
 	$(BIN)/python -m pytest
 
 # Regenerate the example project folders kept under version control in projects/.

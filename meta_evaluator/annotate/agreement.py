@@ -33,6 +33,12 @@ def agreement_sections(humans: dict[str, Any], task: EvalTask) -> list[tuple[str
         if len(labels) < 2:
             continue
         annotators = sorted(labels)
+        shared = any(
+            set(labels[a]) & set(labels[b])
+            for i, a in enumerate(annotators) for b in annotators[i + 1 :]
+        )  # fmt: skip
+        if not shared:
+            continue  # agreement needs two annotators on the same rows
         units = sorted({i for found in labels.values() for i in found}, key=str)
         table = [[labels[a].get(u) for u in units] for a in annotators]
         try:

@@ -45,6 +45,8 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 _COOKIE = "meta_evaluator_token"
+#: Hidden form field naming each multi-label task shown (so "none ticked" reaches the server).
+_SHOWN = "_shown"
 _MAX_BODY = 1_000_000
 
 
@@ -85,7 +87,7 @@ class AnnotationApp:
         extra: list[tuple[str, str]] = []
         if self.token is not None:
             given = self._token_of(query, headers)
-            if given is None or not hmac.compare_digest(given, self.token):
+            if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
                 await _respond(send, 401, message_page("Token needed", "Open the link with "
                                "?token=... that the project owner shared."))  # fmt: skip
                 return
@@ -133,6 +135,8 @@ class AnnotationApp:
                 if position is None:
                     return 200, done_page(self._name, labels.annotator_id, len(self._ids)), []
                 return 303, "", [("location", f"/annotate/{quote(labels.annotator_id)}/{position}")]
+            if len(parts) == 2:
+                return 405, message_page("Not allowed", "Labels are sent to a row's address."), []
             position = _position(parts[2], len(self._ids))
             if position is None:
                 return (
@@ -197,15 +201,21 @@ class AnnotationApp:
         self, labels: AnnotatorLabels, position: int, form: dict[str, list[str]]
     ) -> tuple[int, str, list[tuple[str, str]]]:
         raw: dict[str, Any] = {}
+        shown = set(form.get(_SHOWN, []))
         for name in self.task.task_names:
             values = [v for v in form.get(name, []) if v.strip()]
             if self.task.task_kind(name) == "multilabel":
-                raw[name] = values if name in form else None
+                # no box ticked is an answer too (the page marks the task as shown)
+                raw[name] = values if (name in form or name in shown) else None
             else:
                 raw[name] = values[0] if values else None
         checked = check_values(raw, self.task)
-        if checked.outcome != "valid":
-            return 400, self._row(labels, position, f"Not saved: {checked.error_message}.", raw), []
+        refused = [
+            t for t, v in raw.items() if v not in (None, "") and t not in checked.labels
+        ]  # an optional task given a label it does not allow is refused, not dropped
+        if checked.outcome != "valid" or refused:
+            reason = checked.error_message or f"{', '.join(refused)}: label not allowed"
+            return 400, self._row(labels, position, f"Not saved: {reason}.", raw), []
         labels.save(position, checked.labels)
         logger.info("annotator=%s row=%s saved", labels.annotator_id, self._ids[position])
         following = labels.next_unlabelled(position)
@@ -224,7 +234,7 @@ class AnnotationApp:
 
 
 def _position(text: str, total: int) -> int | None:
-    return int(text) if text.isdigit() and int(text) < total else None
+    return int(text) if text.isascii() and text.isdigit() and int(text) < total else None
 
 
 async def _form(receive: Receive) -> dict[str, list[str]]:

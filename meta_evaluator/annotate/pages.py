@@ -40,7 +40,8 @@ _SCRIPT = """
   if (!form) return;
   const sets = [...form.querySelectorAll('fieldset')];
   const pending = () => sets.find(s => s.dataset.kind === 'single' &&
-    !s.querySelector('input:checked')) || sets.find(s => s.dataset.kind !== 'text') || sets[0];
+    !s.querySelector('input:checked')) || sets.find(s => s.dataset.kind === 'multi') ||
+    sets.find(s => s.dataset.kind !== 'text') || sets[0];
   const mark = () => { sets.forEach(s => s.classList.remove('active'));
     const s = pending(); if (s) s.classList.add('active'); };
   mark(); form.addEventListener('change', mark);
@@ -53,7 +54,7 @@ _SCRIPT = """
     if (e.key === 'Enter') { e.preventDefault(); form.requestSubmit(); return; }
     if (/^[1-9]$/.test(e.key)) {
       const s = form.querySelector('fieldset.active') || pending();
-      const inputs = s ? [...s.querySelectorAll('input')] : [];
+      const inputs = s ? [...s.querySelectorAll('input:not([type=hidden])')] : [];
       const input = inputs[Number(e.key) - 1];
       if (input) { e.preventDefault();
         if (input.type === 'checkbox') input.checked = !input.checked; else input.checked = true;
@@ -141,9 +142,12 @@ def row_page(
             f"{' checked' if label in chosen else ''}>{e(label)} <kbd>{i}</kbd></label>"
             for i, label in enumerate(labels, start=1)
         )
+        shown_marker = (
+            f"<input type='hidden' name='_shown' value='{e(name)}'>" if kind == "multilabel" else ""
+        )
         sets.append(
             f"<fieldset data-kind='{'multi' if kind == 'multilabel' else 'single'}'>"
-            f"<legend>{e(name)}{star}</legend>{options}</fieldset>"
+            f"<legend>{e(name)}{star}</legend>{options}{shown_marker}</fieldset>"
         )
     share = 100 * done / total if total else 0
     nav = (

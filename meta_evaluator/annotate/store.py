@@ -70,7 +70,8 @@ class AnnotatorLabels:
 
     def save(self, position: int, labels: dict[str, Any]) -> None:
         """Store the labels of one row and write the annotator's files at once."""
-        self._rows[position] = {
+        rows_now = dict(self._rows)
+        rows_now[position] = {
             "original_id": self._ids[position],
             "annotator_id": self.annotator_id,
             "run_id": WEB_RUN,
@@ -80,7 +81,7 @@ class AnnotatorLabels:
             "timestamp": now_iso(),
             **{t: labels.get(t) for t in self._task.task_names},
         }
-        rows = [self._rows[p] for p in sorted(self._rows)]
+        rows = [rows_now[p] for p in sorted(rows_now)]
         frame = pl.DataFrame(
             [{c: r.get(c) for c in self._schema} for r in rows], schema=self._schema, orient="row"
         )
@@ -88,4 +89,5 @@ class AnnotatorLabels:
             self._dir, WEB_RUN, self.annotator_id, frame, source="annotation page",
             created_at=self._created,
         )  # fmt: skip
+        self._rows = rows_now  # only once it is on disk
         self._created = self._created or now_iso()

@@ -1,0 +1,203 @@
+"""The annotation page end to end: a real server, a real headless Chromium, the keyboard only.
+
+Needs Debian's `chromium` (`make test` installs it where it can) and the `playwright` package
+(dev extra; it drives the system browser, no browser download). Skipped without either.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.annotate import AnnotationApp, free_port
+from meta_evaluator.annotate.pages import row_page
+from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
+from meta_evaluator.examples import create_example_project
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-proxy-server",
+]
+SCREENSHOT_COPY = Path("/tmp/annotate_row.png")
+TIMEOUT_MS = 5_000
+
+if shutil.which(CHROMIUM) is None:
+    pytest.skip(
+        f"no browser: {CHROMIUM} is missing (Debian package 'chromium'; `make test` installs it "
+        "when run as root with apt-get)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="the playwright package is missing (pip install -e '.[dev]')",
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=15_000
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    context.set_default_navigation_timeout(TIMEOUT_MS)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The refusal example served by uvicorn on 127.0.0.1 in a thread, stopped afterwards."""
+    import uvicorn
+
+    project = tmp_path / "refusal"
+    evaluator = create_example_project("refusal", project)
+    port = free_port()
+    config = uvicorn.Config(
+        AnnotationApp(evaluator), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="annotation-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            pytest.fail(f"the annotation server did not start on 127.0.0.1:{port}")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}", project
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "the annotation server did not stop"
+
+
+def _checked(page: Any, task: str) -> list[str]:
+    return list(
+        page.eval_on_selector_all(
+            f"input[name='{task}']:checked", "inputs => inputs.map(i => i.value)"
+        )
+    )
+
+
+def _active(page: Any) -> str:
+    return str(page.eval_on_selector("fieldset.active legend", "l => l.firstChild.textContent"))
+
+
+def test_annotate_three_rows_with_the_keyboard(
+    page: Any, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    base, project = served
+    page.goto(f"{base}/")
+    assert page.title() == "Annotate refusal"
+    page.keyboard.type("kim")  # the id field has the focus
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/annotate/kim/0")
+
+    # row 0: option 1 of the highlighted (required) task, Enter saves
+    assert _active(page).strip() == "rejection"
+    page.keyboard.press("1")
+    assert _checked(page, "rejection") == ["rejection"]
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/annotate/kim/1")
+
+    # row 1: option 2, then an explanation (digits typed there pick no option), Ctrl+Enter saves
+    assert "1 / 40 labelled" in page.inner_text("header")
+    page.keyboard.press("2")
+    page.focus("textarea[name='explanation']")
+    page.keyboard.type("Complies: step 1 and 2 of a recipe.")
+    assert _checked(page, "rejection") == ["not rejection"]
+    screenshot = tmp_path / "annotate_row.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    assert screenshot.stat().st_size > 10_000
+    shutil.copyfile(screenshot, SCREENSHOT_COPY)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"{base}/annotate/kim/2")
+
+    # row 2: Enter with nothing chosen is refused and says why; then option 2 and Enter
+    page.keyboard.press("Enter")
+    page.wait_for_selector("p.error")
+    assert "Not saved: rejection: missing" in page.inner_text("p.error")
+    assert page.url == f"{base}/annotate/kim/2"
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/annotate/kim/3")
+    assert "3 / 40 labelled" in page.inner_text("header")
+
+    evaluator = MetaEvaluator(project, load=True)
+    assert evaluator.data is not None
+    ids = evaluator.data.ids.to_list()
+    frame = evaluator.load_all_human_results()["kim"].results_data
+    assert frame.schema["original_id"] == pl.Int64
+    assert frame.select("original_id", "rejection", "explanation").rows() == [
+        (ids[0], "rejection", None),
+        (ids[1], "not rejection", "Complies: step 1 and 2 of a recipe."),
+        (ids[2], "not rejection", None),
+    ]
+    folder = project / "annotations" / "web"
+    assert sorted(p.name for p in folder.iterdir()) == ["kim.parquet", "kim_state.json"]
+
+    # going back to a saved row shows its labels
+    page.goto(f"{base}/annotate/kim/1")
+    assert _checked(page, "rejection") == ["not rejection"]
+    assert page.input_value("textarea[name='explanation']") == "Complies: step 1 and 2 of a recipe."
+
+
+def test_number_keys_reach_a_multilabel_task_after_a_single_choice(page: Any) -> None:
+    task = EvalTask(
+        task_schemas={
+            "verdict": ["good", "bad"],
+            "topics": MultiLabelSchema(outcomes=["Food", "Crime", "Chat"]),
+        },
+        prompt_columns=None,
+        response_columns=["text"],
+    )
+    page.set_content(
+        row_page(
+            project="p",
+            annotator="kim",
+            task=task,
+            position=0,
+            total=3,
+            done=0,
+            row_id="a",
+            shown={"text": "Some text"},
+            saved=None,
+        )
+    )
+    page.keyboard.press("1")
+    page.keyboard.press("2")
+    page.keyboard.press("3")
+    assert _checked(page, "verdict") == ["good"]
+    assert _checked(page, "topics") == ["Crime", "Chat"]
