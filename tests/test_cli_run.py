@@ -25,7 +25,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.cli import LOCK_FILE, app, main
+from meta_evaluator._project_lock import LOCK_FILE
+from meta_evaluator.cli import app, main
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge._prompting import answering_method, build_request
 from meta_evaluator.results.row_store import read_rows
