@@ -424,6 +424,29 @@ async def test_a_label_not_allowed_is_refused(refusal: Path, label: str) -> None
     assert web_files(refusal) == []
 
 
+async def test_an_optional_task_with_a_label_it_does_not_allow_is_refused(
+    tmp_path: Path,
+) -> None:
+    """An optional task is not required, but a label it does not allow is still refused, so a
+    typo is never silently dropped while the rest of the row saves."""
+    project = small_project(
+        tmp_path / "p",
+        {"verdict": ["good", "bad"], "tone": ["calm", "angry"]},
+    )
+    evaluator = MetaEvaluator(project, load=True)
+    task = evaluator.eval_task
+    assert task is not None
+    evaluator.add_eval_task(task.model_copy(update={"required_tasks": ["verdict"]}), overwrite=True)
+    evaluator.save_state()
+    async with client(app_for(project)) as http:
+        refused = await http.post("/annotate/ada/0", data={"verdict": "good", "tone": "bogus"})
+        assert refused.status_code == 400
+        assert "tone" in error_of(refused.text) and "not allowed" in error_of(refused.text)
+        assert web_files(project) == []
+        kept = await http.post("/annotate/ada/0", data={"verdict": "good"})
+        assert kept.status_code == 303  # the optional task may stay empty
+
+
 async def test_a_multilabel_task_saves_lists(tmp_path: Path) -> None:
     project = small_project(
         tmp_path / "p",
