@@ -119,6 +119,13 @@ def run(
             "without calling or writing anything."
         ),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only part k of N of the rows, e.g. 2/4 (split by a hash of the id; needs "
+            "--run-id, the same for every shard)."
+        ),
+    ] = None,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
@@ -126,11 +133,13 @@ def run(
     the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
     (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration.
     """
+    from meta_evaluator.judge._shards import parse_shard
     from meta_evaluator.project import MetaEvaluator
 
     evaluator = MetaEvaluator(project_dir, load=True)
     judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges else None
     retry_outcomes = [r.strip() for r in retry.split(",") if r.strip()]
+    part = parse_shard(shard) if shard is not None else None
     if dry_run:
         from meta_evaluator.judge._dry_run import plan_run
         from meta_evaluator.judge._runner import RunSettings
@@ -147,9 +156,9 @@ def run(
         assert evaluator.data is not None and evaluator.eval_task is not None
         plan = plan_run(
             evaluator.paths.results_dir, selected, evaluator.data, evaluator.eval_task,
-            run_id=run_id, settings=settings, resume=not no_resume,
+            run_id=run_id, settings=settings, resume=not no_resume, shard=part,
         )  # fmt: skip
-        _print_plan(plan, ProjectLock(evaluator.project_dir).holder())
+        _print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
         return
     with _sigterm_as_exit(), ProjectLock(evaluator.project_dir):
         results = evaluator.run_judges_async(
@@ -162,13 +171,15 @@ def run(
             retry=retry_outcomes,
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
+            shard=part,
         )
     errors = 0
     for judge_id, result in results.items():
         counts = result.counts()
         errors += counts["error"]
         shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
-        print(f"{judge_id}: {shown} (run {result.run_id})")
+        of = f", shard {part[0]}/{part[1]}" if part is not None else ""
+        print(f"{judge_id}: {shown} (run {result.run_id}{of})")
     print(f"Results are in {evaluator.paths.results_dir}")
     if errors:
         raise typer.Exit(1)
@@ -195,8 +206,12 @@ def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> l
     return [registry[j] for j in ids]
 
 
-def _print_plan(plan: RunPlan, lock_holder: str | None) -> None:
+def _print_plan(
+    plan: RunPlan, lock_holder: str | None, shard: tuple[int, int] | None = None
+) -> None:
     print("Dry run: nothing is called and nothing is written.")
+    if shard is not None:
+        print(f"Shard {shard[0]}/{shard[1]}: only the rows of this part are counted.")
     for judge in plan.judges:
         print(f"{judge.judge_id}: {judge.llm_client} {judge.model!r} at {judge.base_url}")
         if judge.action == "done":
@@ -369,7 +384,9 @@ def _status(project_dir: Path) -> None:
 def _judges_with_runs(results_dir: Path) -> set[str]:
     if not results_dir.is_dir():
         return set()
-    return {p.name.removesuffix("_state.json") for p in results_dir.glob("*/*_state.json")}
+    from meta_evaluator.results.runs import judge_of_state_file
+
+    return {judge_of_state_file(p) for p in results_dir.glob("*/*_state.json")}
 
 
 def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:

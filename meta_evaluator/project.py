@@ -396,6 +396,7 @@ class MetaEvaluator:
         backoff_base: float = 1.0,
         consistency: int = 1,
         transport: httpx.AsyncBaseTransport | None = None,
+        shard: tuple[int, int] | None = None,
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
 
@@ -419,6 +420,11 @@ class MetaEvaluator:
             consistency: Answers asked per row; above 1, each task's label is the majority
                 vote of the valid answers (ties go to the label seen first).
             transport: An httpx transport to send through (tests, proxies).
+            shard: `(k, N)`: run only part k of N of the rows (1-based), split by a stable
+                hash of the id, so N processes on N machines each run one part under the same
+                `run_id` (which a shard needs). Each shard writes its own files; once all N are
+                complete (their folders copied into one `results/`), `load_all_judge_results`
+                returns them as one result set. The returned results hold the shard's rows.
 
         Raises:
             ProjectError: The project has no data or no task yet.
@@ -434,6 +440,7 @@ class MetaEvaluator:
                 timeout=timeout, resume=resume, retry=retry,
                 requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
                 backoff_base=backoff_base, consistency=consistency, transport=transport,
+                shard=shard,
             )  # fmt: skip
 
         return run_sync(call)
@@ -453,6 +460,7 @@ class MetaEvaluator:
         backoff_base: float = 1.0,
         consistency: int = 1,
         transport: httpx.AsyncBaseTransport | None = None,
+        shard: tuple[int, int] | None = None,
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments)."""
         from meta_evaluator.judge._runner import RunSettings, run_judges
@@ -494,6 +502,7 @@ class MetaEvaluator:
             settings=settings,
             resume=resume,
             transport=transport,
+            shard=shard,
         )
 
     def add_external_judge_results(
@@ -537,10 +546,15 @@ class MetaEvaluator:
         )
 
     def load_all_judge_results(self) -> dict[str, JudgeResults]:
-        """The latest complete run of every judge with results in the project, by judge id."""
+        """The latest complete run of every judge with results in the project, by judge id.
+
+        A sharded run counts once all its shards are complete; its shards' rows come back as
+        one result set, in data order.
+        """
         from meta_evaluator.results.runs import latest_results
 
-        return latest_results(self._paths.results_dir)
+        ids = self._data.ids if self._data is not None else None
+        return latest_results(self._paths.results_dir, ids)
 
     def add_external_annotation_results(
         self,

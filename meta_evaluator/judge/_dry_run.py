@@ -14,7 +14,7 @@ from typing import Literal
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge._runner import RunSettings, check_judge, plan_judge
+from meta_evaluator.judge._runner import RunSettings, check_judge, plan_judge, shard_rows
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.results.runs import new_run_id
 
@@ -33,7 +33,7 @@ class JudgePlan:
     base_url: str
     """Where calls would go (the provider's default URL when the judge names none); no key."""
     rows: int
-    """Rows in the data."""
+    """Rows in the data (in the shard, for a sharded run)."""
     reused: int
     """Rows already answered, with the same judge fingerprint, that would be kept."""
     calls: int
@@ -89,13 +89,14 @@ def plan_run(
     run_id: str | None,
     settings: RunSettings,
     resume: bool = True,
+    shard: tuple[int, int] | None = None,
 ) -> RunPlan:
     """What `run_judges` with the same arguments would do; reads files, writes none.
 
     Raises:
         JudgeConfigError: A judge is listed twice, or cannot be run (an unset key variable,
             an answering method that does not fit the task ...): every such problem, one line
-            each.
+            each; or a bad shard.
         UnsafeNameError: `run_id` is not a safe file name.
         StateError, StorageError: A run's files are corrupt.
     """
@@ -119,14 +120,13 @@ def plan_run(
             field="judges",
             errors=[{"loc": (p.judge_id, p.field), "msg": str(p)} for p in problems],
         ) from problems[0]
-    rows = data.data.to_dicts()
-    ids = data.ids.to_list()
+    rows, ids = shard_rows(data, shard, run_id)
     fresh = new_run_id()
     plans = []
     for judge, method, endpoint, api_key in checked:
         run = plan_judge(
             results_dir, judge, method, endpoint, api_key, task, rows, ids,
-            run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume,
+            run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume, shard=shard,
         )  # fmt: skip
         builder = run.builders[run.method]
         tokens = sum(builder.build(rows[index]).estimated_tokens() for index in run.todo)

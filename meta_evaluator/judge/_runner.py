@@ -29,6 +29,7 @@ from meta_evaluator.judge._clients import LLMClient, build_client, judge_endpoin
 from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
+from meta_evaluator.judge._shards import check_shard, shard_of
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm._classify import CallFailed, EndpointRejected
 from meta_evaluator.llm._retry import call_with_retries
@@ -46,7 +47,14 @@ from meta_evaluator.results.runs import (
     now_iso,
 )
 
-__all__ = ["RunSettings", "check_judge", "fingerprint", "plan_judge", "run_judges"]
+__all__ = [
+    "RunSettings",
+    "check_judge",
+    "fingerprint",
+    "plan_judge",
+    "run_judges",
+    "shard_rows",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -159,12 +167,16 @@ async def run_judges(
     resume: bool = True,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> dict[str, JudgeResults]:
-    """Run `judges` over every row of `data`; return each judge's rows of this run.
+    """Run `judges` over every row of `data` (or of its shard); return each judge's rows.
+
+    With `shard=(k, N)`, only the rows with `shard_of(id, N) == k - 1` are asked, into files
+    of that shard in the run `run_id` (which a sharded run needs, as all its shards share it).
 
     Raises:
-        JudgeConfigError: Before any call: a key variable is not set, or a judge's answering
-            method does not fit the task.
+        JudgeConfigError: Before any call: a key variable is not set, a judge's answering
+            method does not fit the task, or a bad shard (or one without a run_id).
         JudgeRunError: After the other judges finished: an endpoint refused a judge's requests.
     """
     twice = [j.id for i, j in enumerate(judges) if j.id in {k.id for k in judges[:i]}]
@@ -174,12 +186,11 @@ async def run_judges(
         )
     # Every judge is checked before any file is touched or any call made.
     checked = [(j, *check_judge(j, task)) for j in judges]
-    rows = data.data.to_dicts()
-    ids = data.ids.to_list()
+    rows, ids = shard_rows(data, shard, run_id)
     fresh = new_run_id()  # judges starting a new run in this call share its id
     runs = [
         plan_judge(results_dir, judge, method, endpoint, api_key, task, rows, ids,
-              run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume)
+              run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume, shard=shard)
         for judge, method, endpoint, api_key in checked
     ]  # fmt: skip
     progress = progress or Progress.for_terminal()
@@ -234,6 +245,30 @@ async def run_judges(
     return results
 
 
+def shard_rows(
+    data: EvalData, shard: tuple[int, int] | None, run_id: str | None
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The rows and ids a run asks: all of them, or those of part k of N (`shard=(k, N)`).
+
+    Raises:
+        JudgeConfigError: `shard` is not (k, N) with 1 <= k <= N, or comes without a run_id
+            (shards started apart would otherwise write to different runs, never merged).
+    """
+    rows = data.data.to_dicts()
+    ids = data.ids.to_list()
+    if shard is None:
+        return rows, ids
+    k, count = check_shard(shard)
+    if run_id is None:
+        raise JudgeConfigError(
+            f"shard {k}/{count} needs a run_id, the same for every shard of the run, so their "
+            "results merge (for instance --run-id nightly-1 on every machine).",
+            field="run_id",
+        )
+    keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
+    return [rows[index] for index in keep], [ids[index] for index in keep]
+
+
 def check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:
     """Everything about a judge that can fail before a call: method, Azure settings, key."""
     method = answering_method(judge, task)
@@ -262,6 +297,7 @@ def plan_judge(
     fresh_run_id: str,
     settings: RunSettings,
     resume: bool,
+    shard: tuple[int, int] | None = None,
 ) -> _JudgeRun:
     """Pick the judge's run and sort rows into kept and to-do; reads files, writes none.
 
@@ -269,10 +305,18 @@ def plan_judge(
     run of the same configuration is continued; failing that, a new run starts, keeping the
     finished rows of the latest complete run of the same configuration, and when that run
     already covers every row, it is returned as it is, with no call and no write.
+
+    With `shard`, `rows` and `ids` are that shard's (`shard_rows`) and the shard's own files in
+    the run `run_id` are continued (or started).
     """
     print_ = fingerprint(judge, task, settings.consistency)
     source: RunFiles | None = None
-    if run_id is not None:
+    if shard is not None:
+        if run_id is None:
+            raise JudgeConfigError("a sharded run needs a run_id.", field="run_id")
+        files = RunFiles(results_dir, run_id, judge.id, shard=shard)
+        source = files if resume else None
+    elif run_id is not None:
         files = RunFiles(results_dir, run_id, judge.id)
         source = files if resume else None
     elif resume and (unfinished := latest_run(results_dir, judge.id, complete=False,
@@ -509,7 +553,15 @@ def _mark_started(run: _JudgeRun) -> None:
     """
     if not run.started:
         run.files.write_state(
-            RunState(run.judge.id, run.files.run_id, run.fingerprint, run.created_at, None, {})
+            RunState(
+                run.judge.id,
+                run.files.run_id,
+                run.fingerprint,
+                run.created_at,
+                None,
+                {},
+                shard=run.files.shard,
+            )
         )
         run.started = True
 
@@ -536,6 +588,7 @@ def _finish(run: _JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> J
             run.created_at,
             now_iso() if complete else None,
             counts,
+            shard=run.files.shard,
         )
     )
     return results

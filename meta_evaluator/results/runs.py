@@ -7,17 +7,22 @@ results/<run_id>/<judge_id>.jsonl        rows, appended while the run goes on
 results/<run_id>/<judge_id>.parquet      all rows, written when the run completes
 results/<run_id>/<judge_id>_state.json   fingerprint, times, counts, complete or not
 ```
+
+A shard (part k of N of the rows, `--shard k/N`) writes the same files under the stem
+`<judge_id>.shard-<k>-of-<N>`, so shards run on different machines never share a file; a run whose
+N shards are all complete reads back as one result set.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -29,6 +34,7 @@ __all__ = [
     "RunFiles",
     "RunLock",
     "RunState",
+    "judge_of_state_file",
     "latest_results",
     "latest_run",
     "new_run_id",
@@ -36,6 +42,26 @@ __all__ = [
 ]
 
 STATE_VERSION = 1
+
+_SHARD_STEM = re.compile(r"(?P<judge>.+)\.shard-(?P<k>[1-9][0-9]*)-of-(?P<n>[1-9][0-9]*)")
+
+
+def shard_stem(judge_id: str, shard: tuple[int, int] | None) -> str:
+    """The file stem of a judge's files in a run: the judge id, plus the shard if any."""
+    return judge_id if shard is None else f"{judge_id}.shard-{shard[0]}-of-{shard[1]}"
+
+
+def _parse_stem(stem: str) -> tuple[str, tuple[int, int] | None]:
+    """(judge id, shard) that a file stem may name (a state file's content has the last word)."""
+    match = _SHARD_STEM.fullmatch(stem)
+    if match is None:
+        return stem, None
+    return match["judge"], (int(match["k"]), int(match["n"]))
+
+
+def judge_of_state_file(path: Path) -> str:
+    """The judge id a `*_state.json` file of a run belongs to (the shard suffix removed)."""
+    return _parse_stem(path.name.removesuffix("_state.json"))[0]
 
 
 def now_iso() -> str:
@@ -59,6 +85,8 @@ class RunState:
     created_at: str
     completed_at: str | None
     counts: dict[str, int]
+    shard: tuple[int, int] | None = None
+    """Part k of N of the rows (a `--shard k/N` run), or None for all rows."""
 
     @property
     def complete(self) -> bool:
@@ -76,20 +104,29 @@ class RunState:
             "completed_at": self.completed_at,
             "complete": self.complete,
             "counts": self.counts,
+            **({"shard": list(self.shard)} if self.shard is not None else {}),
         }
 
 
 class RunFiles:
-    """The files of one judge in one run."""
+    """The files of one judge in one run (of one shard of the rows, if `shard` is given)."""
 
-    def __init__(self, results_dir: Path, run_id: str, judge_id: str) -> None:
+    def __init__(
+        self,
+        results_dir: Path,
+        run_id: str,
+        judge_id: str,
+        *,
+        shard: tuple[int, int] | None = None,
+    ) -> None:
         check_safe_name(run_id, field="run_id")
         check_safe_name(judge_id, field="judge_id")
         folder = results_dir / run_id
-        self.run_id, self.judge_id = run_id, judge_id
-        self.rows = folder / f"{judge_id}.jsonl"
-        self.table = folder / f"{judge_id}.parquet"
-        self.state = folder / f"{judge_id}_state.json"
+        self.run_id, self.judge_id, self.shard = run_id, judge_id, shard
+        self.stem = shard_stem(judge_id, shard)
+        self.rows = folder / f"{self.stem}.jsonl"
+        self.table = folder / f"{self.stem}.parquet"
+        self.state = folder / f"{self.stem}_state.json"
 
     def read_state(self) -> RunState | None:
         """The state file, or None when the run has none yet.
@@ -101,6 +138,7 @@ class RunFiles:
             return None
         raw = read_json(self.state)
         try:
+            shard = raw.get("shard")
             return RunState(
                 judge_id=raw["judge_id"],
                 run_id=raw["run_id"],
@@ -108,8 +146,9 @@ class RunFiles:
                 created_at=raw["created_at"],
                 completed_at=raw["completed_at"],
                 counts=dict(raw["counts"]),
+                shard=(int(shard[0]), int(shard[1])) if shard is not None else None,
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, IndexError, ValueError) as exc:
             raise StateError(
                 f"{self.state}: is not a run state (missing {exc}); restore it or delete the run "
                 "folder.",
@@ -163,19 +202,81 @@ def latest_run(
     return max(found, key=lambda item: (item[0], item[1]))[2]
 
 
-def latest_results(results_dir: Path) -> dict[str, JudgeResults]:
-    """The latest complete run of every judge found under `results_dir`, by judge id."""
-    judge_ids = (
-        sorted({p.name.removesuffix("_state.json") for p in results_dir.glob("*/*_state.json")})
-        if results_dir.is_dir()
-        else []
-    )
-    found = {}
-    for judge_id in judge_ids:
-        files = latest_run(results_dir, judge_id, complete=True)
-        if files is not None and files.table.is_file():
-            found[judge_id] = JudgeResults(judge_id, files.run_id, files.read_table())
+class _Complete(NamedTuple):
+    """A complete run of one judge: one file set, or the N shards of one run."""
+
+    completed_at: str
+    run_id: str
+    parts: list[RunFiles]
+
+
+def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
+    """Every complete run under `results_dir` with its table(s) written, by judge id.
+
+    Shards of one run count only together: all N of them (the same N), each complete; the
+    run's completion time is the last shard's.
+    """
+    found: dict[str, list[_Complete]] = {}
+    shards: dict[tuple[str, str, int], dict[int, tuple[str, RunFiles]]] = {}
+    for path in sorted(results_dir.glob("*/*_state.json")) if results_dir.is_dir() else []:
+        judge_id, shard = _parse_stem(path.name.removesuffix("_state.json"))
+        try:
+            files = RunFiles(results_dir, path.parent.name, judge_id, shard=shard)
+            state = files.read_state()
+            if state is not None and shard is not None and state.shard != shard:
+                # a judge whose own id ends in ".shard-k-of-N", run over all rows
+                judge_id, shard = path.name.removesuffix("_state.json"), None
+                files = RunFiles(results_dir, path.parent.name, judge_id)
+                state = files.read_state()
+        except UnsafeNameError:  # a folder or file that is not a run of ours
+            continue
+        if state is None or state.completed_at is None or not files.table.is_file():
+            continue
+        if shard is None:
+            found.setdefault(judge_id, []).append(
+                _Complete(state.completed_at, files.run_id, [files])
+            )
+        else:
+            group = shards.setdefault((judge_id, files.run_id, shard[1]), {})
+            group[shard[0]] = (state.completed_at, files)
+    for (judge_id, run_id, count), group in shards.items():
+        if len(group) == count:  # keys are 1..count: each k/N with 1 <= k <= N
+            parts = [group[k][1] for k in sorted(group)]
+            when = max(group[k][0] for k in group)
+            found.setdefault(judge_id, []).append(_Complete(when, run_id, parts))
     return found
+
+
+def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str, JudgeResults]:
+    """The latest complete run of every judge found under `results_dir`, by judge id.
+
+    A sharded run counts once all its shards are complete; its shards' rows are merged into one
+    result set, each id once (the first shard's row wins), in the order of `ids` (the data's
+    ids) when given, else shard by shard.
+    """
+    found = {}
+    for judge_id, runs in sorted(_complete_runs(results_dir).items()):
+        latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
+        if len(latest.parts) == 1 and latest.parts[0].shard is None:
+            frame = latest.parts[0].read_table()
+        else:
+            frame = _merge_shards([part.read_table() for part in latest.parts], ids)
+        found[judge_id] = JudgeResults(judge_id, latest.run_id, frame)
+    return found
+
+
+def _merge_shards(tables: list[pl.DataFrame], ids: pl.Series | None) -> pl.DataFrame:
+    """The shards' rows as one table: each id once (first shard wins), in data order if known."""
+    merged = pl.concat(tables, how="diagonal_relaxed").unique(
+        subset="original_id", keep="first", maintain_order=True
+    )
+    if ids is None:
+        return merged
+    position = {value: index for index, value in enumerate(ids.to_list())}
+    last = len(position)
+    found = merged["original_id"].to_list()
+    order = sorted(range(merged.height), key=lambda row: (position.get(found[row], last), row))
+    return merged[order]
 
 
 class RunLock:
@@ -186,7 +287,7 @@ class RunLock:
     """
 
     def __init__(self, files: RunFiles) -> None:
-        self.path = files.state.with_name(f"{files.judge_id}.lock")
+        self.path = files.state.with_name(f"{files.stem}.lock")
         self._held = False
 
     def acquire(self) -> None:
