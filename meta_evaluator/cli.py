@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -397,7 +397,7 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
 
     files = latest_run(evaluator.paths.results_dir, judge_id, complete=None)
     if files is None:
-        return "no runs yet"
+        return _sharded_run(evaluator.paths.results_dir, judge_id) or "no runs yet"
     state = files.read_state()
     assert state is not None  # latest_run only finds runs with a state file
     if state.complete and state.counts:
@@ -431,6 +431,28 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
     if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:
         line += "; the judge's configuration has changed since, so `run` starts a new run"
     return line
+
+
+def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
+    """One line on a judge's latest sharded run: shards complete, rows in them; None if none."""
+    from meta_evaluator.storage import read_json
+
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for path in results_dir.glob(f"*/{judge_id}.shard-*-of-*_state.json"):
+        raw = read_json(path)
+        if isinstance(raw, dict) and raw.get("judge_id") == judge_id and raw.get("shard"):
+            runs.setdefault(path.parent.name, []).append(raw)
+    if not runs:
+        return None
+    run = max(runs, key=lambda r: (max(str(s.get("created_at") or "") for s in runs[r]), r))
+    states = runs[run]
+    count = max(int(s["shard"][1]) for s in states)
+    finished = [s for s in states if s.get("completed_at")]
+    rows = sum(int(sum(s["counts"].values())) for s in finished)
+    return (
+        f"latest run {run} (sharded): {len(finished)} of {count} shard(s) complete, "
+        f"{rows} rows in them"
+    )
 
 
 @contextlib.contextmanager

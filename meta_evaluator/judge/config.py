@@ -182,9 +182,15 @@ class Judge(ConfigModel):
     @classmethod
     def _check_id(cls, judge_id: str) -> str:
         try:
-            return check_safe_name(judge_id, field="judge id")
+            check_safe_name(judge_id, field="judge id")
         except UnsafeNameError as exc:
             raise ValueError(exc.message) from None
+        if re.fullmatch(r".+\.shard-[0-9]+-of-[0-9]+", judge_id):
+            raise ValueError(
+                f"judge id {judge_id!r} ends like a shard's files ('.shard-k-of-N'); choose "
+                "another id"
+            )
+        return judge_id
 
     @field_validator("answering_method", mode="before")
     @classmethod

@@ -296,6 +296,18 @@ def test_cli_run_and_dry_run_count_the_shards_rows(example: Path, tmp_path: Path
     assert re.search(r"^  calls: +0$", again.output, re.M), again.output
     status = runner.invoke(app, ["status", str(project)])
     assert "shard-2-of-4" not in status.output  # not shown as a judge of its own
+    assert f"latest run r (sharded): 1 of 4 shard(s) complete, {expected} rows in them" in (
+        status.output
+    ), status.output
+
+
+def test_a_judge_id_cannot_end_like_a_shards_files() -> None:
+    from meta_evaluator.errors import JudgeConfigError
+    from meta_evaluator.judge import Judge, Prompt
+
+    with pytest.raises(JudgeConfigError, match="shard"):
+        Judge(id="j.shard-1-of-2", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="x"))
+    Judge(id="j.shard", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="x"))
 
 
 @pytest.mark.parametrize("args", [["--shard", "0/4", "--run-id", "r"], ["--shard", "2/4"]])
