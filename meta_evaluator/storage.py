@@ -15,11 +15,13 @@ component; `check_safe_name` enforces it before any path is built.
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -36,6 +38,7 @@ __all__ = [
     "read_json",
     "read_yaml",
     "sha256",
+    "write_csv",
     "write_json",
     "write_parquet",
     "write_yaml",
@@ -170,6 +173,16 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def write_json(path: str | Path, obj: Any) -> None:
     """Write `obj` as indented, key-ordered-as-given UTF-8 JSON, atomically, ending in a newline."""
     atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def write_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write rows (dicts with the same keys) as CSV with a header, atomically; empty: no rows."""
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    atomic_write_text(path, buffer.getvalue())
 
 
 def read_json(path: str | Path) -> Any:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import base64
-import csv
 import datetime as dt
 import html
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meta_evaluator.errors import StateError
 from meta_evaluator.reports._tables import judge_rows, reason_rows, score_rows
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.storage import atomic_write_text, read_yaml
+from meta_evaluator.storage import atomic_write_text, read_yaml, write_csv
 
 if TYPE_CHECKING:
     from meta_evaluator.project import MetaEvaluator
@@ -53,9 +51,9 @@ def write_report(evaluator: MetaEvaluator, out_dir: str | Path | None = None) ->
     score_table = score_rows(scores)
     plots = sorted(evaluator.paths.scores_dir.glob("*/*/*.png"))
     tables = sorted(evaluator.paths.scores_dir.glob("*/*/trait_table.md"))
-    atomic_write_text(folder / "scores.csv", _csv(score_table))
+    write_csv(folder / "scores.csv", score_table)
     atomic_write_text(folder / "scores.md", _markdown(score_table, SCORE_COLUMNS))
-    atomic_write_text(folder / "judges.csv", _csv(judge_table))
+    write_csv(folder / "judges.csv", judge_table)
     atomic_write_text(folder / "judges.md", _markdown(judge_table, JUDGE_COLUMNS))
     page = _html(evaluator, judge_table, reasons, score_table, plots, tables, humans)
     target = folder / "report.html"
@@ -84,16 +82,6 @@ def _prices(path: Path) -> dict[str, dict[str, float]] | None:
             path=path,
         )
     return {str(k): {str(a): float(b) for a, b in v.items()} for k, v in raw.items()}
-
-
-def _csv(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return ""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
 
 
 def _markdown(rows: list[dict[str, Any]], columns: list[str]) -> str:

@@ -108,7 +108,11 @@ class FairnessScorer(BaseScorer):
         Raises:
             ScoringError: A sensitive or gold column is missing, or no answer is valid.
         """
-        from meta_evaluator.stats.fairness import group_metrics, multigroup_metrics
+        from meta_evaluator.stats.fairness import (
+            FAIRNESS_METRICS,
+            group_metrics,
+            multigroup_metrics,
+        )
 
         require_columns(judge_data, list(self.data_columns), "fairness")
         valid = valid_flags(judge_data)
@@ -150,7 +154,7 @@ class FairnessScorer(BaseScorer):
             scores.update(_overall([bool(t) for t in truth], predicted))
         if numeric:
             found = group_metrics(truth, predicted, numeric, self.thresholds)
-            scores = {k: found.get(k) for k in SCORE_KEYS}
+            scores.update({k: found.get(k) for k in FAIRNESS_METRICS})
             metadata["per_variable"] = found.get("per_variable")
             metadata["thresholds_used"] = found.get("thresholds_used")
             metadata["group_sizes"] = found.get("group_sizes")
@@ -185,14 +189,13 @@ class FairnessScorer(BaseScorer):
 
 def _overall(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:
     """Accuracy, precision and recall of the positive class (None on a zero denominator)."""
-    tp = sum(1 for t, p in zip(truth, predicted, strict=True) if t and p)
-    fp = sum(1 for t, p in zip(truth, predicted, strict=True) if not t and p)
-    fn = sum(1 for t, p in zip(truth, predicted, strict=True) if t and not p)
-    n = len(truth)
+    from meta_evaluator.stats.classification import accuracy, precision_recall_f1
+
+    found = precision_recall_f1(truth, predicted, average="binary", positive_label=True)
     return {
-        "accuracy": (n - fp - fn) / n if n else None,
-        "precision": tp / (tp + fp) if tp + fp else None,
-        "recall": tp / (tp + fn) if tp + fn else None,
+        "accuracy": accuracy(truth, predicted),
+        "precision": found["precision"],
+        "recall": found["recall"],
     }
 
 

@@ -9,8 +9,6 @@ by strength, written beside the JSON results.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -34,7 +32,7 @@ from meta_evaluator.stats.preference import (
     normalize_vote,
     strength_interval,
 )
-from meta_evaluator.storage import atomic_write_text
+from meta_evaluator.storage import atomic_write_text, write_csv
 
 __all__ = ["PreferenceScorer"]
 
@@ -304,7 +302,7 @@ class PreferenceScorer(BaseScorer):
         rows = trait_rows(results)
         if not rows:
             return
-        atomic_write_text(folder / "trait_table.csv", _csv(rows))
+        write_csv(folder / "trait_table.csv", rows)
         atomic_write_text(folder / "trait_table.md", _markdown(rows))
         strength_chart(
             rows, folder / "strength_by_trait.png", title=f"strength by trait: {unique_name}"
@@ -351,14 +349,6 @@ def trait_rows(results: list[BaseScoringResult]) -> list[dict[str, Any]]:
 def _strongest_first(row: dict[str, Any]) -> tuple[bool, float, str, str]:
     strength = row["strength"]
     return (strength is None, -float(strength or 0.0), str(row["trait"]), str(row["judge"]))
-
-
-def _csv(rows: list[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
 
 
 def _markdown(rows: list[dict[str, Any]]) -> str:
