@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.judge._clients import LLMClient, build_client, judge_endpoint
-from meta_evaluator.judge._parse import parse_answer
+from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
 from meta_evaluator.judge._shards import check_shard, shard_of
@@ -130,30 +130,6 @@ def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
     if consistency > 1:  # absent at 1, so single-answer fingerprints stay as they were
         payload["consistency"] = consistency
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
-
-@dataclass
-class _JudgeRun:
-    """One judge's part of a run."""
-
-    judge: Judge
-    files: RunFiles
-    fingerprint: str
-    method: AnsweringMethod
-    endpoint: EndpointKey
-    api_key: str | None
-    source: RunFiles | None = None
-    """The run whose rows are reused: `files` itself, an earlier complete run, or none."""
-    builders: dict[str, RequestBuilder] = field(default_factory=dict)
-    kept: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    todo: list[int] = field(default_factory=list)
-    new_rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
-    created_at: str = ""
-    failure: str | None = None
-    fresh_start: bool = False
-    seeded: bool = False
-    unchanged: bool = False
-    started: bool = False
 
 
 async def run_judges(
@@ -298,7 +274,7 @@ def plan_judge(
     settings: RunSettings,
     resume: bool,
     shard: tuple[int, int] | None = None,
-) -> _JudgeRun:
+) -> JudgeRun:
     """Pick the judge's run and sort rows into kept and to-do; reads files, writes none.
 
     With `run_id`, that run is continued (or started). Without, the judge's latest unfinished
@@ -326,7 +302,7 @@ def plan_judge(
         files = RunFiles(results_dir, fresh_run_id, judge.id)
         if resume:
             source = latest_run(results_dir, judge.id, complete=True, fingerprint=print_)
-    run = _JudgeRun(judge, files, print_, method, endpoint, api_key, source=source)
+    run = JudgeRun(judge, files, print_, method, endpoint, api_key, source=source)
     run.builders = {m: RequestBuilder(judge, task, m) for m in ("structured", "xml", "text")}
     state = source.read_state() if source is not None else None
     run.created_at = state.created_at if state and source is files else now_iso()
@@ -355,7 +331,7 @@ def plan_judge(
 
 
 async def _run_judge(
-    run: _JudgeRun,
+    run: JudgeRun,
     client: LLMClient,
     limits: EndpointLimits,
     rows: list[dict[str, Any]],
@@ -375,7 +351,7 @@ async def _run_judge(
         if run.seeded:
             for values in run.kept.values():
                 store.append(values)
-            _mark_started(run)
+            mark_started(run)
         async with anyio.create_task_group() as group:
             for index in run.todo:
                 await slots.acquire()
@@ -386,7 +362,7 @@ async def _run_judge(
 
 
 async def _one_row(
-    run: _JudgeRun,
+    run: JudgeRun,
     client: LLMClient,
     limits: EndpointLimits,
     slots: anyio.Semaphore,
@@ -405,11 +381,11 @@ async def _one_row(
             if sample is None:
                 break
             samples.append(sample)
-        values = samples[0] if len(samples) == 1 else _majority(samples, task)
+        values = samples[0] if len(samples) == 1 else majority(samples, task)
         if values is None:  # the endpoint refused the request itself: stop this judge
             judge_scope.cancel()
             return
-        _mark_started(run)
+        mark_started(run)
         store.append(values)  # synchronous: a cancellation cannot cut a row in half
         run.new_rows[row_id] = values
         progress.finished(run.judge.id, values["outcome"])
@@ -418,7 +394,7 @@ async def _one_row(
 
 
 async def _ask(
-    run: _JudgeRun,
+    run: JudgeRun,
     client: LLMClient,
     limits: EndpointLimits,
     row: Mapping[str, Any],
@@ -488,85 +464,13 @@ async def _ask(
             )
             logger.error("%s", run.failure)
         return None
-    values: dict[str, Any] = {
-        "original_id": row_id,
-        "judge_id": judge.id,
-        "run_id": run.files.run_id,
-        "attempts": attempts,
-        "llm_call_duration_seconds": round(duration, 6),
-        "timestamp": now_iso(),
-        "fingerprint": run.fingerprint,
-        "prompt_hash": prompt_hash(request),
-    }
-    if failure is not None:
-        values.update(outcome="error", status=failure.status, error_message=str(failure))
-        return values
-    assert response is not None
-    parsed = parse_answer(response, task, method)
-    raw = json.dumps(response.structured) if response.structured is not None else response.text
-    values.update(
-        outcome=parsed.outcome,
-        status=parsed.status,
-        error_message=parsed.error_message,
-        llm_raw_response_content=raw,
-        llm_prompt_tokens=response.prompt_tokens,
-        llm_completion_tokens=response.completion_tokens,
-        **parsed.labels,
-    )
-    return values
+    return row_values(
+        run, row_id, prompt_hash(request), method, task,
+        attempts=attempts, duration=duration, response=response, failure=failure,
+    )  # fmt: skip
 
 
-def _majority(samples: list[dict[str, Any]], task: EvalTask) -> dict[str, Any] | None:
-    """One row from several answers: per task, the most frequent label among valid answers."""
-    if not samples:
-        return None
-    valid = [s for s in samples if s["outcome"] == "valid"]
-    merged = dict(valid[0] if valid else samples[-1])
-    merged["attempts"] = sum(s["attempts"] for s in samples)
-    merged["llm_call_duration_seconds"] = round(
-        sum(s["llm_call_duration_seconds"] for s in samples), 6
-    )
-    for key in ("llm_prompt_tokens", "llm_completion_tokens"):
-        counts = [s.get(key) for s in samples if s.get(key) is not None]
-        merged[key] = sum(counts) if counts else None
-    merged["llm_raw_response_content"] = json.dumps(
-        [s.get("llm_raw_response_content") for s in samples]
-    )
-    notes = []
-    for name in task.task_names:
-        votes = [s[name] for s in valid if s.get(name) is not None]
-        if not votes:
-            continue
-        keys = [json.dumps(v) for v in votes]
-        winner = max(dict.fromkeys(keys), key=keys.count)  # first seen wins a tie
-        merged[name] = votes[keys.index(winner)]
-        notes.append(f"{name}: {keys.count(winner)}/{len(samples)} agree")
-    if valid:
-        merged["error_message"] = "; ".join(notes) or None
-    return merged
-
-
-def _mark_started(run: _JudgeRun) -> None:
-    """Write the run's state (unfinished) once, just before its first row is written.
-
-    A call that fails or is interrupted earlier thus leaves earlier runs exactly as they were.
-    """
-    if not run.started:
-        run.files.write_state(
-            RunState(
-                run.judge.id,
-                run.files.run_id,
-                run.fingerprint,
-                run.created_at,
-                None,
-                {},
-                shard=run.files.shard,
-            )
-        )
-        run.started = True
-
-
-def _finish(run: _JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeResults:
+def _finish(run: JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeResults:
     """Merge kept and new rows in data order; a complete run also gets its table and state."""
     by_id = {**run.kept, **run.new_rows}
     ordered = [by_id[i] for i in ids if i in by_id]

@@ -17,7 +17,7 @@ from meta_evaluator.llm._classify import (
     parse_retry_after,
 )
 
-__all__ = ["post_json"]
+__all__ = ["json_object", "post_json", "send"]
 
 _EXCERPT = 300
 
@@ -41,19 +41,78 @@ async def post_json(
         EndpointRejected: 400/401/403/404/422: the request itself is refused.
     """
     started = time.perf_counter()
+    # The request is built here and sent as is: httpx's json= and build_request paths
+    # (URL merging, cookies, default headers) cost about 0.1 ms of CPU per call.
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    response = await _send(
+        http,
+        httpx.Request(
+            "POST",
+            url,
+            headers={**headers, "content-type": "application/json"},
+            content=content,
+            extensions={"timeout": http.timeout.as_dict()},
+        ),
+        timeout,
+        secret,
+    )
+    elapsed = time.perf_counter() - started
+    _raise_for_status(response, url, secret)
+    return json_object(response, secret), elapsed
+
+
+async def send(
+    http: httpx.AsyncClient,
+    method: str,
+    url: httpx.URL | str,
+    *,
+    headers: dict[str, str],
+    timeout: float,
+    json_body: dict[str, Any] | None = None,
+    content: bytes | None = None,
+    files: dict[str, tuple[str, bytes, str]] | None = None,
+    data: dict[str, str] | None = None,
+    secret: str | None = None,
+) -> httpx.Response:
+    """One request of any kind (uploads, polls, downloads); the 2xx response, read in full.
+
+    Raises the same failures as `post_json`, except that the body is not parsed.
+    """
+    request = http.build_request(
+        method, url, headers=headers, json=json_body, content=content, files=files, data=data
+    )
+    response = await _send(http, request, timeout, secret)
+    _raise_for_status(response, url, secret)
+    return response
+
+
+def json_object(response: httpx.Response, secret: str | None = None) -> dict[str, Any]:
+    """The response's body as a JSON object.
+
+    Raises:
+        MalformedResponse: The body is not JSON, or not an object.
+    """
+    status = response.status_code
+    try:
+        answer = json.loads(response.content)
+    except (ValueError, RecursionError) as exc:
+        raise MalformedResponse(
+            f"HTTP {status} body is not JSON: {_excerpt(response, secret)}"
+        ) from exc
+    if not isinstance(answer, dict):
+        raise MalformedResponse(
+            f"HTTP {status} body is JSON but not an object: {_excerpt(response, secret)}"
+        )
+    return answer
+
+
+async def _send(
+    http: httpx.AsyncClient, request: httpx.Request, timeout: float, secret: str | None
+) -> httpx.Response:
+    """Send `request` under `timeout` seconds, every transport failure made one of ours."""
     try:
         with anyio.fail_after(timeout):
-            # The request is built here and sent as is: httpx's json= and build_request paths
-            # (URL merging, cookies, default headers) cost about 0.1 ms of CPU per call.
-            content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-            request = httpx.Request(
-                "POST",
-                url,
-                headers={**headers, "content-type": "application/json"},
-                content=content,
-                extensions={"timeout": http.timeout.as_dict()},
-            )
-            response = await http.send(request)
+            return await http.send(request)
     except TimeoutError as exc:
         raise CallFailed(f"no complete answer within {timeout:g} s", status="timeout") from exc
     except httpx.TimeoutException as exc:
@@ -84,8 +143,13 @@ async def post_json(
         raise CallFailed(
             f"connection failed ({type(exc).__name__})", status="connection_error"
         ) from exc
-    elapsed = time.perf_counter() - started
+
+
+def _raise_for_status(response: httpx.Response, url: httpx.URL | str, secret: str | None) -> None:
+    """Raise the failure a non-2xx status stands for."""
     status = response.status_code
+    if status < 300:
+        return
     if status == 429:
         raise CallFailed(
             f"HTTP 429 rate limited: {_excerpt(response, secret)}",
@@ -97,24 +161,12 @@ async def post_json(
         raise EndpointRejected(
             f"HTTP {status} from {url}: {_excerpt(response, secret)}", http_status=status
         )
-    if status >= 300:
-        raise CallFailed(
-            f"HTTP {status}: {_excerpt(response, secret)}",
-            status="http_error",
-            http_status=status,
-            retry_after=parse_retry_after(response.headers),
-        )
-    try:
-        answer = json.loads(response.content)
-    except (ValueError, RecursionError) as exc:
-        raise MalformedResponse(
-            f"HTTP {status} body is not JSON: {_excerpt(response, secret)}"
-        ) from exc
-    if not isinstance(answer, dict):
-        raise MalformedResponse(
-            f"HTTP {status} body is JSON but not an object: {_excerpt(response, secret)}"
-        )
-    return answer, elapsed
+    raise CallFailed(
+        f"HTTP {status}: {_excerpt(response, secret)}",
+        status="http_error",
+        http_status=status,
+        retry_after=parse_retry_after(response.headers),
+    )
 
 
 def _excerpt(response: httpx.Response, secret: str | None) -> str:
