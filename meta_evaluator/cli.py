@@ -126,12 +126,31 @@ def run(
             "--run-id, the same for every shard)."
         ),
     ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            help="Ask through the provider's batch API (OpenAI Batch, Anthropic Message "
+            "Batches): half the price, answers within 24 h. Submitted batches are recorded in "
+            "the run folder; a later --batch run reconnects to them."
+        ),
+    ] = False,
+    batch_poll: Annotated[
+        float, typer.Option(help="Seconds between two looks at a running batch.")
+    ] = 30.0,
+    batch_wait: Annotated[
+        float | None,
+        typer.Option(
+            help="Most seconds to wait for batches (default: until they end; 0: submit and "
+            "exit, collecting on a later run)."
+        ),
+    ] = None,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
     One `run` of a project at a time: a second one exits with 2, naming the process that holds
     the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
-    (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration.
+    (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration, 3 when
+    batches are still running (run again later to collect them).
     """
     from meta_evaluator.judge._shards import parse_shard
     from meta_evaluator.project import MetaEvaluator
@@ -151,6 +170,7 @@ def run(
             retry=tuple(retry_outcomes),
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
+            batch=batch,
         )
         selected = _selected_judges(evaluator, judge_ids)
         assert evaluator.data is not None and evaluator.eval_task is not None
@@ -172,17 +192,25 @@ def run(
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
             shard=part,
+            batch=batch,
+            batch_poll_interval=batch_poll,
+            batch_wait=batch_wait,
         )
-    errors = 0
+    errors, waiting = 0, 0
     for judge_id, result in results.items():
         counts = result.counts()
         errors += counts["error"]
         shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
+        if not result.complete:
+            waiting += 1
+            shown += " (batches still running: run again with --batch to collect them)"
         print(f"{judge_id}: {shown} (run {result.run_id}{of})")
     print(f"Results are in {evaluator.paths.results_dir}")
     if errors:
         raise typer.Exit(1)
+    if waiting:
+        raise typer.Exit(3)
 
 
 def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> list[Judge]:
@@ -229,6 +257,9 @@ def _print_plan(
         print(f"  run:              {where}")
         print(f"  rows:             {judge.rows}")
         print(f"  reused:           {judge.reused}")
+        if judge.batch:
+            print("  mode:             batch (the provider's batch API)")
+            print(f"  in batches:       {judge.in_batches} (submitted before; collected)")
         print(f"  calls:            {judge.calls}")
         print(f"  estimated tokens: {judge.estimated_tokens}")
     count = len(plan.judges)

@@ -397,6 +397,9 @@ class MetaEvaluator:
         consistency: int = 1,
         transport: httpx.AsyncBaseTransport | None = None,
         shard: tuple[int, int] | None = None,
+        batch: bool = False,
+        batch_poll_interval: float = 30.0,
+        batch_wait: float | None = None,
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
 
@@ -425,6 +428,14 @@ class MetaEvaluator:
                 `run_id` (which a shard needs). Each shard writes its own files; once all N are
                 complete (their folders copied into one `results/`), `load_all_judge_results`
                 returns them as one result set. The returned results hold the shard's rows.
+            batch: Ask through the provider's batch engine (OpenAI Batch, Anthropic Message
+                Batches; half the price, no rate limits, answers within 24 h) instead of live
+                calls. Each submitted batch is recorded in the run folder before waiting, so a
+                run that is killed or stops waiting reconnects to its batches when called again
+                with batch=True. Mock judges answer live.
+            batch_poll_interval: Seconds between two looks at a running batch.
+            batch_wait: Most seconds to wait for batches: None waits until they end, 0 only
+                submits. Rows of batches still running are not in the returned results yet.
 
         Raises:
             ProjectError: The project has no data or no task yet.
@@ -440,7 +451,8 @@ class MetaEvaluator:
                 timeout=timeout, resume=resume, retry=retry,
                 requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
                 backoff_base=backoff_base, consistency=consistency, transport=transport,
-                shard=shard,
+                shard=shard, batch=batch, batch_poll_interval=batch_poll_interval,
+                batch_wait=batch_wait,
             )  # fmt: skip
 
         return run_sync(call)
@@ -461,6 +473,9 @@ class MetaEvaluator:
         consistency: int = 1,
         transport: httpx.AsyncBaseTransport | None = None,
         shard: tuple[int, int] | None = None,
+        batch: bool = False,
+        batch_poll_interval: float = 30.0,
+        batch_wait: float | None = None,
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments)."""
         from meta_evaluator.judge._runner import RunSettings, run_judges
@@ -492,6 +507,9 @@ class MetaEvaluator:
             tokens_per_minute=tokens_per_minute,
             backoff_base=backoff_base,
             consistency=consistency,
+            batch=batch,
+            batch_poll_interval=batch_poll_interval,
+            batch_wait=batch_wait,
         )
         return await run_judges(
             self._paths.results_dir,

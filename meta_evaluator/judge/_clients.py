@@ -11,12 +11,15 @@ from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm import anthropic, openai
 from meta_evaluator.llm.anthropic import AnthropicClient
+from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient
+from meta_evaluator.llm.batch import BatchClient
 from meta_evaluator.llm.limits import EndpointKey, endpoint_key
 from meta_evaluator.llm.mock import MockClient
 from meta_evaluator.llm.openai import OpenAIClient
+from meta_evaluator.llm.openai_batch import OpenAIBatchClient
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["LLMClient", "build_client", "judge_endpoint"]
+__all__ = ["LLMClient", "build_batch_client", "build_client", "judge_endpoint"]
 
 # The variable read when a judge of a hosted provider names none.
 DEFAULT_KEY_VARIABLES = {
@@ -100,6 +103,21 @@ def build_client(
     if judge.llm_client == "anthropic":
         return AnthropicClient(http, base_url=judge.base_url, api_key=api_key, timeout=timeout)
     return OpenAIClient(
+        http,
+        base_url=judge.base_url,
+        api_key=api_key,
+        azure_api_version=judge.api_version if judge.llm_client == "azure_openai" else None,
+        timeout=timeout,
+    )
+
+
+def build_batch_client(
+    judge: Judge, http: httpx.AsyncClient, api_key: str | None, *, timeout: float
+) -> BatchClient:
+    """The batch engine of `judge`'s provider, sending through `http` (not for the mock)."""
+    if judge.llm_client == "anthropic":
+        return AnthropicBatchClient(http, base_url=judge.base_url, api_key=api_key, timeout=timeout)
+    return OpenAIBatchClient(
         http,
         base_url=judge.base_url,
         api_key=api_key,

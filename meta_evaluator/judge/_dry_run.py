@@ -14,8 +14,10 @@ from typing import Literal
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.judge._batch import check_ledger
 from meta_evaluator.judge._runner import RunSettings, check_judge, plan_judge, shard_rows
 from meta_evaluator.judge.config import Judge
+from meta_evaluator.results.batches import BatchLedger
 from meta_evaluator.results.runs import new_run_id
 
 __all__ = ["JudgePlan", "RunPlan", "plan_run"]
@@ -49,6 +51,10 @@ class JudgePlan:
     """The run that would be written or continued; None for a new run (its id is made then)."""
     source_run_id: str | None
     """The run whose rows would be reused (the same as `run_id` when continuing one)."""
+    in_batches: int = 0
+    """Rows in batches the run already submitted: collected, not asked again (batch runs)."""
+    batch: bool = False
+    """Whether the rows would go through the provider's batch engine."""
 
 
 @dataclass(frozen=True)
@@ -128,8 +134,14 @@ def plan_run(
             results_dir, judge, method, endpoint, api_key, task, rows, ids,
             run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume, shard=shard,
         )  # fmt: skip
+        batch = settings.batch and judge.llm_client != "mock"
+        check_ledger(run, batch=batch)
+        waiting = set()
+        if batch and not run.fresh_start:
+            waiting = {i for record in BatchLedger(run.files).pending() for i in record.ids}
+        todo = [index for index in run.todo if ids[index] not in waiting]
         builder = run.builders[run.method]
-        tokens = sum(builder.build(rows[index]).estimated_tokens() for index in run.todo)
+        tokens = sum(builder.build(rows[index]).estimated_tokens() for index in todo)
         action: RunAction
         if run.unchanged:
             action = "done"
@@ -147,11 +159,13 @@ def plan_run(
                 base_url=endpoint.base_url,
                 rows=len(ids),
                 reused=len(run.kept),
-                calls=len(run.todo) * settings.consistency,
+                calls=len(todo) * settings.consistency,
                 estimated_tokens=tokens * settings.consistency,
                 action=action,
                 run_id=None if action == "new" else run.files.run_id,
                 source_run_id=run.source.run_id if run.source is not None else None,
+                in_batches=len(run.todo) - len(todo),
+                batch=batch,
             )
         )
     return RunPlan(plans, settings.max_retries)

@@ -25,7 +25,13 @@ from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
-from meta_evaluator.judge._clients import LLMClient, build_client, judge_endpoint
+from meta_evaluator.judge._batch import check_ledger, run_batch_judge
+from meta_evaluator.judge._clients import (
+    LLMClient,
+    build_batch_client,
+    build_client,
+    judge_endpoint,
+)
 from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
@@ -60,6 +66,9 @@ logger = logging.getLogger(__name__)
 
 OUTCOMES = ("valid", "invalid", "error", "skipped")
 
+BATCH_TIMEOUT = 600.0
+"""Seconds for one batch API call: uploads and downloads of up to a few hundred MB."""
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -84,6 +93,13 @@ class RunSettings:
     consistency: int = 1
     """Answers asked per row; with more than one, each task's label is the majority vote of
     the valid answers (ties go to the label seen first)."""
+    batch: bool = False
+    """Ask through the provider's batch engine (OpenAI Batch, Anthropic Message Batches)."""
+    batch_poll_interval: float = 30.0
+    """Seconds between two looks at a running batch."""
+    batch_wait: float | None = None
+    """Most seconds to wait for batches (None: until they end; 0: submit and return). Batches
+    still running stay recorded in the run folder; the next batch run collects them."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -100,6 +116,14 @@ class RunSettings:
         unknown = [r for r in self.retry if r not in ("invalid", "error")]
         if unknown:
             problems.append(f"retry takes 'invalid' and 'error', got {unknown}")
+        if not (isinstance(self.batch_poll_interval, int | float) and self.batch_poll_interval > 0):
+            problems.append(
+                f"batch_poll_interval must be seconds > 0, got {self.batch_poll_interval!r}"
+            )
+        if self.batch_wait is not None and not (
+            isinstance(self.batch_wait, int | float) and self.batch_wait >= 0
+        ):
+            problems.append(f"batch_wait must be seconds >= 0 or None, got {self.batch_wait!r}")
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and value > 0):
@@ -169,6 +193,9 @@ async def run_judges(
               run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume, shard=shard)
         for judge, method, endpoint, api_key in checked
     ]  # fmt: skip
+    batched = {r.judge.id for r in runs if settings.batch and r.judge.llm_client != "mock"}
+    for run in runs:
+        check_ledger(run, batch=run.judge.id in batched)
     progress = progress or Progress.for_terminal()
     # Judges on one endpoint and key share its limits; each judge keeps its own in-flight bound,
     # so the endpoint allows the sum of theirs.
@@ -191,8 +218,18 @@ async def run_judges(
                 lock.acquire()
                 stack.callback(lock.release)
         http: dict[EndpointKey, httpx.AsyncClient] = {}
+        batch_http: dict[EndpointKey, httpx.AsyncClient] = {}
+        for run in runs:
+            if run.judge.id in batched and run.endpoint not in batch_http:
+                batch_http[run.endpoint] = await stack.enter_async_context(
+                    httpx.AsyncClient(
+                        transport=transport,
+                        timeout=httpx.Timeout(BATCH_TIMEOUT, connect=min(10.0, settings.timeout)),
+                    )
+                )
+        live = {run.endpoint for run in runs if run.judge.id not in batched}
         for key, limit in limits.items():
-            if key.client == "mock":
+            if key.client == "mock" or key not in live:
                 continue
             size = int(limit.in_flight.total_tokens)
             http[key] = await stack.enter_async_context(
@@ -205,6 +242,12 @@ async def run_judges(
         with progress:
             async with anyio.create_task_group() as group:
                 for run in runs:
+                    if run.judge.id in batched:
+                        group.start_soon(
+                            _run_batches, run, batch_http[run.endpoint], rows, ids, task,
+                            settings, progress,
+                        )  # fmt: skip
+                        continue
                     client = build_client(
                         run.judge, http.get(run.endpoint), run.api_key, timeout=settings.timeout
                     )
@@ -219,6 +262,31 @@ async def run_judges(
     if failures:
         raise JudgeRunError("\n".join(failures))
     return results
+
+
+async def _run_batches(
+    run: JudgeRun,
+    http: httpx.AsyncClient,
+    rows: list[dict[str, Any]],
+    ids: list[Any],
+    task: EvalTask,
+    settings: RunSettings,
+    progress: Progress,
+) -> None:
+    await run_batch_judge(
+        run,
+        build_batch_client(run.judge, http, run.api_key, timeout=BATCH_TIMEOUT),
+        rows,
+        ids,
+        task,
+        answers_per_row=settings.consistency,
+        max_retries=settings.max_retries,
+        backoff_base=settings.backoff_base,
+        backoff_cap=settings.backoff_cap,
+        poll_interval=settings.batch_poll_interval,
+        wait=settings.batch_wait,
+        progress=progress,
+    )
 
 
 def shard_rows(

@@ -22,7 +22,16 @@ __all__ = [
     "parse_retry_after",
 ]
 
-Status = Literal["rate_limited", "timeout", "http_error", "connection_error", "malformed_response"]
+Status = Literal[
+    "rate_limited",
+    "timeout",
+    "http_error",
+    "connection_error",
+    "malformed_response",
+    "batch_expired",
+    "batch_canceled",
+    "batch_failed",
+]
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})

@@ -44,12 +44,15 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.fake_llm.batches import BatchEngine
 
 HOST = "127.0.0.1"
 PORT_LINE_PREFIX = "FAKE_LLM_PORT "
@@ -85,11 +88,16 @@ class FakeConfig:
     fail_status_for_model: dict[str, int] = field(default_factory=dict)
     seed: int = 0
     max_seconds: float = 600.0
+    batch_seconds: float = 0.2
+    batch_expire_rate: float = 0.0
+    batch_create_failures: int = 0
 
     def __post_init__(self) -> None:
         rates = [getattr(self, name) for name, _ in _RANDOM_FAULTS]
         if any(not 0.0 <= r <= 1.0 for r in rates) or sum(rates) > 1.0 + 1e-9:
             raise ValueError(f"fault rates must be in [0, 1] and sum to <= 1, got {rates}")
+        if not 0.0 <= self.batch_expire_rate <= 1.0 or self.batch_seconds < 0:
+            raise ValueError("batch_expire_rate must be in [0, 1] and batch_seconds >= 0")
         if min(self.latency, self.jitter, self.hang_seconds) < 0 or self.max_seconds <= 0:
             raise ValueError("latency, jitter, hang_seconds must be >= 0 and max_seconds > 0")
         for model, status in self.fail_status_for_model.items():
@@ -404,6 +412,12 @@ class _FakeServer:
         self.in_flight = 0
         self.serial = 0
         self._zero()
+        self.batch_engine = BatchEngine(
+            config, self.fault_rng, parse=_parse, answer=_answer, on_prompt=self._count_prompt
+        )
+
+    def _count_prompt(self, prompt: str) -> None:
+        self.per_prompt[prompt_key(prompt)] += 1
 
     def _zero(self) -> None:
         self.total = 0
@@ -413,6 +427,8 @@ class _FakeServer:
         self.by_model: Counter[str] = Counter()
         self.per_prompt: Counter[str] = Counter()
         self.connections_opened = 0
+        if hasattr(self, "batch_engine"):
+            self.batch_engine.counts.clear()
         self.max_in_flight = self.in_flight
         self.cpu_base = time.process_time()
         self.time_base = time.monotonic()
@@ -435,6 +451,7 @@ class _FakeServer:
             "open_connections": self.open_connections,
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
+            "batch": self.batch_engine.stats() if hasattr(self, "batch_engine") else {},
             "server_cpu_seconds": time.process_time() - self.cpu_base,
             "seconds_since_reset": time.monotonic() - self.time_base,
         }
@@ -454,8 +471,8 @@ class _FakeServer:
                 request = await self._read_request(reader, writer)
                 if request is None:
                     break
-                method, path, body, keep_alive = request
-                reply = await self._dispatch(method, path, body, keep_alive)
+                method, path, body, keep_alive, query, headers = request
+                reply = await self._dispatch(method, path, body, keep_alive, query, headers)
                 if reply is None or reader.at_eof():
                     break  # injected disconnect, or the client left while we waited
                 writer.write(reply)
@@ -477,7 +494,7 @@ class _FakeServer:
 
     async def _read_request(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> tuple[str, str, bytes, bool] | None:
+    ) -> tuple[str, str, bytes, bool, dict[str, str], dict[str, str]] | None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError:
@@ -513,14 +530,30 @@ class _FakeServer:
             body = await reader.readexactly(length) if length > 0 else b""
         connection = headers.get("connection", "").lower()
         keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
-        return method, target.split("?", 1)[0], body, keep_alive
+        path, _, query = target.partition("?")
+        params = {}
+        for part in filter(None, query.split("&")):
+            name, _, value = part.partition("=")
+            params[name] = urllib.parse.unquote_plus(value)
+        return method, path, body, keep_alive, params, headers
 
     async def _dispatch(
-        self, method: str, path: str, body: bytes, keep_alive: bool
+        self,
+        method: str,
+        path: str,
+        body: bytes,
+        keep_alive: bool,
+        query: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> bytes | None:
         api = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}.get(path)
         if api is not None and method == "POST":
             return await self._completion(api, path, body, keep_alive)
+        batch_reply = self.batch_engine.handle(method, path, query or {}, body, headers or {})
+        if batch_reply is not None:
+            status, payload = batch_reply
+            data = payload if isinstance(payload, bytes) else _json(payload)
+            return _response(status, data, keep_alive)
         if path == "/stats" and method == "GET":
             return _response(200, _json(self.stats()), keep_alive)
         if path == "/reset" and method == "POST":

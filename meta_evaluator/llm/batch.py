@@ -1,0 +1,88 @@
+"""Provider batch engines (OpenAI Batch, Anthropic Message Batches): what they have in common.
+
+A batch client turns chat requests into the provider's batch lines, submits them as one batch,
+reports the batch's state, and reads its results back as one `BatchResult` per request: the
+response, or the failure that the runner classifies like any failed call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from meta_evaluator.llm._classify import CallFailed
+from meta_evaluator.llm.types import ChatRequest, ChatResponse
+
+__all__ = ["BatchClient", "BatchResult", "BatchStatus", "Submitted"]
+
+BatchState = Literal["running", "ended", "failed"]
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """Where a submitted batch stands.
+
+    `running`: still processing; `ended`: results can be read (some may be failures);
+    `failed`: the provider refused the batch as a whole and no result will come.
+    """
+
+    state: BatchState
+    provider_status: str
+    counts: dict[str, int] = field(default_factory=dict)
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The outcome of one request of a batch: a response, or why there is none."""
+
+    custom_id: str
+    response: ChatResponse | None = None
+    failure: CallFailed | None = None
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A batch the provider accepted: its id, and the uploaded input file's (OpenAI only)."""
+
+    batch_id: str
+    input_file_id: str | None = None
+
+
+class BatchClient(Protocol):
+    """What the runner needs of a provider's batch engine."""
+
+    provider: str
+    max_requests: int
+    """Most requests one batch may hold."""
+    max_bytes: int
+    """Most bytes of request lines one batch may hold."""
+
+    def line(self, custom_id: str, request: ChatRequest) -> bytes:
+        """One request as the provider's batch line (UTF-8 JSON, no newline)."""
+        ...
+
+    async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
+        """Submit `lines` as one batch, tagged with our `key` where the provider allows."""
+        ...
+
+    async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
+        """The id of a batch submitted under `key`, none of `known`, or None.
+
+        For a run killed between submitting a batch and saving its id: the batch was submitted
+        at about `since` (ISO time) with `count` requests.
+        """
+        ...
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        """The batch's state and counts."""
+        ...
+
+    async def results(self, batch_id: str) -> list[BatchResult]:
+        """Every result an ended batch holds (requests without one are absent)."""
+        ...
+
+    async def cancel(self, batch_id: str) -> None:
+        """Ask the provider to stop the batch."""
+        ...
