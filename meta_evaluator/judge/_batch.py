@@ -209,18 +209,18 @@ async def _submit(
     """Submit the `todo` rows in as few batches as the provider's limits allow."""
     if not todo:
         return []
-    key = new_batch_key()
     builder = run.builders[run.method]
-    requests = [builder.build(rows[index]) for index in todo]
-    hashes = [prompt_hash(request) for request in requests]
-    # Lines are built with a placeholder key (same length) so batches can be planned by size;
-    # each batch's lines are rebuilt under its own key when it is submitted.
-    sizes = [
-        len(client.line(f"{key}-{i}-{answers_per_row}", request)) * answers_per_row
-        for i, request in enumerate(requests)
-    ]
+    bodies: list[bytes] = []
+    hashes: list[str] = []
+    for index in todo:  # one pass: only each body's bytes and hash are kept
+        request = builder.build(rows[index])
+        bodies.append(client.encode(request))
+        hashes.append(prompt_hash(request))
+    # A line is its body plus a custom id of at most this many bytes, and a little framing.
+    id_bytes = len(f"{new_batch_key()}-{len(todo)}-{answers_per_row}")
+    framing = len(client.line("x" * id_bytes, b""))
     plan = plan_batches(
-        sizes,
+        [(len(body) + framing) * answers_per_row for body in bodies],
         max_requests=max(1, client.max_requests // answers_per_row),
         max_bytes=client.max_bytes,
     )
@@ -235,11 +235,10 @@ async def _submit(
             prompt_hashes=hashes[start:stop],
             answers_per_row=answers_per_row,
         )
-        lines = [
-            client.line(record.custom_id(row, answer), requests[start + row])
-            for row in range(stop - start)
-            for answer in range(answers_per_row)
-        ]
+        lines = []
+        for row in range(stop - start):
+            body, bodies[start + row] = bodies[start + row], b""  # it lives on in its line only
+            lines += [client.line(record.custom_id(row, k), body) for k in range(answers_per_row)]
         mark_started(run)
         ledger.write(record)  # before the call: a kill mid-submission can still be found
         began = time.perf_counter()

@@ -16,7 +16,7 @@ import httpx
 from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
 from meta_evaluator.llm._http import json_object, send
 from meta_evaluator.llm.anthropic import DEFAULT_BASE_URL, AnthropicClient, parse_message
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted
+from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted, jsonl_lines
 from meta_evaluator.llm.types import ChatRequest
 
 __all__ = ["AnthropicBatchClient", "read_result_line"]
@@ -83,14 +83,26 @@ class AnthropicBatchClient:
             secret=self._key,
         )
 
-    def line(self, custom_id: str, request: ChatRequest) -> bytes:
+    def encode(self, request: ChatRequest) -> bytes:
+        """The Messages body the live client would send."""
+        return json.dumps(
+            self._messages.body(request), ensure_ascii=False, separators=(",", ":")
+        ).encode()
+
+    def line(self, custom_id: str, body: bytes) -> bytes:
         """`{"custom_id", "params"}`: one entry of the batch's `requests` list."""
-        entry = {"custom_id": custom_id, "params": self._messages.body(request)}
-        return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
+        return b"".join(
+            (b'{"custom_id":', json.dumps(custom_id).encode(), b',"params":', body, b"}")
+        )
 
     async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
         """POST the requests as one batch (the API has no metadata: `key` is in the custom ids)."""
-        body = b'{"requests":[' + b",".join(lines) + b"]}"
+        parts = [b'{"requests":[']
+        for index, line in enumerate(lines):
+            parts += (b",", line) if index else (line,)
+        parts.append(b"]}")
+        body = b"".join(parts)  # one copy of the lines, however many there are
+        del parts
         created = json_object(await self._call("POST", self._root, body), self._key)
         batch_id = created.get("id")
         if not isinstance(batch_id, str):
@@ -153,11 +165,10 @@ class AnthropicBatchClient:
         """Every line of the batch's results (read from our own base URL, never another host)."""
         content = await self._call("GET", f"{self._root}/{batch_id}/results")
         found = []
-        for raw in content.content.splitlines():
-            if raw.strip():
-                result = read_result_line(raw)
-                if result is not None:
-                    found.append(result)
+        for raw in jsonl_lines(content.content):
+            result = read_result_line(raw)
+            if result is not None:
+                found.append(result)
         return found
 
     async def cancel(self, batch_id: str) -> None:

@@ -7,14 +7,14 @@ response, or the failure that the runner classifies like any failed call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from meta_evaluator.llm._classify import CallFailed
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["BatchClient", "BatchResult", "BatchStatus", "Submitted"]
+__all__ = ["BatchClient", "BatchResult", "BatchStatus", "Submitted", "jsonl_lines"]
 
 BatchState = Literal["running", "ended", "failed"]
 
@@ -59,8 +59,12 @@ class BatchClient(Protocol):
     max_bytes: int
     """Most bytes of request lines one batch may hold."""
 
-    def line(self, custom_id: str, request: ChatRequest) -> bytes:
-        """One request as the provider's batch line (UTF-8 JSON, no newline)."""
+    def encode(self, request: ChatRequest) -> bytes:
+        """The request's body as the provider takes it (UTF-8 JSON), serialised once."""
+        ...
+
+    def line(self, custom_id: str, body: bytes) -> bytes:
+        """One batch line (UTF-8 JSON, no newline) of an `encode`d body under `custom_id`."""
         ...
 
     async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
@@ -86,3 +90,16 @@ class BatchClient(Protocol):
     async def cancel(self, batch_id: str) -> None:
         """Ask the provider to stop the batch."""
         ...
+
+
+def jsonl_lines(data: bytes) -> Iterator[bytes]:
+    """The non-blank lines of a JSON Lines body, one at a time (no list of them all)."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        line = data[start:end]
+        if line.strip():
+            yield line
+        start = end + 1

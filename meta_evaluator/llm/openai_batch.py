@@ -15,7 +15,7 @@ import httpx
 
 from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
 from meta_evaluator.llm._http import json_object, send
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted
+from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted, jsonl_lines
 from meta_evaluator.llm.openai import DEFAULT_BASE_URL, OpenAIClient, parse_completion
 from meta_evaluator.llm.types import ChatRequest
 
@@ -62,6 +62,7 @@ class OpenAIBatchClient:
             else:
                 self._headers["Authorization"] = f"Bearer {api_key}"
         self._endpoint = "/chat/completions" if azure_api_version else "/v1/chat/completions"
+        self._line_middle = f',"method":"POST","url":{json.dumps(self._endpoint)},"body":'.encode()
 
     def _url(self, path: str, **query: str) -> httpx.URL:
         if self._azure_version:
@@ -79,19 +80,21 @@ class OpenAIBatchClient:
             **kwargs,
         )
 
-    def line(self, custom_id: str, request: ChatRequest) -> bytes:
+    def encode(self, request: ChatRequest) -> bytes:
+        """The chat completions body the live client would send."""
+        return json.dumps(
+            self._chat.body(request), ensure_ascii=False, separators=(",", ":")
+        ).encode()
+
+    def line(self, custom_id: str, body: bytes) -> bytes:
         """`{"custom_id", "method", "url", "body"}` as one JSON line."""
-        entry = {
-            "custom_id": custom_id,
-            "method": "POST",
-            "url": self._endpoint,
-            "body": self._chat.body(request),
-        }
-        return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
+        return b"".join(
+            (b'{"custom_id":', json.dumps(custom_id).encode(), self._line_middle, body, b"}")
+        )
 
     async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
         """Upload the lines as a JSONL file, then create a batch over it tagged with `key`."""
-        content = b"\n".join(lines) + b"\n"
+        content = b"\n".join([*lines, b""])  # ends with a newline; one copy of the lines
         uploaded = json_object(
             await self._call(
                 "POST",
@@ -185,11 +188,10 @@ class OpenAIBatchClient:
             if not isinstance(file_id, str):
                 continue
             content = await self._call("GET", self._url(f"/files/{file_id}/content"))
-            for raw in content.content.splitlines():
-                if raw.strip():
-                    result = read_output_line(raw)
-                    if result is not None:
-                        found.append(result)
+            for raw in jsonl_lines(content.content):
+                result = read_output_line(raw)
+                if result is not None:
+                    found.append(result)
         return found
 
     async def cancel(self, batch_id: str) -> None:
