@@ -423,6 +423,7 @@ def _judges_with_runs(results_dir: Path) -> set[str]:
 def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:
     """One line on a judge's latest run (by start): rows done, outcomes, complete, last change."""
     from meta_evaluator.judge._runner import fingerprint
+    from meta_evaluator.results.batches import BatchLedger
     from meta_evaluator.results.row_store import read_rows
     from meta_evaluator.results.runs import latest_run
 
@@ -457,6 +458,13 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
         f"latest run {state.run_id}: {done}{f' of {rows}' if rows is not None else ''} rows "
         f"done ({shown}), {'complete' if state.complete else 'unfinished'}, last changed {when}"
     )
+    pending = BatchLedger(files).pending()
+    if pending:
+        held = sum(len(record.ids) for record in pending)
+        line += (
+            f"; {held} rows in {len(pending)} submitted batch(es) "
+            f"({', '.join(r.batch_id or r.key for r in pending)}): `run --batch` collects them"
+        )
     judge = evaluator.judge_registry.get(judge_id)
     task = evaluator.eval_task
     if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:

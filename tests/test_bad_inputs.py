@@ -508,7 +508,17 @@ def test_multilabel_outcomes_differing_only_by_case() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["status", "llm_raw_response_content", "original_id", "outcome", "human_id"]
+    "name",
+    [
+        "status",
+        "llm_raw_response_content",
+        "original_id",
+        "outcome",
+        "human_id",
+        "fingerprint",
+        "prompt_hash",
+        "batch_id",
+    ],
 )
 def test_task_with_reserved_name(name: str) -> None:
     with pytest.raises(TaskError) as info:

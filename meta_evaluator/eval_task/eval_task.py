@@ -38,7 +38,9 @@ RESULT_COLUMNS = (
     "attempts",
     "timestamp",
 )
-RESERVED_NAMES = frozenset({*RESULT_COLUMNS, "human_id"})
+# Judge results also carry these (results/judge_results.py), so no task may take them either.
+JUDGE_ROW_COLUMNS = ("fingerprint", "prompt_hash", "batch_id")
+RESERVED_NAMES = frozenset({*RESULT_COLUMNS, *JUDGE_ROW_COLUMNS, "human_id"})
 _TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _ANSWERING_ALIASES = {"instructor": "structured"}
 

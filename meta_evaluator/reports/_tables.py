@@ -38,8 +38,9 @@ def judge_rows(
 ) -> list[dict[str, Any]]:
     """Per judge: rows per outcome, tokens, latency (mean, p50, p95 of answered calls), cost.
 
-    `prices` maps a model (or judge id) to `prompt` and `completion` prices per million tokens;
-    without a price the cost is None.
+    `prices` maps a model (or judge id) to `prompt` and `completion` prices per million tokens
+    (and optionally `batch_prompt` and `batch_completion`, for rows answered by a provider
+    batch; half the live price by default); without a price the cost is None.
     """
     rows = []
     for judge_id, frame in results.items():
@@ -47,6 +48,11 @@ def judge_rows(
         answered = frame.filter(pl.col("outcome").is_in(["valid", "invalid"]))
         prompt = _sum(frame, "llm_prompt_tokens")
         completion = _sum(frame, "llm_completion_tokens")
+        batched = (
+            frame.filter(pl.col("batch_id").is_not_null())
+            if "batch_id" in frame.columns
+            else frame.clear()
+        )
         latency = (
             answered.get_column("llm_call_duration_seconds").drop_nulls()
             if "llm_call_duration_seconds" in answered.columns
@@ -56,10 +62,7 @@ def judge_rows(
         price = (prices or {}).get(judge_id) or ((prices or {}).get(model) if model else None)
         cost = None
         if price is not None and (prompt is not None or completion is not None):
-            cost = (
-                (prompt or 0) * float(price.get("prompt", 0.0))
-                + (completion or 0) * float(price.get("completion", 0.0))
-            ) / 1e6
+            cost = _cost(prompt, completion, price, batched)
         rows.append(
             {
                 "judge": judge_id,
@@ -152,6 +155,33 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _cost(
+    prompt: int | None,
+    completion: int | None,
+    price: Mapping[str, float],
+    batched: pl.DataFrame,
+) -> float:
+    """US dollars for the tokens; rows a provider batch answered at the batch price.
+
+    The batch price is `batch_prompt` / `batch_completion` when given, else half the live
+    price (OpenAI's and Anthropic's batch discount).
+    """
+    live_prompt, live_completion = (
+        float(price.get("prompt", 0.0)),
+        float(price.get("completion", 0.0)),
+    )
+    batch_prompt = float(price.get("batch_prompt", live_prompt / 2))
+    batch_completion = float(price.get("batch_completion", live_completion / 2))
+    in_batch_prompt = _sum(batched, "llm_prompt_tokens") or 0
+    in_batch_completion = _sum(batched, "llm_completion_tokens") or 0
+    return (
+        ((prompt or 0) - in_batch_prompt) * live_prompt
+        + in_batch_prompt * batch_prompt
+        + ((completion or 0) - in_batch_completion) * live_completion
+        + in_batch_completion * batch_completion
+    ) / 1e6
 
 
 def _sum(frame: pl.DataFrame, column: str) -> int | None:

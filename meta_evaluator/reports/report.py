@@ -34,7 +34,9 @@ def write_report(evaluator: MetaEvaluator, out_dir: str | Path | None = None) ->
     """Write the report of the project's current results and scores; return report.html's path.
 
     Prices for the cost column come from `<project>/prices.yaml` when it exists: a mapping of
-    model (or judge id) to `prompt` and `completion` US dollars per million tokens.
+    model (or judge id) to `prompt` and `completion` US dollars per million tokens, and
+    optionally `batch_prompt` and `batch_completion` for rows a provider batch answered (half
+    the live price by default).
 
     Raises:
         StateError: A results or scores file cannot be read.
@@ -68,6 +70,9 @@ JUDGE_COLUMNS = [
 ]  # fmt: skip
 
 
+PRICE_KEYS = frozenset({"prompt", "completion", "batch_prompt", "batch_completion"})
+
+
 def _prices(path: Path) -> dict[str, dict[str, float]] | None:
     if not path.is_file():
         return None
@@ -81,6 +86,15 @@ def _prices(path: Path) -> dict[str, dict[str, float]] | None:
             "per million tokens.",
             path=path,
         )
+    for name, price in raw.items():
+        unknown = sorted(set(map(str, price)) - PRICE_KEYS)
+        if unknown:
+            raise StateError(
+                f"{path}: {name}: unknown price keys {unknown}; the keys are "
+                f"{sorted(PRICE_KEYS)}.",
+                path=path,
+                field=str(name),
+            )
     return {str(k): {str(a): float(b) for a, b in v.items()} for k, v in raw.items()}
 
 

@@ -8,12 +8,12 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.eval_task import RESULT_COLUMNS
+from meta_evaluator.eval_task.eval_task import JUDGE_ROW_COLUMNS, RESULT_COLUMNS
 
 __all__ = ["ROW_COLUMNS", "JudgeResults"]
 
 # The judge-specific columns we add besides RESULT_COLUMNS.
-EXTRA_COLUMNS = ("fingerprint", "prompt_hash")
+EXTRA_COLUMNS = JUDGE_ROW_COLUMNS  # batch_id: the provider batch that answered, if any
 ROW_COLUMNS = (*(c for c in RESULT_COLUMNS if c != "annotator_id"), *EXTRA_COLUMNS)
 
 _DTYPES: dict[str, pl.DataType] = {
@@ -30,6 +30,7 @@ _DTYPES: dict[str, pl.DataType] = {
     "timestamp": pl.String(),
     "fingerprint": pl.String(),
     "prompt_hash": pl.String(),
+    "batch_id": pl.String(),
 }
 
 

@@ -114,3 +114,53 @@ def test_report_of_an_empty_project_says_so(tmp_path: Path) -> None:
     text = write_report(evaluator).read_text(encoding="utf-8")
     assert "No scores yet" in text and "No judge results yet" in text
     assert load_scores(tmp_path / "empty" / "scores") == {}
+
+
+def test_unknown_price_key_is_a_state_error(scored: MetaEvaluator, tmp_path: Path) -> None:
+    prices = scored.project_dir / "prices.yaml"
+    prices.write_text("mock-traits-1: {prompt: 0.15, completoin: 0.6}\n", encoding="utf-8")
+    try:
+        with pytest.raises(StateError, match=r"completoin"):
+            write_report(scored, tmp_path)
+    finally:
+        prices.unlink()
+
+
+def _tokens_frame(batch_ids: list[str | None]) -> pl.DataFrame:
+    n = len(batch_ids)
+    return pl.DataFrame(
+        {
+            "outcome": ["valid"] * n,
+            "llm_prompt_tokens": [100 * (i + 1) for i in range(n)],
+            "llm_completion_tokens": [10 * (i + 1) for i in range(n)],
+            "llm_call_duration_seconds": [None] * n,
+            "batch_id": batch_ids,
+        },
+        schema_overrides={"llm_call_duration_seconds": pl.Float64, "batch_id": pl.String},
+    )
+
+
+def test_rows_answered_in_a_batch_cost_the_batch_price() -> None:
+    from meta_evaluator.reports._tables import judge_rows
+
+    frame = _tokens_frame([None, "batch_1", "batch_1", None])  # prompt 100..400, completion 10..40
+    live_prompt, live_completion = 100 + 400, 10 + 40
+    batch_prompt, batch_completion = 200 + 300, 20 + 30
+    default = judge_rows({"j": frame}, {"j": {"prompt": 2.0, "completion": 8.0}})[0]
+    assert default["cost_usd"] == pytest.approx(
+        (live_prompt * 2.0 + live_completion * 8.0 + batch_prompt * 1.0 + batch_completion * 4.0)
+        / 1e6,
+        rel=1e-12,
+    )
+    given = judge_rows(
+        {"j": frame},
+        {"j": {"prompt": 2.0, "completion": 8.0, "batch_prompt": 0.5, "batch_completion": 3.0}},
+    )[0]
+    assert given["cost_usd"] == pytest.approx(
+        (live_prompt * 2.0 + live_completion * 8.0 + batch_prompt * 0.5 + batch_completion * 3.0)
+        / 1e6,
+        rel=1e-12,
+    )
+    # Results written before batch_id existed have no such column: every row is live.
+    old = judge_rows({"j": frame.drop("batch_id")}, {"j": {"prompt": 2.0, "completion": 8.0}})[0]
+    assert old["cost_usd"] == pytest.approx((1000 * 2.0 + 100 * 8.0) / 1e6, rel=1e-12)
