@@ -220,7 +220,8 @@ async def _submit(
     id_bytes = len(f"{new_batch_key()}-{len(todo)}-{answers_per_row}")
     framing = len(client.line("x" * id_bytes, b""))
     plan = plan_batches(
-        [(len(body) + framing) * answers_per_row for body in bodies],
+        # plan_batches adds one newline per entry; a row sends answers_per_row lines
+        [(len(body) + framing + 1) * answers_per_row - 1 for body in bodies],
         max_requests=max(1, client.max_requests // answers_per_row),
         max_bytes=client.max_bytes,
     )

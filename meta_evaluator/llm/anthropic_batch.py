@@ -121,7 +121,7 @@ class AnthropicBatchClient:
         after: str | None = None
         for _ in range(50):
             query = {"limit": "100", **({"after_id": after} if after else {})}
-            page = json_object(await self._call("GET", self._root, query=query))
+            page = json_object(await self._call("GET", self._root, query=query), self._key)
             batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
             oldest = None
             for batch in batches:
@@ -147,7 +147,7 @@ class AnthropicBatchClient:
 
     async def status(self, batch_id: str) -> BatchStatus:
         """`in_progress` and `canceling` run; `ended` has results."""
-        batch = json_object(await self._call("GET", f"{self._root}/{batch_id}"))
+        batch = json_object(await self._call("GET", f"{self._root}/{batch_id}"), self._key)
         raw = str(batch.get("processing_status"))
         counts = batch.get("request_counts")
         counts = (

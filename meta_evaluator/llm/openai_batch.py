@@ -131,7 +131,7 @@ class OpenAIBatchClient:
         after: str | None = None
         for _ in range(50):  # at most 5,000 batches back
             query = {"limit": "100", **({"after": after} if after else {})}
-            page = json_object(await self._call("GET", self._url("/batches", **query)))
+            page = json_object(await self._call("GET", self._url("/batches", **query)), self._key)
             batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
             for batch in batches:
                 metadata = batch.get("metadata") or {}
@@ -151,7 +151,7 @@ class OpenAIBatchClient:
         `validating`, `in_progress`, `finalizing` and `cancelling` are running; `completed`,
         `expired` and `cancelled` have ended (results can be read).
         """
-        batch = json_object(await self._call("GET", self._url(f"/batches/{batch_id}")))
+        batch = json_object(await self._call("GET", self._url(f"/batches/{batch_id}")), self._key)
         raw = str(batch.get("status"))
         counts = batch.get("request_counts")
         counts = (
@@ -181,7 +181,7 @@ class OpenAIBatchClient:
 
     async def results(self, batch_id: str) -> list[BatchResult]:
         """The output file's answers and the error file's failures."""
-        batch = json_object(await self._call("GET", self._url(f"/batches/{batch_id}")))
+        batch = json_object(await self._call("GET", self._url(f"/batches/{batch_id}")), self._key)
         found: list[BatchResult] = []
         for field in ("output_file_id", "error_file_id"):
             file_id = batch.get(field)

@@ -90,8 +90,7 @@ def _prices(path: Path) -> dict[str, dict[str, float]] | None:
         unknown = sorted(set(map(str, price)) - PRICE_KEYS)
         if unknown:
             raise StateError(
-                f"{path}: {name}: unknown price keys {unknown}; the keys are "
-                f"{sorted(PRICE_KEYS)}.",
+                f"{path}: {name}: unknown price keys {unknown}; the keys are {sorted(PRICE_KEYS)}.",
                 path=path,
                 field=str(name),
             )

@@ -72,10 +72,9 @@ class BatchRecord:
         parts = rest.split("-")
         if prefix != self.key or len(parts) != (1 if self.answers_per_row == 1 else 2):
             return None
-        try:
-            row, answer = int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
-        except ValueError:
-            return None
+        if not all(part.isdigit() and part == str(int(part)) for part in parts):
+            return None  # only the canonical numbers we send ("01", "+1" were never sent)
+        row, answer = int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
         if not (0 <= row < len(self.ids) and 0 <= answer < self.answers_per_row):
             return None
         return row, answer
@@ -150,7 +149,10 @@ class BatchLedger:
         try:
             if raw.get("schema_version") != RECORD_VERSION:
                 raise ValueError(f"schema_version {raw.get('schema_version')!r}")
-            ids, hashes = list(raw["ids"]), [str(h) for h in raw["prompt_hashes"]]
+            ids, hashes = raw["ids"], raw["prompt_hashes"]
+            if not isinstance(ids, list) or not isinstance(hashes, list):
+                raise ValueError("ids and prompt_hashes must be lists")
+            hashes = [str(h) for h in hashes]
             if len(ids) != len(hashes):
                 raise ValueError("ids and prompt_hashes differ in length")
             status = raw["status"]

@@ -1,0 +1,103 @@
+"""plan_batches: consecutive batches that cover every line once and keep within both limits."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from meta_evaluator.judge._batch import plan_batches
+
+
+def check_plan(
+    plan: list[tuple[int, int]], sizes: list[int], *, max_requests: int, max_bytes: int
+) -> None:
+    """Every property a plan must have (see plan_batches' docstring)."""
+    # Consecutive, non-empty batches from 0 to the end: every index exactly once, in order.
+    covered = [index for start, stop in plan for index in range(start, stop)]
+    assert covered == list(range(len(sizes)))
+    assert all(start < stop for start, stop in plan)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(plan))
+    for start, stop in plan:
+        assert stop - start <= max_requests
+        total = sum(size + 1 for size in sizes[start:stop])
+        if stop - start > 1:
+            assert total <= max_bytes, (start, stop, total)
+        else:
+            # A single line may exceed the limit only if it cannot fit on its own.
+            assert total <= max_bytes or sizes[start] + 1 > max_bytes
+    # Greedy: no batch could have taken the next line within both limits.
+    for (start, stop), _ in itertools.pairwise(plan):
+        grown = sum(size + 1 for size in sizes[start : stop + 1])
+        assert stop + 1 - start > max_requests or grown > max_bytes, (start, stop)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_plans(seed: int) -> None:
+    rng = random.Random(seed)
+    max_requests = rng.choice([1, 2, 3, 5, 10, 50, 1000])
+    max_bytes = rng.choice([1, 2, 10, 100, 1_000, 10_000])
+    n = rng.choice([0, 1, 2, rng.randint(3, 40), rng.randint(40, 400)])
+    shape = rng.choice(["small", "mixed", "around-limit", "zeros"])
+    if shape == "small":
+        sizes = [rng.randint(0, 20) for _ in range(n)]
+    elif shape == "mixed":
+        sizes = [rng.choice([0, 1, rng.randint(0, 2 * max_bytes)]) for _ in range(n)]
+    elif shape == "around-limit":
+        sizes = [max(0, max_bytes - 1 + rng.randint(-2, 2)) for _ in range(n)]
+    else:
+        sizes = [0] * n
+    plan = plan_batches(sizes, max_requests=max_requests, max_bytes=max_bytes)
+    check_plan(plan, sizes, max_requests=max_requests, max_bytes=max_bytes)
+
+
+def test_empty() -> None:
+    assert plan_batches([], max_requests=10, max_bytes=100) == []
+
+
+def test_one_line() -> None:
+    assert plan_batches([5], max_requests=1, max_bytes=6) == [(0, 1)]
+
+
+@pytest.mark.parametrize("size", [100, 10**9])
+def test_one_huge_line_gets_a_batch_of_its_own(size: int) -> None:
+    assert plan_batches([size], max_requests=10, max_bytes=50) == [(0, 1)]
+    assert plan_batches([1, size, 1], max_requests=10, max_bytes=50) == [(0, 1), (1, 2), (2, 3)]
+    assert plan_batches([size, size], max_requests=10, max_bytes=50) == [(0, 1), (1, 2)]
+
+
+def test_exact_byte_limit_fits() -> None:
+    # Each line counts its size plus one newline: 9 + 1 + 9 + 1 == 20.
+    assert plan_batches([9, 9], max_requests=10, max_bytes=20) == [(0, 2)]
+    assert plan_batches([9, 9], max_requests=10, max_bytes=19) == [(0, 1), (1, 2)]
+    assert plan_batches([9, 9, 9], max_requests=10, max_bytes=20) == [(0, 2), (2, 3)]
+    # A single line of exactly the limit (with its newline) is within it.
+    assert plan_batches([19, 0], max_requests=10, max_bytes=20) == [(0, 1), (1, 2)]
+
+
+def test_exact_request_limit() -> None:
+    assert plan_batches([1] * 6, max_requests=3, max_bytes=10**6) == [(0, 3), (3, 6)]
+    assert plan_batches([1] * 7, max_requests=3, max_bytes=10**6) == [(0, 3), (3, 6), (6, 7)]
+    assert plan_batches([1] * 3, max_requests=3, max_bytes=10**6) == [(0, 3)]
+    assert plan_batches([1] * 3, max_requests=1, max_bytes=10**6) == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_zero_sized_lines_still_count_their_newline() -> None:
+    assert plan_batches([0] * 5, max_requests=100, max_bytes=2) == [(0, 2), (2, 4), (4, 5)]
+
+
+def test_the_byte_limit_resets_per_batch() -> None:
+    # After a cut, the next batch starts empty: the oversized line does not spill over.
+    assert plan_batches([30, 4, 4, 4], max_requests=10, max_bytes=10) == [(0, 1), (1, 3), (3, 4)]
+
+
+def test_large_input_is_fast_and_within_limits() -> None:
+    rng = random.Random(7)
+    sizes = [rng.randint(200, 4000) for _ in range(200_000)]
+    plan = plan_batches(sizes, max_requests=50_000, max_bytes=190 * 1024 * 1024)
+    assert plan[0][0] == 0 and plan[-1][1] == len(sizes)
+    for start, stop in plan:
+        assert stop - start <= 50_000
+        assert sum(sizes[start:stop]) + (stop - start) <= 190 * 1024 * 1024
+    assert len(plan) == 4  # the request limit binds before the byte limit here
