@@ -95,9 +95,12 @@ def majority(samples: list[dict[str, Any]], task: EvalTask) -> dict[str, Any] | 
     valid = [s for s in samples if s["outcome"] == "valid"]
     merged = dict(valid[0] if valid else samples[-1])
     merged["attempts"] = sum(s["attempts"] for s in samples)
-    merged["llm_call_duration_seconds"] = round(
-        sum(s["llm_call_duration_seconds"] for s in samples), 6
-    )
+    durations = [
+        s["llm_call_duration_seconds"]
+        for s in samples
+        if s["llm_call_duration_seconds"] is not None
+    ]  # a batch's answers have none
+    merged["llm_call_duration_seconds"] = round(sum(durations), 6) if durations else None
     for key in ("llm_prompt_tokens", "llm_completion_tokens"):
         counts = [s.get(key) for s in samples if s.get(key) is not None]
         merged[key] = sum(counts) if counts else None
