@@ -55,6 +55,7 @@ async def post_json(
         ),
         timeout,
         secret,
+        direct=True,
     )
     elapsed = time.perf_counter() - started
     _raise_for_status(response, url, secret)
@@ -107,12 +108,33 @@ def json_object(response: httpx.Response, secret: str | None = None) -> dict[str
 
 
 async def _send(
-    http: httpx.AsyncClient, request: httpx.Request, timeout: float, secret: str | None
+    http: httpx.AsyncClient,
+    request: httpx.Request,
+    timeout: float,
+    secret: str | None,
+    *,
+    direct: bool = False,
 ) -> httpx.Response:
-    """Send `request` under `timeout` seconds, every transport failure made one of ours."""
+    """Send `request` under `timeout` seconds, every transport failure made one of ours.
+
+    `direct` hands the request straight to the client's transport for its URL (the same one,
+    proxies included, that `AsyncClient.send` would pick) and reads the body: a judge's calls
+    use none of the client's per-call machinery (auth flows, redirects, event hooks, cookies),
+    whose cost, the cookie jar's above all, is about a tenth of a call's CPU.
+    """
     try:
         with anyio.fail_after(timeout):
-            return await http.send(request)
+            transport_for = getattr(http, "_transport_for_url", None)
+            if not direct or transport_for is None or http.is_closed:
+                return await http.send(request)
+            transport: httpx.AsyncBaseTransport = transport_for(request.url)
+            response = await transport.handle_async_request(request)
+            response.request = request
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            return response
     except TimeoutError as exc:
         raise CallFailed(f"no complete answer within {timeout:g} s", status="timeout") from exc
     except httpx.TimeoutException as exc:

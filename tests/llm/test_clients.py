@@ -505,6 +505,42 @@ async def test_post_json_returns_the_object_and_the_time_taken() -> None:
 
 
 @pytest.mark.anyio
+async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> None:
+    """Calls skip AsyncClient.send's machinery, but not the transport it would pick (a proxy)."""
+    seen: list[str] = []
+
+    def mounted(request: httpx.Request) -> httpx.Response:
+        seen.append(f"mounted {request.url}")
+        return httpx.Response(200, json={"via": "mount"}, headers={"set-cookie": "a=1"})
+
+    def default(request: httpx.Request) -> httpx.Response:
+        seen.append(f"default {request.url}")
+        return httpx.Response(200, json={"via": "default"})
+
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(default),
+        mounts={"http://judge.example": httpx.MockTransport(mounted)},
+    ) as http:
+        via_mount, _ = await post_json(
+            http, "http://judge.example/v1/x", headers={}, body={}, timeout=5
+        )
+        via_default, _ = await post_json(
+            http, "http://other.example/v1/x", headers={}, body={}, timeout=5
+        )
+        assert not http.cookies  # the cookie jar is never filled
+    assert (via_mount, via_default) == ({"via": "mount"}, {"via": "default"})
+    assert seen == ["mounted http://judge.example/v1/x", "default http://other.example/v1/x"]
+
+
+@pytest.mark.anyio
+async def test_post_json_on_a_closed_client_raises_as_httpx_does() -> None:
+    http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+    await http.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        await post_json(http, f"{BASE}/x", headers={}, body={}, timeout=5)
+
+
+@pytest.mark.anyio
 async def test_long_error_bodies_are_cut_short() -> None:
     response = httpx.Response(500, text="x" * 5000)
     exc = await openai_failure({"return_value": response})
