@@ -163,7 +163,7 @@ def plan_run(
                 estimated_tokens=tokens * settings.consistency,
                 action=action,
                 run_id=None if action == "new" else run.files.run_id,
-                source_run_id=run.source.run_id if run.source is not None else None,
+                source_run_id=run.source.run_id if run.source is not None else run.source_run_id,
                 in_batches=len(run.todo) - len(todo),
                 batch=batch,
             )

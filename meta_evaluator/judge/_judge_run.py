@@ -35,6 +35,8 @@ class JudgeRun:
     api_key: str | None
     source: RunFiles | None = None
     """The run whose rows are reused: `files` itself, an earlier complete run, or none."""
+    source_run_id: str | None = None
+    """The run whose rows are reused, when that is a complete sharded run (no one `source`)."""
     builders: dict[str, RequestBuilder] = field(default_factory=dict)
     kept: dict[Any, dict[str, Any]] = field(default_factory=dict)
     todo: list[int] = field(default_factory=list)

@@ -49,6 +49,7 @@ from meta_evaluator.results.runs import (
     RunLock,
     RunState,
     latest_run,
+    latest_sharded_run,
     new_run_id,
     now_iso,
 )
@@ -355,6 +356,7 @@ def plan_judge(
     """
     print_ = fingerprint(judge, task, settings.consistency)
     source: RunFiles | None = None
+    shard_sources: list[RunFiles] = []
     if shard is not None:
         if run_id is None:
             raise JudgeConfigError("a sharded run needs a run_id.", field="run_id")
@@ -370,12 +372,24 @@ def plan_judge(
         files = RunFiles(results_dir, fresh_run_id, judge.id)
         if resume:
             source = latest_run(results_dir, judge.id, complete=True, fingerprint=print_)
+            shards = latest_sharded_run(results_dir, judge.id, fingerprint=print_)
+            source_state = source.read_state() if source is not None else None
+            if shards is not None and (
+                source_state is None or (source_state.completed_at or "") < shards[0]
+            ):
+                shard_sources = shards[1]  # a later complete sharded run: its rows are reused
+                source = None
     run = JudgeRun(judge, files, print_, method, endpoint, api_key, source=source)
     run.builders = {m: RequestBuilder(judge, task, m) for m in ("structured", "xml", "text")}
     state = source.read_state() if source is not None else None
     run.created_at = state.created_at if state and source is files else now_iso()
     run.fresh_start = not resume
     previous = {r["original_id"]: r for r in read_rows(source.rows)} if source else {}
+    for part in shard_sources:  # each id once: the first shard's row wins, as on load
+        for row in read_rows(part.rows):
+            previous.setdefault(row["original_id"], row)
+    if shard_sources:
+        run.source_run_id = shard_sources[0].run_id
     methods: list[AnsweringMethod] = [method]
     if method == "structured" and task.structured_outputs_fallback:
         methods.append("xml")  # rows answered after a fallback count as done too
@@ -395,6 +409,14 @@ def plan_judge(
             run.files, run.unchanged = source, True  # the complete run already has every row
         else:
             run.seeded = True  # the kept rows are copied into the new run
+    elif shard_sources:
+        if not run.todo and len(previous) == len(ids):  # the shards already have every row
+            run.files, run.unchanged = (
+                RunFiles(results_dir, shard_sources[0].run_id, judge.id),
+                True,
+            )
+        else:
+            run.seeded = True  # the shards' rows are copied into the new, unsharded run
     return run
 
 

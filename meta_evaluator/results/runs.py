@@ -37,6 +37,7 @@ __all__ = [
     "judge_of_state_file",
     "latest_results",
     "latest_run",
+    "latest_sharded_run",
     "new_run_id",
     "now_iso",
 ]
@@ -245,6 +246,26 @@ def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
             when = max(group[k][0] for k in group)
             found.setdefault(judge_id, []).append(_Complete(when, run_id, parts))
     return found
+
+
+def latest_sharded_run(
+    results_dir: Path, judge_id: str, *, fingerprint: str
+) -> tuple[str, list[RunFiles]] | None:
+    """The judge's latest sharded run whose N shards are all complete with this fingerprint.
+
+    Returns its completion time (the last shard's) and its shards' files, or None.
+    """
+    runs = []
+    for run in _complete_runs(results_dir).get(judge_id, []):
+        if len(run.parts) == 1 and run.parts[0].shard is None:
+            continue
+        states = [part.read_state() for part in run.parts]
+        if all(state is not None and state.fingerprint == fingerprint for state in states):
+            runs.append(run)
+    if not runs:
+        return None
+    latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
+    return latest.completed_at, latest.parts
 
 
 def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str, JudgeResults]:

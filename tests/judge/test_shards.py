@@ -317,3 +317,49 @@ def test_cli_rejects_a_bad_shard(example: Path, tmp_path: Path, args: list[str])
     for extra in ([], ["--dry-run"]):
         done = CliRunner().invoke(app, ["run", str(project), *args, *extra])
         assert isinstance(done.exception, JudgeConfigError), done.output
+
+
+def test_an_unsharded_run_after_complete_shards_reuses_their_rows(
+    example: Path, tmp_path: Path, unsharded: pl.DataFrame
+) -> None:
+    evaluator = fresh(example, tmp_path / "p")
+    for k in (1, 2):
+        evaluator.run_judges_async(run_id="sharded", shard=(k, 2))
+    results = tmp_path / "p" / "results"
+    before = sorted(p.relative_to(results) for p in results.rglob("*"))
+    # Nothing is left to ask: the merged shards are returned as they are, nothing is written.
+    again = evaluator.run_judges_async()[JUDGE]
+    assert again.run_id == "sharded" and again.complete
+    assert sorted(p.relative_to(results) for p in results.rglob("*")) == before
+    names = task_names(evaluator)
+    assert answers(again.results_data, names) == answers(unsharded, names)
+    # The dry run says the same.
+    out = CliRunner().invoke(app, ["run", str(tmp_path / "p"), "--dry-run"])
+    assert out.exit_code == 0, out.output
+    assert "run sharded is complete with every row" in out.output
+
+
+def test_rows_of_complete_shards_seed_a_run_over_more_rows(example: Path, tmp_path: Path) -> None:
+    evaluator = fresh(example, tmp_path / "p")
+    for k in (1, 2):
+        evaluator.run_judges_async(run_id="sharded", shard=(k, 2))
+    sharded = evaluator.load_all_judge_results()[JUDGE].results_data
+    assert evaluator.data is not None
+    frame = evaluator.data.data
+    extra = frame.head(3).with_columns(pl.col(evaluator.data.id_column) + 10_000)
+    from meta_evaluator.data import DataLoader
+
+    grown = pl.concat([frame, extra])
+    evaluator.add_data(
+        DataLoader.load_from_dataframe("grown", grown, evaluator.data.id_column), overwrite=True
+    )
+    result = evaluator.run_judges_async()[JUDGE]
+    assert result.run_id != "sharded" and result.complete
+    rows = read_rows(tmp_path / "p" / "results" / result.run_id / f"{JUDGE}.jsonl")
+    asked = [r for r in rows if r["run_id"] == result.run_id]
+    assert sorted(r["original_id"] for r in asked) == sorted(extra[evaluator.data.id_column])
+    kept = result.results_data.filter(pl.col("run_id") == "sharded")
+    assert kept.height == 40
+    names = task_names(evaluator)
+    old = sharded.sort("original_id")
+    assert answers(kept.sort("original_id"), names) == answers(old, names)
