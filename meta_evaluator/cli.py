@@ -144,6 +144,13 @@ def run(
             "exit, collecting on a later run)."
         ),
     ] = None,
+    cancel_batches: Annotated[
+        bool,
+        typer.Option(
+            help="With --batch: cancel the run's pending batches (submitting nothing) and "
+            "collect what they answered; the rest become errors that --retry error asks again."
+        ),
+    ] = False,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
@@ -195,6 +202,7 @@ def run(
             batch=batch,
             batch_poll_interval=batch_poll,
             batch_wait=batch_wait,
+            cancel_batches=cancel_batches,
         )
     errors, waiting = 0, 0
     for judge_id, result in results.items():
@@ -204,7 +212,9 @@ def run(
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
         if not result.complete:
             waiting += 1
-            shown += " (batches still running: run again with --batch to collect them)"
+            shown += (
+                " (incomplete: rows in batches still running, or not asked; run again with --batch)"
+            )
         print(f"{judge_id}: {shown} (run {result.run_id}{of})")
     print(f"Results are in {evaluator.paths.results_dir}")
     if errors:

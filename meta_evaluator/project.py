@@ -400,6 +400,7 @@ class MetaEvaluator:
         batch: bool = False,
         batch_poll_interval: float = 30.0,
         batch_wait: float | None = None,
+        cancel_batches: bool = False,
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
 
@@ -436,6 +437,9 @@ class MetaEvaluator:
             batch_poll_interval: Seconds between two looks at a running batch.
             batch_wait: Most seconds to wait for batches: None waits until they end, 0 only
                 submits. Rows of batches still running are not in the returned results yet.
+            cancel_batches: With batch=True: cancel the run's pending batches instead of
+                submitting; what they answered is collected, the rest become `batch_canceled`
+                error rows (ask them again with retry=["error"]).
 
         Raises:
             ProjectError: The project has no data or no task yet.
@@ -452,7 +456,7 @@ class MetaEvaluator:
                 requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
                 backoff_base=backoff_base, consistency=consistency, transport=transport,
                 shard=shard, batch=batch, batch_poll_interval=batch_poll_interval,
-                batch_wait=batch_wait,
+                batch_wait=batch_wait, cancel_batches=cancel_batches,
             )  # fmt: skip
 
         return run_sync(call)
@@ -476,6 +480,7 @@ class MetaEvaluator:
         batch: bool = False,
         batch_poll_interval: float = 30.0,
         batch_wait: float | None = None,
+        cancel_batches: bool = False,
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments)."""
         from meta_evaluator.judge._runner import RunSettings, run_judges
@@ -510,6 +515,7 @@ class MetaEvaluator:
             batch=batch,
             batch_poll_interval=batch_poll_interval,
             batch_wait=batch_wait,
+            batch_cancel=cancel_batches,
         )
         return await run_judges(
             self._paths.results_dir,

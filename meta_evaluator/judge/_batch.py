@@ -106,8 +106,14 @@ async def run_batch_judge(
     poll_interval: float,
     wait: float | None,
     progress: Progress,
+    cancel: bool = False,
 ) -> None:
-    """Submit, reconnect to, wait for and collect one judge's batches (see the module)."""
+    """Submit, reconnect to, wait for and collect one judge's batches (see the module).
+
+    With `cancel`, the run's pending batches are canceled instead and nothing new is
+    submitted; what they answered before stopping is collected, the rest become error rows
+    (`batch_canceled`) that `retry=["error"]` asks again.
+    """
     judge = run.judge
     progress.add_judge(judge.id, total=len(ids), done=len(run.kept))
     ledger = BatchLedger(run.files)
@@ -141,9 +147,22 @@ async def run_batch_judge(
             mark_started(run)
         try:
             pending = await _reconnect(run, client, ledger, retried)
-            waiting = {row_id for record in pending for row_id in record.ids}
-            todo = [index for index in run.todo if ids[index] not in waiting]
-            pending += await _submit(run, client, ledger, rows, ids, todo, answers_per_row, retried)
+            if cancel:
+                for record in pending:
+                    assert record.batch_id is not None
+                    await retried(partial(client.cancel, record.batch_id), "cancel")
+                    logger.warning(
+                        "judge=%s: canceled batch %s (%d rows)",
+                        judge.id,
+                        record.batch_id,
+                        len(record.ids),
+                    )
+            else:
+                waiting = {row_id for record in pending for row_id in record.ids}
+                todo = [index for index in run.todo if ids[index] not in waiting]
+                pending += await _submit(
+                    run, client, ledger, rows, ids, todo, answers_per_row, retried
+                )
             await _wait(
                 run, client, ledger, pending, task, store, progress, retried, poll_interval, wait
             )

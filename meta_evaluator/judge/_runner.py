@@ -101,6 +101,8 @@ class RunSettings:
     batch_wait: float | None = None
     """Most seconds to wait for batches (None: until they end; 0: submit and return). Batches
     still running stay recorded in the run folder; the next batch run collects them."""
+    batch_cancel: bool = False
+    """Cancel the run's pending batches (submitting nothing), then collect what they hold."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -114,6 +116,8 @@ class RunSettings:
             problems.append(f"consistency must be an integer >= 1, got {self.consistency!r}")
         if not (isinstance(self.timeout, int | float) and self.timeout > 0):
             problems.append(f"timeout must be seconds > 0, got {self.timeout!r}")
+        if self.batch_cancel and not self.batch:
+            problems.append("batch_cancel needs batch=True (it cancels the run's batches)")
         unknown = [r for r in self.retry if r not in ("invalid", "error")]
         if unknown:
             problems.append(f"retry takes 'invalid' and 'error', got {unknown}")
@@ -287,6 +291,7 @@ async def _run_batches(
         poll_interval=settings.batch_poll_interval,
         wait=settings.batch_wait,
         progress=progress,
+        cancel=settings.batch_cancel,
     )
 
 

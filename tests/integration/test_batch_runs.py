@@ -225,6 +225,42 @@ def test_batch_wait_zero_submits_and_a_later_call_collects_the_same_batch(tmp_pa
     assert again["status"] == "collected" and again["batch_id"] == record["batch_id"]
 
 
+@CLIENTS
+def test_canceled_batches_are_collected_as_canceled_rows_and_asked_again(
+    tmp_path: Path, client: str
+) -> None:
+    n = 30
+    with start_in_thread(batch_seconds=60.0, seed=4) as server:
+        evaluator = make_project(tmp_path / "p", n, server, client)
+        first = run(evaluator, batch_wait=0)
+        assert not first.complete
+        canceled = run(evaluator, cancel_batches=True)
+        after_cancel = batch_stats(server)
+        [record] = ledger(tmp_path / "p")
+        retried = run(evaluator, retry=["error"], batch_wait=0.2)
+        final = batch_stats(server)
+    # Nothing was answered before the cancel: every row is a canceled error, none asked twice.
+    assert canceled.run_id == first.run_id and canceled.complete
+    frame_ = canceled.results_data
+    assert frame_.height == n
+    assert set(frame_["outcome"]) == {"error"} and set(frame_["status"]) == {"batch_canceled"}
+    assert after_cancel["batches_created"] == 1 and after_cancel["requests_answered"] == 0
+    assert record["status"] == "collected"
+    assert record["provider_status"] in ("cancelled", "ended")
+    # retry=["error"] submits them again, in a new batch that is left to finish.
+    assert final["batches_created"] == 2 and final["requests_submitted"] == 2 * n
+    assert not retried.complete  # the new batch takes 60 s: still running when the wait ends
+    assert retried.run_id != first.run_id  # a new run, seeded with nothing valid to keep
+
+
+def test_cancel_batches_needs_batch_mode(tmp_path: Path) -> None:
+    with start_in_thread() as server:
+        evaluator = make_project(tmp_path / "p", 5, server)
+        with pytest.raises(JudgeConfigError, match="batch_cancel needs batch=True"):
+            evaluator.run_judges_async(["j"], cancel_batches=True)
+        assert server.stats()["total_requests"] == 0
+
+
 def test_a_killed_cli_batch_run_reconnects_without_submitting_again(tmp_path: Path) -> None:
     columns = ["original_id", "outcome", "status", "rejection", "explanation"]
     with start_in_thread(batch_seconds=0.1, seed=4) as reference_server:
