@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -484,20 +484,16 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
 
 def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
     """One line on a judge's latest sharded run: shards complete, rows in them; None if none."""
-    from meta_evaluator.storage import read_json
+    from meta_evaluator.results.runs import shard_states
 
-    runs: dict[str, list[dict[str, Any]]] = {}
-    for path in results_dir.glob(f"*/{judge_id}.shard-*-of-*_state.json"):
-        raw = read_json(path)
-        if isinstance(raw, dict) and raw.get("judge_id") == judge_id and raw.get("shard"):
-            runs.setdefault(path.parent.name, []).append(raw)
+    runs = shard_states(results_dir, judge_id)
     if not runs:
         return None
-    run = max(runs, key=lambda r: (max(str(s.get("created_at") or "") for s in runs[r]), r))
+    run = max(runs, key=lambda r: (max(state.created_at for state in runs[r]), r))
     states = runs[run]
-    count = max(int(s["shard"][1]) for s in states)
-    finished = [s for s in states if s.get("completed_at")]
-    rows = sum(int(sum(s["counts"].values())) for s in finished)
+    count = max(state.shard[1] for state in states if state.shard is not None)
+    finished = [state for state in states if state.complete]
+    rows = sum(sum(state.counts.values()) for state in finished)
     return (
         f"latest run {run} (sharded): {len(finished)} of {count} shard(s) complete, "
         f"{rows} rows in them"

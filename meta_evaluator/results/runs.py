@@ -40,6 +40,7 @@ __all__ = [
     "latest_sharded_run",
     "new_run_id",
     "now_iso",
+    "shard_states",
 ]
 
 STATE_VERSION = 1
@@ -245,6 +246,22 @@ def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
             parts = [group[k][1] for k in sorted(group)]
             when = max(group[k][0] for k in group)
             found.setdefault(judge_id, []).append(_Complete(when, run_id, parts))
+    return found
+
+
+def shard_states(results_dir: Path, judge_id: str) -> dict[str, list[RunState]]:
+    """The state of every shard of the judge's sharded runs, by run id (complete or not)."""
+    found: dict[str, list[RunState]] = {}
+    for path in sorted(results_dir.glob("*/*_state.json")) if results_dir.is_dir() else []:
+        stem_judge, shard = _parse_stem(path.name.removesuffix("_state.json"))
+        if shard is None or stem_judge != judge_id:
+            continue
+        try:
+            state = RunFiles(results_dir, path.parent.name, judge_id, shard=shard).read_state()
+        except UnsafeNameError:  # a folder that is not a run of ours
+            continue
+        if state is not None and state.shard == shard and state.judge_id == judge_id:
+            found.setdefault(path.parent.name, []).append(state)
     return found
 
 
