@@ -157,7 +157,7 @@ def run(
     One `run` of a project at a time: a second one exits with 2, naming the process that holds
     the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
     (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration, 3 when
-    batches are still running (run again later to collect them).
+    batches are still running (run again later to collect them; 3 wins over 1).
     """
     from meta_evaluator.judge._shards import parse_shard
     from meta_evaluator.project import MetaEvaluator
@@ -178,6 +178,7 @@ def run(
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
             batch=batch,
+            batch_cancel=cancel_batches,
         )
         selected = _selected_judges(evaluator, judge_ids)
         assert evaluator.data is not None and evaluator.eval_task is not None
@@ -212,15 +213,13 @@ def run(
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
         if not result.complete:
             waiting += 1
-            shown += (
-                " (incomplete: rows in batches still running, or not asked; run again with --batch)"
-            )
+            shown += " (batches still running: run again with --batch to collect them)"
         print(f"{judge_id}: {shown} (run {result.run_id}{of})")
     print(f"Results are in {evaluator.paths.results_dir}")
+    if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
+        raise typer.Exit(3)
     if errors:
         raise typer.Exit(1)
-    if waiting:
-        raise typer.Exit(3)
 
 
 def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> list[Judge]:

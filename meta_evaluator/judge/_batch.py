@@ -5,6 +5,11 @@ folder), submit the rows no batch holds yet in batches within the provider's lim
 recorded before and after submission), then poll until every batch has ended, or until the
 run's wait is over. An ended batch's results become rows like live answers do: parsed and
 classified, failures as error rows with their reason, all in the row store at once.
+
+Never paying twice is the rule every step follows: a create request that fails in a way that
+may have reached the provider is followed by a look for the batch before any new attempt, and
+a batch that cannot be told apart from others stops the judge with a message rather than being
+submitted again.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -23,14 +30,14 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import prompt_hash
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-from meta_evaluator.llm._retry import call_with_retries
-from meta_evaluator.llm.batch import BatchClient, BatchResult
-from meta_evaluator.results.batches import BatchLedger, BatchRecord, new_batch_key
+from meta_evaluator.llm._classify import CallFailed, EndpointRejected, classify
+from meta_evaluator.llm._retry import backoff_seconds, call_with_retries
+from meta_evaluator.llm.batch import BatchClient, BatchNotIdentified, BatchResult
+from meta_evaluator.results.batches import BatchLedger, BatchRecord, known_batch_ids, new_batch_key
 from meta_evaluator.results.row_store import RowStore
 from meta_evaluator.results.runs import now_iso
 
-__all__ = ["check_ledger", "plan_batches", "run_batch_judge"]
+__all__ = ["BatchSettings", "check_ledger", "plan_batches", "run_batch_judge"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,25 +46,47 @@ T = TypeVar("T")
 _NO_RESULT_STATUS = {"expired": "batch_expired", "cancelled": "batch_canceled"}
 
 
+@dataclass(frozen=True)
+class BatchSettings:
+    """How one judge's batches are asked for, waited on and retried."""
+
+    answers_per_row: int = 1
+    max_retries: int = 3
+    backoff_base: float = 1.0
+    backoff_cap: float = 30.0
+    poll_interval: float = 30.0
+    wait: float | None = None
+    """Most seconds to wait for batches; None until they end."""
+    cancel: bool = False
+    """Cancel the run's pending batches instead of submitting, then collect what they hold."""
+
+
 def check_ledger(run: JudgeRun, *, batch: bool) -> None:
     """Refuse, before any call, what would pay for rows twice or mix configurations.
 
     Raises:
         JudgeConfigError: The run has batches still pending and this run is live (its rows
-            would be asked again), or pending batches of another judge configuration.
+            would be asked again) or starts over (resume=False), or pending batches of another
+            judge configuration.
     """
-    if run.fresh_start:
-        return  # resume=False: pending batches are abandoned (run_batch_judge says so)
     pending = BatchLedger(run.files).pending()
     if not pending:
         return
     rows = sum(len(record.ids) for record in pending)
     where = f"run {run.files.run_id!r} of judge {run.judge.id!r}"
+    held = f"{rows} rows in {len(pending)} submitted batch(es) ({_names(pending)})"
+    if run.fresh_start:
+        raise JudgeConfigError(
+            f"{where} has {held}, still running and billed; resume=False (--no-resume) would "
+            "ask those rows again. Cancel them first (batch=True, cancel_batches=True; "
+            "--batch --cancel-batches), or start another run_id.",
+            judge_id=run.judge.id,
+            field="resume",
+        )
     if not batch:
         raise JudgeConfigError(
-            f"{where} has {rows} rows in {len(pending)} submitted batch(es) "
-            f"({', '.join(r.batch_id or r.key for r in pending)}); run with batch=True "
-            "(--batch) to collect them, or start another run_id.",
+            f"{where} has {held}; run with batch=True (--batch) to collect them, or start "
+            "another run_id.",
             judge_id=run.judge.id,
             field="batch",
         )
@@ -65,11 +94,15 @@ def check_ledger(run: JudgeRun, *, batch: bool) -> None:
     if other:
         raise JudgeConfigError(
             f"{where} has batches submitted with another configuration of the judge "
-            f"({', '.join(r.batch_id or r.key for r in other)}); collect them with that "
-            "configuration first, or start another run_id.",
+            f"({_names(other)}); collect them with that configuration first, or start another "
+            "run_id.",
             judge_id=run.judge.id,
             field="run_id",
         )
+
+
+def _names(records: Sequence[BatchRecord]) -> str:
+    return ", ".join(record.batch_id or record.key for record in records)
 
 
 def plan_batches(
@@ -98,332 +131,446 @@ async def run_batch_judge(
     rows: list[dict[str, Any]],
     ids: list[Any],
     task: EvalTask,
-    *,
-    answers_per_row: int,
-    max_retries: int,
-    backoff_base: float,
-    backoff_cap: float,
-    poll_interval: float,
-    wait: float | None,
+    settings: BatchSettings,
     progress: Progress,
-    cancel: bool = False,
 ) -> None:
     """Submit, reconnect to, wait for and collect one judge's batches (see the module).
 
-    With `cancel`, the run's pending batches are canceled instead and nothing new is
+    With `settings.cancel`, the run's pending batches are canceled instead and nothing new is
     submitted; what they answered before stopping is collected, the rest become error rows
     (`batch_canceled`) that `retry=["error"]` asks again.
     """
-    judge = run.judge
-    progress.add_judge(judge.id, total=len(ids), done=len(run.kept))
+    progress.add_judge(run.judge.id, total=len(ids), done=len(run.kept))
     ledger = BatchLedger(run.files)
     if run.unchanged or not (run.todo or run.seeded or ledger.pending()):
         return
     if run.fresh_start:
-        run.files.rows.unlink(missing_ok=True)
-        for record in ledger.pending():
-            logger.warning(
-                "judge=%s: resume=False abandons batch %s (%d rows); its results are not read",
-                judge.id,
-                record.batch_id or record.key,
-                len(record.ids),
-            )
-            ledger.write(record.update(status="abandoned", finished_at=now_iso()))
-
-    async def retried(call: Callable[[], Awaitable[T]], what: str) -> T:
-        return await call_with_retries(
-            call,
-            max_retries=max_retries,
-            backoff_base=backoff_base,
-            backoff_cap=backoff_cap,
-            describe=lambda: f"judge={judge.id} {what}",
-            on_retry=lambda: progress.retried(judge.id),
-        )
-
+        run.files.rows.unlink(missing_ok=True)  # check_ledger made sure no batch is pending
     with RowStore(run.files.rows) as store:
+        job = _BatchJob(run, client, ledger, store, task, settings, progress, rows, ids)
         if run.seeded:
             for values in run.kept.values():
                 store.append(values)
             mark_started(run)
         try:
-            pending = await _reconnect(run, client, ledger, retried)
-            if cancel:
-                for record in pending:
-                    assert record.batch_id is not None
-                    await retried(partial(client.cancel, record.batch_id), "cancel")
-                    logger.warning(
-                        "judge=%s: canceled batch %s (%d rows)",
-                        judge.id,
-                        record.batch_id,
-                        len(record.ids),
-                    )
+            pending = await job.reconnect()
+            if settings.cancel:
+                await job.cancel(pending)
             else:
                 waiting = {row_id for record in pending for row_id in record.ids}
                 todo = [index for index in run.todo if ids[index] not in waiting]
-                pending += await _submit(
-                    run, client, ledger, rows, ids, todo, answers_per_row, retried
-                )
-            await _wait(
-                run, client, ledger, pending, task, store, progress, retried, poll_interval, wait
-            )
+                pending += await job.submit(todo)
+            await job.wait(pending)
         except (CallFailed, EndpointRejected) as exc:
-            _fail(run, f"{client.provider} batch API failed ({exc})")
+            job.fail(f"{client.provider} batch API failed ({exc})")
+        except BatchNotIdentified as exc:
+            job.fail(str(exc))
 
 
-async def _reconnect(
-    run: JudgeRun,
-    client: BatchClient,
-    ledger: BatchLedger,
-    retried: Callable[[Callable[[], Awaitable[Any]], str], Awaitable[Any]],
-) -> list[BatchRecord]:
-    """The run's pending batches, each with its provider id (found again if it was lost)."""
-    records = ledger.records()
-    known = {r.batch_id for r in records if r.batch_id}
-    pending = []
-    for record in records:
-        if not record.pending:
-            continue
-        if record.batch_id is None:  # killed between submitting and saving the id
-            found = await retried(
-                partial(client.find, record.key, record.submitted_at, _requests(record), known),
+class _BatchJob:
+    """One judge's batch work in one call: the run, its client, ledger and row store."""
+
+    def __init__(
+        self,
+        run: JudgeRun,
+        client: BatchClient,
+        ledger: BatchLedger,
+        store: RowStore,
+        task: EvalTask,
+        settings: BatchSettings,
+        progress: Progress,
+        rows: list[dict[str, Any]],
+        ids: list[Any],
+    ) -> None:
+        self.run, self.client, self.ledger, self.store = run, client, ledger, store
+        self.task, self.settings, self.progress = task, settings, progress
+        self.rows, self.ids = rows, ids
+        self.results_dir: Path = run.files.rows.parent.parent
+
+    async def retried(self, call: Callable[[], Awaitable[T]], what: str) -> T:
+        """`call()` with the run's retries of failures that may pass (429, 5xx, timeouts)."""
+        return await call_with_retries(
+            call,
+            max_retries=self.settings.max_retries,
+            backoff_base=self.settings.backoff_base,
+            backoff_cap=self.settings.backoff_cap,
+            describe=lambda: f"judge={self.run.judge.id} {what}",
+            on_retry=lambda: self.progress.retried(self.run.judge.id),
+        )
+
+    def fail(self, message: str) -> None:
+        """Record why the judge stopped (the first reason wins); the run raises it at the end."""
+        if self.run.failure is None:
+            self.run.failure = f"judge {self.run.judge.id!r}: {message}"
+            logger.error("%s", self.run.failure)
+
+    # -- reconnecting
+
+    async def reconnect(self) -> list[BatchRecord]:
+        """The run's pending batches, each with its provider id (found again if it was lost).
+
+        Raises:
+            BatchNotIdentified: A lost batch matches several batches at the provider.
+        """
+        pending = []
+        for record in self.ledger.pending():
+            if record.batch_id is None:  # killed between submitting and saving the id
+                found = await self.find(record)
+                if found is None:
+                    logger.warning(
+                        "judge=%s: batch %s was not found at the provider (it was never "
+                        "created); its %d rows are submitted again",
+                        self.run.judge.id,
+                        record.key,
+                        len(record.ids),
+                    )
+                    self.ledger.write(
+                        record.update(
+                            status="abandoned",
+                            message="not found at the provider",
+                            finished_at=now_iso(),
+                        )
+                    )
+                    continue
+                record = record.update(status="submitted", batch_id=found)
+                self.ledger.write(record)
+            logger.info(
+                "judge=%s: reconnecting to batch %s (%d rows)",
+                self.run.judge.id,
+                record.batch_id,
+                len(record.ids),
+            )
+            pending.append(record)
+        return pending
+
+    async def find(self, record: BatchRecord) -> str | None:
+        """The provider's id of `record`'s batch, if it was created; never another's."""
+        known = known_batch_ids(self.results_dir)
+        requests = len(record.ids) * record.answers_per_row
+        try:
+            found: str | None = await self.retried(
+                partial(self.client.find, record.key, record.submitted_at, requests, known),
                 f"find batch {record.key}",
             )
-            if found is None:
-                logger.warning(
-                    "judge=%s: batch %s was not found at the provider (it was never created); "
-                    "its %d rows are submitted again",
-                    run.judge.id,
+        except BatchNotIdentified as exc:
+            raise BatchNotIdentified(f"{exc} The record: {self.ledger.path(record.key)}") from exc
+        return found
+
+    # -- submitting
+
+    async def submit(self, todo: list[int]) -> list[BatchRecord]:
+        """Submit the `todo` rows in as few batches as the provider's limits allow."""
+        if not todo:
+            return []
+        client, per_row = self.client, self.settings.answers_per_row
+        builder = self.run.builders[self.run.method]
+        bodies: list[bytes] = []
+        hashes: list[str] = []
+        for index in todo:  # one pass: only each body's bytes and hash are kept
+            request = builder.build(self.rows[index])
+            bodies.append(client.encode(request))
+            hashes.append(prompt_hash(request))
+        # A line is its body plus a custom id of at most this many bytes, and a little framing.
+        id_bytes = len(f"{new_batch_key()}-{len(todo)}-{per_row}")
+        framing = len(client.line("x" * id_bytes, b""))
+        plan = plan_batches(
+            # plan_batches adds one newline per entry; a row sends per_row lines
+            [(len(body) + framing + 1) * per_row - 1 for body in bodies],
+            max_requests=max(1, client.max_requests // per_row),
+            max_bytes=client.max_bytes,
+        )
+        submitted = []
+        for start, stop in plan:
+            record = BatchRecord(
+                key=new_batch_key(),
+                provider=client.provider,
+                fingerprint=self.run.fingerprint,
+                submitted_at=now_iso(),
+                ids=[self.ids[index] for index in todo[start:stop]],
+                prompt_hashes=hashes[start:stop],
+                answers_per_row=per_row,
+            )
+            lines = []
+            for row in range(stop - start):
+                body, bodies[start + row] = bodies[start + row], b""  # lives on in its line
+                lines += [client.line(record.custom_id(row, k), body) for k in range(per_row)]
+            mark_started(self.run)
+            self.ledger.write(record)  # before any call: a kill mid-submission is found again
+            began = time.perf_counter()
+            try:
+                file_id = await self.retried(partial(client.upload, lines, record.key), "upload")
+                record = record.update(input_file_id=file_id)
+                self.ledger.write(record)
+                batch_id = await self.create(record, lines)
+            except EndpointRejected as exc:
+                self.ledger.write(
+                    record.update(status="failed", message=str(exc), finished_at=now_iso())
+                )
+                raise
+            record = record.update(status="submitted", batch_id=batch_id)
+            self.ledger.write(record)
+            logger.info(
+                "judge=%s: submitted batch %s: %d rows, %d requests, %.1f MB in %.1f s",
+                self.run.judge.id,
+                batch_id,
+                len(record.ids),
+                len(lines),
+                sum(len(line) + 1 for line in lines) / 1e6,
+                time.perf_counter() - began,
+            )
+            submitted.append(record)
+        return submitted
+
+    async def create(self, record: BatchRecord, lines: list[bytes]) -> str:
+        """Create the batch, looking for it after a failure before asking again.
+
+        A failure may have reached the provider (a lost answer); creating again would make a
+        second batch, paid twice.
+
+        Raises:
+            CallFailed: The last attempt failed (the record stays `submitting`: the next run
+                looks for the batch again).
+            BatchNotIdentified: After a failure, several batches at the provider could be it.
+        """
+        attempt = 0
+        while True:
+            try:
+                return await self.client.create(lines, record.key, record.input_file_id)
+            except CallFailed as exc:
+                attempt += 1
+                if not classify(exc).retry or attempt > self.settings.max_retries:
+                    raise
+                wait = backoff_seconds(
+                    attempt, exc, base=self.settings.backoff_base, cap=self.settings.backoff_cap
+                )
+                logger.info(
+                    "judge=%s create batch %s attempt=%d failed (%s); looking for it in %.1fs",
+                    self.run.judge.id,
                     record.key,
-                    len(record.ids),
+                    attempt,
+                    exc.status,
+                    wait,
                 )
-                ledger.write(record.update(status="abandoned", message="not found at the provider"))
-                continue
-            record = record.update(status="submitted", batch_id=found)
-            ledger.write(record)
-            known.add(found)
-        logger.info(
-            "judge=%s: reconnecting to batch %s (%d rows)",
-            run.judge.id,
-            record.batch_id,
-            len(record.ids),
-        )
-        pending.append(record)
-    return pending
+                self.progress.retried(self.run.judge.id)
+                await anyio.sleep(wait)
+                found = await self.find(record)
+                if found is not None:
+                    return found
 
+    # -- canceling
 
-def _requests(record: BatchRecord) -> int:
-    return len(record.ids) * record.answers_per_row
-
-
-async def _submit(
-    run: JudgeRun,
-    client: BatchClient,
-    ledger: BatchLedger,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
-    todo: list[int],
-    answers_per_row: int,
-    retried: Callable[[Callable[[], Awaitable[Any]], str], Awaitable[Any]],
-) -> list[BatchRecord]:
-    """Submit the `todo` rows in as few batches as the provider's limits allow."""
-    if not todo:
-        return []
-    builder = run.builders[run.method]
-    bodies: list[bytes] = []
-    hashes: list[str] = []
-    for index in todo:  # one pass: only each body's bytes and hash are kept
-        request = builder.build(rows[index])
-        bodies.append(client.encode(request))
-        hashes.append(prompt_hash(request))
-    # A line is its body plus a custom id of at most this many bytes, and a little framing.
-    id_bytes = len(f"{new_batch_key()}-{len(todo)}-{answers_per_row}")
-    framing = len(client.line("x" * id_bytes, b""))
-    plan = plan_batches(
-        # plan_batches adds one newline per entry; a row sends answers_per_row lines
-        [(len(body) + framing + 1) * answers_per_row - 1 for body in bodies],
-        max_requests=max(1, client.max_requests // answers_per_row),
-        max_bytes=client.max_bytes,
-    )
-    submitted = []
-    for start, stop in plan:
-        record = BatchRecord(
-            key=new_batch_key(),
-            provider=client.provider,
-            fingerprint=run.fingerprint,
-            submitted_at=now_iso(),
-            ids=[ids[index] for index in todo[start:stop]],
-            prompt_hashes=hashes[start:stop],
-            answers_per_row=answers_per_row,
-        )
-        lines = []
-        for row in range(stop - start):
-            body, bodies[start + row] = bodies[start + row], b""  # it lives on in its line only
-            lines += [client.line(record.custom_id(row, k), body) for k in range(answers_per_row)]
-        mark_started(run)
-        ledger.write(record)  # before the call: a kill mid-submission can still be found
-        began = time.perf_counter()
-        try:
-            done = await retried(partial(client.submit, lines, record.key), "submit")
-        except EndpointRejected as exc:
-            ledger.write(record.update(status="failed", message=str(exc), finished_at=now_iso()))
-            raise
-        record = record.update(
-            status="submitted", batch_id=done.batch_id, input_file_id=done.input_file_id
-        )
-        ledger.write(record)
-        logger.info(
-            "judge=%s: submitted batch %s: %d rows, %d requests, %.1f MB in %.1f s",
-            run.judge.id,
-            done.batch_id,
-            len(record.ids),
-            len(lines),
-            sum(len(line) + 1 for line in lines) / 1e6,
-            time.perf_counter() - began,
-        )
-        submitted.append(record)
-    return submitted
-
-
-async def _wait(
-    run: JudgeRun,
-    client: BatchClient,
-    ledger: BatchLedger,
-    pending: list[BatchRecord],
-    task: EvalTask,
-    store: RowStore,
-    progress: Progress,
-    retried: Callable[[Callable[[], Awaitable[Any]], str], Awaitable[Any]],
-    poll_interval: float,
-    wait: float | None,
-) -> None:
-    """Poll every pending batch until it ends (collecting it) or the wait is over."""
-    deadline = math.inf if wait is None else time.monotonic() + wait
-    seen: dict[str, dict[str, int]] = {}
-    while pending:
-        for record in list(pending):
+    async def cancel(self, pending: list[BatchRecord]) -> None:
+        """Ask the provider to stop each pending batch that is still running."""
+        for record in pending:
             assert record.batch_id is not None
-            status = await retried(
-                partial(client.status, record.batch_id), f"poll {record.batch_id}"
-            )
-            if status.state == "running":
-                if seen.get(record.key) != status.counts:
-                    seen[record.key] = status.counts
-                    logger.info(
-                        "judge=%s: batch %s %s %s",
-                        run.judge.id,
-                        record.batch_id,
-                        status.provider_status,
-                        status.counts,
-                    )
+            try:
+                status = await self.retried(partial(self.client.status, record.batch_id), "poll")
+            except (CallFailed, EndpointRejected) as exc:
+                self.fail(self.unreachable(record, exc))
+                continue  # wait() reports it again and goes on with the others
+            if status.state != "running":
+                continue  # ended or failed already: nothing to stop, its results are read
+            try:
+                await self.retried(partial(self.client.cancel, record.batch_id), "cancel")
+            except EndpointRejected as exc:  # it ended in between: the provider refuses
+                logger.warning("judge=%s: batch %s: %s", self.run.judge.id, record.batch_id, exc)
                 continue
-            pending.remove(record)
-            if status.state == "failed":
-                ledger.write(
-                    record.update(
-                        status="failed",
-                        provider_status=status.provider_status,
-                        counts=status.counts,
-                        message=status.message,
-                        finished_at=now_iso(),
-                    )
-                )
-                _fail(
-                    run,
-                    f"{client.provider} refused batch {record.batch_id} ({status.message}); its "
-                    f"{len(record.ids)} rows stay to do: fix the judge, then run again",
-                )
-                continue
-            results = await retried(
-                partial(client.results, record.batch_id), f"download {record.batch_id}"
+            logger.warning(
+                "judge=%s: canceled batch %s (%d rows)",
+                self.run.judge.id,
+                record.batch_id,
+                len(record.ids),
             )
-            _collect(run, record, status.provider_status, results, task, store, progress)
-            ledger.write(
+
+    # -- waiting and collecting
+
+    async def wait(self, pending: list[BatchRecord]) -> None:
+        """Poll every pending batch until it ends (collecting it) or the wait is over.
+
+        A batch that cannot be polled or read (the provider no longer knows it, or keeps
+        failing) is left pending and reported; the others go on.
+        """
+        wait = self.settings.wait
+        deadline = math.inf if wait is None else time.monotonic() + wait
+        seen: dict[str, dict[str, int]] = {}
+        while pending:
+            for record in list(pending):
+                try:
+                    done = await self.visit(record, seen)
+                except (CallFailed, EndpointRejected) as exc:
+                    pending.remove(record)
+                    self.fail(self.unreachable(record, exc))
+                    continue
+                if done:
+                    pending.remove(record)
+            if not pending:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                logger.warning(
+                    "judge=%s: %d batch(es) still running (%s); run again to collect them",
+                    self.run.judge.id,
+                    len(pending),
+                    _names(pending),
+                )
+                return
+            await anyio.sleep(min(self.settings.poll_interval, left))
+
+    def unreachable(self, record: BatchRecord, exc: Exception) -> str:
+        """What to tell the user about a batch that could not be polled or read."""
+        if isinstance(exc, EndpointRejected) and exc.http_status == 404:
+            return (
+                f"the provider no longer knows batch {record.batch_id} ({exc}); it may have "
+                "been deleted, its results expired, or it was made with another key. Its "
+                f"{len(record.ids)} rows stay pending in {self.ledger.path(record.key)}: with "
+                'the right key, run again; to give them up, set its "status" to "abandoned" '
+                "there (they are then asked again, and paid again)."
+            )
+        return (
+            f"batch {record.batch_id} could not be polled or read ({exc}); it stays pending: "
+            "run again to reconnect"
+        )
+
+    async def visit(self, record: BatchRecord, seen: dict[str, dict[str, int]]) -> bool:
+        """Look at one batch; collect it if it has ended. True when it needs no more looks."""
+        assert record.batch_id is not None
+        judge_id = self.run.judge.id
+        status = await self.retried(partial(self.client.status, record.batch_id), "poll")
+        if status.state == "running":
+            if seen.get(record.key) != status.counts:
+                seen[record.key] = status.counts
+                logger.info(
+                    "judge=%s: batch %s %s %s",
+                    judge_id,
+                    record.batch_id,
+                    status.provider_status,
+                    status.counts,
+                )
+            return False
+        if status.state == "failed":
+            self.ledger.write(
                 record.update(
-                    status="collected",
+                    status="failed",
                     provider_status=status.provider_status,
                     counts=status.counts,
+                    message=status.message,
                     finished_at=now_iso(),
                 )
             )
-        if not pending:
-            return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            logger.warning(
-                "judge=%s: %d batch(es) still running (%s); run again to collect them",
-                run.judge.id,
-                len(pending),
-                ", ".join(str(r.batch_id) for r in pending),
+            self.fail(
+                f"{self.client.provider} refused batch {record.batch_id} ({status.message}); "
+                f"its {len(record.ids)} rows stay to do: fix the judge (model, prompt, "
+                "settings), or for a quota error wait, then run again"
             )
-            return
-        await anyio.sleep(min(poll_interval, left))
+            return True
+        results = await self.retried(
+            partial(self.client.results, record.batch_id), f"download {record.batch_id}"
+        )
+        if results and not any(record.locate(result.custom_id) for result in results):
+            # Every result belongs to another batch: a lost batch was matched wrongly.
+            self.ledger.write(
+                record.update(
+                    status="failed",
+                    message="its results carry another batch's custom ids",
+                    finished_at=now_iso(),
+                )
+            )
+            self.fail(
+                f"batch {record.batch_id} holds another batch's results, so it is not this "
+                f"run's; its {len(record.ids)} rows stay to do: run again to submit them"
+            )
+            return True
+        self.collect(record, status.provider_status, results)
+        self.store.sync()  # the rows are on disk before the ledger says they were collected
+        self.ledger.write(
+            record.update(
+                status="collected",
+                provider_status=status.provider_status,
+                counts=status.counts,
+                finished_at=now_iso(),
+            )
+        )
+        return True
 
+    def collect(
+        self, record: BatchRecord, provider_status: str, results: list[BatchResult]
+    ) -> None:
+        """Every row of an ended batch into the row store: answers classified, failures errors.
 
-def _collect(
-    run: JudgeRun,
-    record: BatchRecord,
-    provider_status: str,
-    results: list[BatchResult],
-    task: EvalTask,
-    store: RowStore,
-    progress: Progress,
-) -> None:
-    """Every row of an ended batch into the row store: answers classified, failures as errors."""
-    found: dict[tuple[int, int], BatchResult] = {}
-    strangers = 0
-    for result in results:
-        where = record.locate(result.custom_id)
-        if where is None:
-            strangers += 1
-        else:
-            found[where] = result
-    if strangers:
-        logger.warning(
-            "judge=%s: batch %s returned %d results with custom ids it was not sent; ignored",
+        A row whose prompt changed since it was sent is stored but stays to do.
+        """
+        run, task = self.run, self.task
+        found: dict[tuple[int, int], BatchResult] = {}
+        strangers = 0
+        for result in results:
+            where = record.locate(result.custom_id)
+            if where is None:
+                strangers += 1
+            else:
+                found[where] = result
+        if strangers:
+            logger.warning(
+                "judge=%s: batch %s returned %d results with custom ids it was not sent; ignored",
+                run.judge.id,
+                record.batch_id,
+                strangers,
+            )
+        missing = CallFailed(
+            f"batch {record.batch_id} ({provider_status}) holds no result for this request",
+            status=_NO_RESULT_STATUS.get(provider_status, "batch_failed"),  # type: ignore[arg-type]
+        )
+        current = self.current_hashes(record)
+        counts = {"valid": 0, "invalid": 0, "error": 0}
+        changed = 0
+        for row, (row_id, sent) in enumerate(zip(record.ids, record.prompt_hashes, strict=True)):
+            samples = []
+            for answer in range(record.answers_per_row):
+                got = found.get((row, answer))
+                values = row_values(
+                    run,
+                    row_id,
+                    sent,
+                    run.method,
+                    task,
+                    attempts=1,
+                    duration=None,
+                    response=got.response if got is not None else None,
+                    failure=missing if got is None else got.failure,
+                )
+                values["batch_id"] = record.batch_id
+                samples.append(values)
+            merged = samples[0] if len(samples) == 1 else majority(samples, task)
+            assert merged is not None
+            self.store.append(merged)
+            if current.get(row_id, sent) != sent:
+                changed += 1  # answered for a prompt the data no longer has: asked again
+                continue
+            run.new_rows[row_id] = merged
+            counts[merged["outcome"]] = counts.get(merged["outcome"], 0) + 1
+            self.progress.finished(run.judge.id, merged["outcome"])
+        logger.info(
+            "judge=%s: collected batch %s (%s): %s",
             run.judge.id,
             record.batch_id,
-            strangers,
+            provider_status,
+            counts,
         )
-    missing = CallFailed(
-        f"batch {record.batch_id} ({provider_status}) holds no result for this request",
-        status=_NO_RESULT_STATUS.get(provider_status, "batch_failed"),  # type: ignore[arg-type]
-    )
-    counts = {"valid": 0, "invalid": 0, "error": 0}
-    for row, (row_id, request_hash) in enumerate(
-        zip(record.ids, record.prompt_hashes, strict=True)
-    ):
-        samples = []
-        for answer in range(record.answers_per_row):
-            got = found.get((row, answer))
-            values = row_values(
-                run,
-                row_id,
-                request_hash,
-                run.method,
-                task,
-                attempts=1,
-                duration=None,
-                response=got.response if got is not None else None,
-                failure=missing if got is None else got.failure,
+        if changed:
+            logger.warning(
+                "judge=%s: %d rows of batch %s changed since they were submitted; their "
+                "answers are kept in the row store, and the rows are asked again by the next "
+                "run",
+                run.judge.id,
+                changed,
+                record.batch_id,
             )
-            values["batch_id"] = record.batch_id
-            samples.append(values)
-        merged = samples[0] if len(samples) == 1 else majority(samples, task)
-        assert merged is not None
-        store.append(merged)
-        run.new_rows[row_id] = merged
-        counts[merged["outcome"]] = counts.get(merged["outcome"], 0) + 1
-        progress.finished(run.judge.id, merged["outcome"])
-    logger.info(
-        "judge=%s: collected batch %s (%s): %s",
-        run.judge.id,
-        record.batch_id,
-        provider_status,
-        counts,
-    )
 
-
-def _fail(run: JudgeRun, message: str) -> None:
-    if run.failure is None:
-        run.failure = f"judge {run.judge.id!r}: {message}"
-        logger.error("%s", run.failure)
+    def current_hashes(self, record: BatchRecord) -> dict[Any, str]:
+        """What would be sent now for the record's rows that are still in the data."""
+        wanted = set(record.ids)
+        builder = self.run.builders[self.run.method]
+        return {
+            row_id: prompt_hash(builder.build(row))
+            for row, row_id in zip(self.rows, self.ids, strict=True)
+            if row_id in wanted
+        }

@@ -116,11 +116,18 @@ def build_batch_client(
 ) -> BatchClient:
     """The batch engine of `judge`'s provider, sending through `http` (not for the mock)."""
     if judge.llm_client == "anthropic":
-        return AnthropicBatchClient(http, base_url=judge.base_url, api_key=api_key, timeout=timeout)
+        return AnthropicBatchClient(
+            http,
+            base_url=judge.base_url,
+            api_key=api_key,
+            timeout=timeout,
+            extra_headers=judge.extra_headers,
+        )
     return OpenAIBatchClient(
         http,
         base_url=judge.base_url,
         api_key=api_key,
         azure_api_version=judge.api_version if judge.llm_client == "azure_openai" else None,
         timeout=timeout,
+        extra_headers=judge.extra_headers,
     )

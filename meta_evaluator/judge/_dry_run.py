@@ -136,10 +136,9 @@ def plan_run(
         )  # fmt: skip
         batch = settings.batch and judge.llm_client != "mock"
         check_ledger(run, batch=batch)
-        waiting = set()
-        if batch and not run.fresh_start:
-            waiting = {i for record in BatchLedger(run.files).pending() for i in record.ids}
-        todo = [index for index in run.todo if ids[index] not in waiting]
+        waiting = BatchLedger(run.files).pending_ids() if batch else set()
+        todo = [] if batch and settings.batch_cancel else run.todo
+        todo = [index for index in todo if ids[index] not in waiting]
         builder = run.builders[run.method]
         tokens = sum(builder.build(rows[index]).estimated_tokens() for index in todo)
         action: RunAction
@@ -164,7 +163,7 @@ def plan_run(
                 action=action,
                 run_id=None if action == "new" else run.files.run_id,
                 source_run_id=run.source.run_id if run.source is not None else run.source_run_id,
-                in_batches=len(run.todo) - len(todo),
+                in_batches=sum(1 for index in run.todo if ids[index] in waiting),
                 batch=batch,
             )
         )

@@ -32,7 +32,7 @@ class JudgeRun:
     fingerprint: str
     method: AnsweringMethod
     endpoint: EndpointKey
-    api_key: str | None
+    api_key: str | None = field(repr=False)
     source: RunFiles | None = None
     """The run whose rows are reused: `files` itself, an earlier complete run, or none."""
     source_run_id: str | None = None

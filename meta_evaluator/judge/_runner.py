@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
-from meta_evaluator.judge._batch import check_ledger, run_batch_judge
+from meta_evaluator.judge._batch import BatchSettings, check_ledger, run_batch_judge
 from meta_evaluator.judge._clients import (
     LLMClient,
     build_batch_client,
@@ -121,13 +122,11 @@ class RunSettings:
         unknown = [r for r in self.retry if r not in ("invalid", "error")]
         if unknown:
             problems.append(f"retry takes 'invalid' and 'error', got {unknown}")
-        if not (isinstance(self.batch_poll_interval, int | float) and self.batch_poll_interval > 0):
+        if not _seconds(self.batch_poll_interval) or self.batch_poll_interval <= 0:
             problems.append(
                 f"batch_poll_interval must be seconds > 0, got {self.batch_poll_interval!r}"
             )
-        if self.batch_wait is not None and not (
-            isinstance(self.batch_wait, int | float) and self.batch_wait >= 0
-        ):
+        if self.batch_wait is not None and not (_seconds(self.batch_wait) and self.batch_wait >= 0):
             problems.append(f"batch_wait must be seconds >= 0 or None, got {self.batch_wait!r}")
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
@@ -135,6 +134,11 @@ class RunSettings:
                 problems.append(f"{name} must be > 0 or None, got {value!r}")
         if problems:
             raise JudgeConfigError("run settings: " + "; ".join(problems), field="settings")
+
+
+def _seconds(value: object) -> bool:
+    """Whether `value` is a finite number of seconds (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
@@ -218,7 +222,7 @@ async def run_judges(
     }
     async with contextlib.AsyncExitStack() as stack:
         for run in runs:  # one writer per run and judge, across processes
-            if not run.unchanged and (run.todo or run.seeded):
+            if not run.unchanged and (run.todo or run.seeded or run.judge.id in batched):
                 lock = RunLock(run.files)
                 lock.acquire()
                 stack.callback(lock.release)
@@ -278,21 +282,17 @@ async def _run_batches(
     settings: RunSettings,
     progress: Progress,
 ) -> None:
-    await run_batch_judge(
-        run,
-        build_batch_client(run.judge, http, run.api_key, timeout=BATCH_TIMEOUT),
-        rows,
-        ids,
-        task,
+    batch = BatchSettings(
         answers_per_row=settings.consistency,
         max_retries=settings.max_retries,
         backoff_base=settings.backoff_base,
         backoff_cap=settings.backoff_cap,
         poll_interval=settings.batch_poll_interval,
         wait=settings.batch_wait,
-        progress=progress,
         cancel=settings.batch_cancel,
     )
+    client = build_batch_client(run.judge, http, run.api_key, timeout=BATCH_TIMEOUT)
+    await run_batch_judge(run, client, rows, ids, task, batch, progress)
 
 
 def shard_rows(

@@ -17,7 +17,7 @@ from meta_evaluator.llm._classify import (
     parse_retry_after,
 )
 
-__all__ = ["json_object", "post_json", "send"]
+__all__ = ["json_object", "post_json", "redact", "send"]
 
 _EXCERPT = 300
 
@@ -154,7 +154,7 @@ async def _send(
         raise MalformedResponse(f"the body cannot be decoded ({exc})") from exc
     except (httpx.HTTPError, OSError) as exc:
         raise CallFailed(
-            f"connection failed ({type(exc).__name__}: {_redact(str(exc), secret)})",
+            f"connection failed ({type(exc).__name__}: {redact(str(exc), secret)})",
             status="connection_error",
         ) from exc
     except Exception as exc:
@@ -197,9 +197,10 @@ def _excerpt(response: httpx.Response, secret: str | None) -> str:
         text = response.text.strip().replace("\n", " ")
     except (httpx.DecodingError, UnicodeDecodeError, LookupError):
         text = "(undecodable body)"
-    text = _redact(text, secret)
+    text = redact(text, secret)
     return text[:_EXCERPT] + ("…" if len(text) > _EXCERPT else "") or "(empty body)"
 
 
-def _redact(text: str, secret: str | None) -> str:
+def redact(text: str, secret: str | None) -> str:
+    """`text` with `secret` replaced by ***."""
     return text.replace(secret, "***") if secret else text

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 
 from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
-from meta_evaluator.llm._http import json_object, send
+from meta_evaluator.llm._http import json_object, redact, send
 from meta_evaluator.llm.anthropic import DEFAULT_BASE_URL, AnthropicClient, parse_message
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted, jsonl_lines
+from meta_evaluator.llm.batch import BatchNotIdentified, BatchResult, BatchStatus, jsonl_lines
 from meta_evaluator.llm.types import ChatRequest
 
 __all__ = ["AnthropicBatchClient", "read_result_line"]
@@ -24,7 +24,7 @@ __all__ = ["AnthropicBatchClient", "read_result_line"]
 # Provider limits: 100,000 requests and 256 MB per batch; we keep a margin on the bytes.
 MAX_REQUESTS = 100_000
 MAX_BYTES = 240 * 1024 * 1024
-_FIND_WINDOW = 600.0  # seconds after the recorded submission a lost batch may have been created
+_FIND_WINDOW = 3600.0  # seconds after the recorded submission a lost batch may have been created
 
 _ERROR_STATUS: dict[str, tuple[int, Status]] = {
     "rate_limit_error": (429, "rate_limited"),
@@ -52,6 +52,7 @@ class AnthropicBatchClient:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 600.0,
+        extra_headers: dict[str, str] | None = None,
     ) -> None:
         self._http = http
         self._messages = AnthropicClient(http, base_url=base_url, api_key=api_key)
@@ -60,6 +61,7 @@ class AnthropicBatchClient:
         self._key = api_key
         self._timeout = timeout
         self._headers = {"anthropic-version": "2023-06-01"}
+        self._headers.update(extra_headers or {})  # as live calls send them
         if api_key:
             self._headers["x-api-key"] = api_key
 
@@ -95,7 +97,11 @@ class AnthropicBatchClient:
             (b'{"custom_id":', json.dumps(custom_id).encode(), b',"params":', body, b"}")
         )
 
-    async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
+    async def upload(self, lines: Sequence[bytes], key: str) -> str | None:
+        """Nothing to upload: the requests go inline with the batch."""
+        return None
+
+    async def create(self, lines: Sequence[bytes], key: str, file_id: str | None) -> str:
         """POST the requests as one batch (the API has no metadata: `key` is in the custom ids)."""
         parts = [b'{"requests":[']
         for index, line in enumerate(lines):
@@ -106,14 +112,19 @@ class AnthropicBatchClient:
         created = json_object(await self._call("POST", self._root, body), self._key)
         batch_id = created.get("id")
         if not isinstance(batch_id, str):
-            raise MalformedResponse(f"creating the batch answered no id: {str(created)[:200]}")
-        return Submitted(batch_id)
+            raise MalformedResponse(
+                f"creating the batch answered no id: {redact(str(created)[:200], self._key)}"
+            )
+        return batch_id
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
-        """The one unknown batch of `count` requests created within minutes after `since`.
+        """The one unknown batch of `count` requests created within the hour after `since`.
 
-        Message batches carry no metadata, so a batch is recognised by its time and size; when
-        that is ambiguous (two candidates), None.
+        Message batches carry no metadata, so a batch is recognised by its time and size, among
+        the batches no record of the project names (`known`).
+
+        Raises:
+            BatchNotIdentified: Several batches fit.
         """
         start = dt.datetime.fromisoformat(since).timestamp() - 60
         end = start + 60 + _FIND_WINDOW
@@ -143,7 +154,15 @@ class AnthropicBatchClient:
             if not page.get("has_more") or not batches or (oldest is not None and oldest < start):
                 break
             after = page.get("last_id") or batches[-1].get("id")
-        return candidates[0] if len(candidates) == 1 else None
+        if len(candidates) > 1:
+            raise BatchNotIdentified(
+                f"batch {key}, submitted at {since} with {count} requests, was not saved with "
+                f"its id, and {len(candidates)} batches at the provider could be it "
+                f'({", ".join(candidates)}); put the right one\'s id as "batch_id" (and '
+                '"status": "submitted") into its record in the run\'s .batches folder, or set '
+                'its "status" to "abandoned" to submit its rows again.'
+            )
+        return candidates[0] if candidates else None
 
     async def status(self, batch_id: str) -> BatchStatus:
         """`in_progress` and `canceling` run; `ended` has results."""

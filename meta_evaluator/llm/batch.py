@@ -14,7 +14,13 @@ from typing import Literal, Protocol
 from meta_evaluator.llm._classify import CallFailed
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["BatchClient", "BatchResult", "BatchStatus", "Submitted", "jsonl_lines"]
+__all__ = [
+    "BatchClient",
+    "BatchNotIdentified",
+    "BatchResult",
+    "BatchStatus",
+    "jsonl_lines",
+]
 
 BatchState = Literal["running", "ended", "failed"]
 
@@ -42,12 +48,11 @@ class BatchResult:
     failure: CallFailed | None = None
 
 
-@dataclass(frozen=True)
-class Submitted:
-    """A batch the provider accepted: its id, and the uploaded input file's (OpenAI only)."""
+class BatchNotIdentified(Exception):
+    """A batch whose id was lost matches several batches at the provider.
 
-    batch_id: str
-    input_file_id: str | None = None
+    Which one is ours cannot be told, so nothing is submitted again until the user says.
+    """
 
 
 class BatchClient(Protocol):
@@ -67,8 +72,19 @@ class BatchClient(Protocol):
         """One batch line (UTF-8 JSON, no newline) of an `encode`d body under `custom_id`."""
         ...
 
-    async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
-        """Submit `lines` as one batch, tagged with our `key` where the provider allows."""
+    async def upload(self, lines: Sequence[bytes], key: str) -> str | None:
+        """Upload the lines where the provider wants a file first: its id (None: no upload).
+
+        Safe to retry: a lost answer leaves at most an unused file.
+        """
+        ...
+
+    async def create(self, lines: Sequence[bytes], key: str, file_id: str | None) -> str:
+        """Create one batch of `lines` (or of the uploaded file); its id.
+
+        Tagged with our `key` where the provider allows. Not safe to retry blindly (a lost
+        answer would make a second batch): see the runner.
+        """
         ...
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
@@ -76,6 +92,9 @@ class BatchClient(Protocol):
 
         For a run killed between submitting a batch and saving its id: the batch was submitted
         at about `since` (ISO time) with `count` requests.
+
+        Raises:
+            BatchNotIdentified: Several batches could be it.
         """
         ...
 

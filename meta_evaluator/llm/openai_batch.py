@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 
 from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
-from meta_evaluator.llm._http import json_object, send
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted, jsonl_lines
+from meta_evaluator.llm._http import json_object, redact, send
+from meta_evaluator.llm.batch import BatchResult, BatchStatus, jsonl_lines
 from meta_evaluator.llm.openai import DEFAULT_BASE_URL, OpenAIClient, parse_completion
 from meta_evaluator.llm.types import ChatRequest
 
@@ -45,6 +45,7 @@ class OpenAIBatchClient:
         api_key: str | None = None,
         azure_api_version: str | None = None,
         timeout: float = 600.0,
+        extra_headers: dict[str, str] | None = None,
     ) -> None:
         self._http = http
         self._chat = OpenAIClient(
@@ -56,6 +57,7 @@ class OpenAIBatchClient:
         self._key = api_key
         self._timeout = timeout
         self._headers: dict[str, str] = {}
+        self._headers.update(extra_headers or {})  # as live calls send them
         if api_key:
             if azure_api_version:
                 self._headers["api-key"] = api_key
@@ -92,8 +94,8 @@ class OpenAIBatchClient:
             (b'{"custom_id":', json.dumps(custom_id).encode(), self._line_middle, body, b"}")
         )
 
-    async def submit(self, lines: Sequence[bytes], key: str) -> Submitted:
-        """Upload the lines as a JSONL file, then create a batch over it tagged with `key`."""
+    async def upload(self, lines: Sequence[bytes], key: str) -> str | None:
+        """Upload the lines as one JSONL file (`purpose=batch`); the file's id."""
         content = b"\n".join([*lines, b""])  # ends with a newline; one copy of the lines
         uploaded = json_object(
             await self._call(
@@ -106,7 +108,15 @@ class OpenAIBatchClient:
         )
         file_id = uploaded.get("id")
         if not isinstance(file_id, str):
-            raise MalformedResponse(f"the file upload answered no id: {str(uploaded)[:200]}")
+            raise MalformedResponse(
+                f"the file upload answered no id: {redact(str(uploaded)[:200], self._key)}"
+            )
+        return file_id
+
+    async def create(self, lines: Sequence[bytes], key: str, file_id: str | None) -> str:
+        """Create a batch over the uploaded file, with `key` in its metadata."""
+        if file_id is None:
+            raise ValueError("an OpenAI batch is created over an uploaded file")
         created = json_object(
             await self._call(
                 "POST",
@@ -122,8 +132,10 @@ class OpenAIBatchClient:
         )
         batch_id = created.get("id")
         if not isinstance(batch_id, str):
-            raise MalformedResponse(f"creating the batch answered no id: {str(created)[:200]}")
-        return Submitted(batch_id, file_id)
+            raise MalformedResponse(
+                f"creating the batch answered no id: {redact(str(created)[:200], self._key)}"
+            )
+        return batch_id
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
         """The batch whose metadata carries `key` (listing newest first, back to `since`)."""

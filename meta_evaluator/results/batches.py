@@ -17,13 +17,13 @@ import json
 import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from meta_evaluator.errors import StateError
 from meta_evaluator.results.runs import RunFiles
 from meta_evaluator.storage import atomic_write_text, read_json
 
-__all__ = ["BatchLedger", "BatchRecord", "new_batch_key"]
+__all__ = ["BatchLedger", "BatchRecord", "known_batch_ids", "new_batch_key"]
 
 RECORD_VERSION = 1
 
@@ -129,6 +129,10 @@ class BatchLedger:
         """The records whose results are still to be collected."""
         return [record for record in self.records() if record.pending]
 
+    def pending_ids(self) -> set[Any]:
+        """The data ids held by batches whose results are still to be collected."""
+        return {row_id for record in self.pending() for row_id in record.ids}
+
     def write(self, record: BatchRecord) -> None:
         """Write (or replace) the record's file atomically.
 
@@ -156,7 +160,7 @@ class BatchLedger:
             if len(ids) != len(hashes):
                 raise ValueError("ids and prompt_hashes differ in length")
             status = raw["status"]
-            if status not in ("submitting", "submitted", "collected", "failed", "abandoned"):
+            if status not in get_args(RecordStatus):
                 raise ValueError(f"status {status!r}")
             return BatchRecord(
                 key=str(raw["key"]),
@@ -180,3 +184,20 @@ class BatchLedger:
                 "Deleting it forgets the batch (its rows would be submitted and paid again).",
                 path=path,
             ) from exc
+
+
+def known_batch_ids(results_dir: Path) -> set[str]:
+    """Every provider batch id that a record in the project's results names.
+
+    Any judge, run or shard: a lost batch is never matched to one of these.
+    """
+    known = set()
+    for path in results_dir.glob("*/*.batches/*.json") if results_dir.is_dir() else []:
+        try:
+            raw = read_json(path)
+        except StateError:
+            continue  # a damaged record is reported where its own run reads it
+        batch_id = raw.get("batch_id") if isinstance(raw, dict) else None
+        if isinstance(batch_id, str):
+            known.add(batch_id)
+    return known

@@ -73,6 +73,12 @@ class RowStore:
         self._handle.write(line)
         self._handle.flush()
 
+    def sync(self) -> None:
+        """Flush and fsync: the rows written so far survive a crash of the machine too."""
+        assert self._handle is not None, "RowStore used outside its with-block"
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
     def __exit__(self, *exc_info: object) -> None:
         if self._handle is not None:
             try:

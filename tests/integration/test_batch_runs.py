@@ -339,7 +339,8 @@ def lose_a_batch(evaluator: MetaEvaluator, client: str, *, create: bool) -> tupl
                 batch_client.line(record.custom_id(i), batch_client.encode(r))
                 for i, r in enumerate(requests)
             ]
-            return (await batch_client.submit(lines, record.key)).batch_id
+            file_id = await batch_client.upload(lines, record.key)
+            return await batch_client.create(lines, record.key, file_id)
 
     batch_id = anyio.run(submit) if create else None
     return Lost(evaluator, files, record), batch_id
@@ -589,3 +590,164 @@ def test_cli_batch_wait_zero_exits_3_and_a_later_run_collects(
     assert full["total_requests"] == 0
     [collected] = ledger(project)
     assert collected["status"] == "collected"
+
+
+# ----- never paying twice: the review's cases ------------------------------------------------
+
+
+class LoseTheFirstCreateAnswer(httpx.AsyncBaseTransport):
+    """Lets the first batch-create request reach the server, then loses its answer."""
+
+    def __init__(self, suffix: str) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.suffix = suffix
+        self.lost = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if not self.lost and request.method == "POST" and request.url.path.endswith(self.suffix):
+            self.lost += 1
+            await response.aread()
+            await response.aclose()
+            raise httpx.ReadTimeout(
+                "the answer was lost after the batch was created", request=request
+            )
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@CLIENTS
+def test_a_create_whose_answer_is_lost_is_found_not_created_again(
+    tmp_path: Path, client: str
+) -> None:
+    suffix = "/v1/batches" if client == "openai" else "/messages/batches"
+    transport = LoseTheFirstCreateAnswer(suffix)
+    with start_in_thread(batch_seconds=0.1, seed=1) as server:
+        evaluator = make_project(tmp_path / "p", 10, server, client)
+        result = run(evaluator, transport=transport)
+        stats = batch_stats(server)
+    assert transport.lost == 1
+    assert result.complete and result.results_data.height == 10
+    assert stats["batches_created"] == 1 and stats["requests_submitted"] == 10
+    [record] = ledger(tmp_path / "p")
+    assert record["status"] == "collected"
+
+
+def test_a_lost_anthropic_batch_is_not_taken_for_another_judges(tmp_path: Path) -> None:
+    """Two judges' batches of one size at one time: the lost one is still told apart."""
+    with start_in_thread(batch_seconds=0.3, seed=1) as server:
+        evaluator = make_project(tmp_path / "p", 6, server, "anthropic")
+        evaluator.add_judge("k", "anthropic", MODEL["anthropic"], "Judge: " + PROMPT,
+                            base_url=server.base_url)  # fmt: skip
+        options: dict[str, Any] = {"batch": True, "batch_poll_interval": POLL}
+        evaluator.run_judges_async(["j", "k"], "r", batch_wait=0, **options)
+        [path] = (tmp_path / "p/results/r").glob("j.batches/*.json")
+        record = json.loads(path.read_text(encoding="utf-8"))
+        lost = record["batch_id"]
+        path.write_text(json.dumps({**record, "batch_id": None, "status": "submitting"}))
+        results = evaluator.run_judges_async(["j", "k"], "r", **options)
+        stats = batch_stats(server)
+    assert stats["batches_created"] == 2  # j's lost batch was found again, nothing resubmitted
+    assert all(r.complete for r in results.values())
+    assert set(results["j"].results_data["batch_id"]) == {lost}
+    assert lost not in set(results["k"].results_data["batch_id"])
+
+
+def test_a_lost_anthropic_batch_with_several_candidates_stops_the_judge(tmp_path: Path) -> None:
+    with start_in_thread(batch_seconds=0.3, seed=1) as server:
+        evaluator = make_project(tmp_path / "p", 6, server, "anthropic")
+        run(evaluator, run_id="r", batch_wait=0)
+        [path] = (tmp_path / "p/results/r").glob("j.batches/*.json")
+        record = json.loads(path.read_text(encoding="utf-8"))
+        # Another tool made a batch of the same size just then: two candidates.
+        lines = [json.dumps({"custom_id": f"x-{i}", "params": {"model": "m", "max_tokens": 5,
+                 "messages": [{"role": "user", "content": "hi"}]}}) for i in range(6)]  # fmt: skip
+        with httpx.Client() as http_client:
+            http_client.post(f"{server.base_url}/v1/messages/batches",
+                             content="{\"requests\":[" + ",".join(lines) + "]}")  # fmt: skip
+        path.write_text(json.dumps({**record, "batch_id": None, "status": "submitting"}))
+        with pytest.raises(JudgeRunError, match="could be it") as caught:
+            run(evaluator, run_id="r")
+        stats = batch_stats(server)
+    assert record["batch_id"] in str(caught.value) and str(path.parent.name) in str(caught.value)
+    assert stats["batches_created"] == 2  # nothing was submitted again
+    [kept] = ledger(tmp_path / "p")
+    assert kept["status"] == "submitting"  # left for the user to settle
+
+
+def test_resume_false_is_refused_while_batches_are_pending(tmp_path: Path) -> None:
+    with start_in_thread(batch_seconds=30.0, seed=1) as server:
+        evaluator = make_project(tmp_path / "p", 6, server)
+        run(evaluator, run_id="r", batch_wait=0)
+        for batch in (False, True):
+            with pytest.raises(JudgeConfigError, match="cancel") as caught:
+                evaluator.run_judges_async(["j"], "r", resume=False, batch=batch)
+            assert caught.value.field == "resume"
+        assert server.stats()["total_requests"] == 0
+        assert batch_stats(server)["batches_created"] == 1
+
+
+def test_a_batch_the_provider_no_longer_knows_stays_pending_with_a_way_out(
+    tmp_path: Path,
+) -> None:
+    with start_in_thread(batch_seconds=0.2, seed=1) as server:
+        evaluator = make_project(tmp_path / "p", 4, server)
+        run(evaluator, run_id="r", batch_wait=0)
+        [path] = (tmp_path / "p/results/r").glob("j.batches/*.json")
+        record = json.loads(path.read_text(encoding="utf-8"))
+        path.write_text(json.dumps({**record, "batch_id": "batch_gone"}))
+        for settings in ({}, {"cancel_batches": True}):
+            with pytest.raises(JudgeRunError, match="no longer knows batch batch_gone") as caught:
+                run(evaluator, run_id="r", **settings)
+            assert str(path) in str(caught.value) and '"abandoned"' in str(caught.value)
+        assert json.loads(path.read_text(encoding="utf-8"))["status"] == "submitted"
+        # Giving it up, as the message says: its rows are submitted again.
+        path.write_text(json.dumps({**record, "batch_id": "batch_gone", "status": "abandoned"}))
+        result = run(evaluator, run_id="r")
+        stats = batch_stats(server)
+    assert result.complete and stats["batches_created"] == 2
+
+
+def test_rows_edited_after_submission_are_asked_again(tmp_path: Path) -> None:
+    with start_in_thread(batch_seconds=0.2, seed=1) as server:
+        evaluator = make_project(tmp_path / "p", 8, server)
+        run(evaluator, run_id="r", batch_wait=0)
+        assert evaluator.data is not None
+        edited = evaluator.data.data.with_columns(
+            pl.when(pl.col("qid") < 1003)
+            .then(pl.col("response") + " (edited)")
+            .otherwise(pl.col("response"))
+        )
+        evaluator.add_data(DataLoader.load_from_dataframe("chats", edited, "qid"), overwrite=True)
+        collected = run(evaluator, run_id="r")
+        assert not collected.complete
+        assert sorted(collected.results_data["original_id"]) == list(range(1003, 1008))
+        final = run(evaluator, run_id="r")
+        stats = batch_stats(server)
+    assert final.complete and stats["batches_created"] == 2
+    assert stats["requests_submitted"] == 8 + 3
+    assert_labels_meant(evaluator, final.results_data)  # the edited rows' new answers
+
+
+def test_batch_requests_carry_the_judges_extra_headers(tmp_path: Path) -> None:
+    seen: list[dict[str, str]] = []
+
+    class Recorder(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            seen.append(dict(request.headers))
+            return await self.inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    with start_in_thread(batch_seconds=0.05, seed=1) as server:
+        evaluator = make_project(
+            tmp_path / "p", 3, server, extra_headers={"OpenAI-Project": "proj_eval"}
+        )
+        assert run(evaluator, transport=Recorder()).complete
+    assert seen and all(h.get("openai-project") == "proj_eval" for h in seen)

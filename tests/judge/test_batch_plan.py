@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,44 @@ def test_large_input_is_fast_and_within_limits() -> None:
         assert stop - start <= 50_000
         assert sum(sizes[start:stop]) + (stop - start) <= 190 * 1024 * 1024
     assert len(plan) == 4  # the request limit binds before the byte limit here
+
+
+# ----- settings and secrets of batch runs ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"batch": True, "batch_poll_interval": float("inf")},
+        {"batch": True, "batch_poll_interval": True},
+        {"batch": True, "batch_poll_interval": 0},
+        {"batch": True, "batch_wait": -1},
+        {"batch": True, "batch_wait": float("nan")},
+        {"batch_cancel": True},
+    ],
+)
+def test_bad_batch_settings_are_refused(settings: dict[str, object]) -> None:
+    from meta_evaluator.errors import JudgeConfigError
+    from meta_evaluator.judge._runner import RunSettings
+
+    with pytest.raises(JudgeConfigError, match="batch"):
+        RunSettings(**settings)  # type: ignore[arg-type]
+
+
+def test_a_judge_runs_repr_never_shows_its_key(tmp_path: Path) -> None:
+    from meta_evaluator.judge._judge_run import JudgeRun
+    from meta_evaluator.judge.config import Judge, Prompt
+    from meta_evaluator.llm.limits import endpoint_key
+    from meta_evaluator.results.runs import RunFiles
+
+    judge = Judge(id="j", llm_client="openai", model="m", prompt=Prompt(id="p", prompt="{x}"))
+    secret = "sk-never-shown-123"
+    run = JudgeRun(
+        judge,
+        RunFiles(tmp_path, "r", "j"),
+        "fp",
+        "structured",
+        endpoint_key("openai", "https://x", secret),
+        secret,
+    )
+    assert secret not in repr(run)

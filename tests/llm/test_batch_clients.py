@@ -18,7 +18,7 @@ import respx
 from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse, classify
 from meta_evaluator.llm.anthropic import AnthropicClient
 from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient, read_result_line
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, Submitted
+from meta_evaluator.llm.batch import BatchNotIdentified, BatchResult, BatchStatus
 from meta_evaluator.llm.openai import OpenAIClient
 from meta_evaluator.llm.openai_batch import OpenAIBatchClient, read_output_line
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema
@@ -65,6 +65,12 @@ TOOL_MESSAGE = {
     "stop_reason": "tool_use",
     "usage": {"input_tokens": 30, "output_tokens": 9},
 }
+
+
+async def upload_and_create(client: Any, lines: list[bytes], key: str) -> tuple[str, str | None]:
+    """Upload (where the provider wants a file) and create: (batch id, file id)."""
+    file_id = await client.upload(lines, key)
+    return await client.create(lines, key, file_id), file_id
 
 
 @pytest.fixture
@@ -248,10 +254,10 @@ async def test_openai_submit_uploads_then_creates(http: httpx.AsyncClient) -> No
     with respx.mock(assert_all_called=True) as router:
         upload = router.post(f"{BASE}/files").respond(200, json={"id": "file-in", "object": "file"})
         create = router.post(f"{BASE}/batches").respond(200, json={"id": "batch_1"})
-        done = await client.submit(lines, "bk")
+        done = await upload_and_create(client, lines, "bk")
         # The upload comes first: the batch is created over the file it answered.
         assert [c.request.url.path for c in router.calls] == ["/v1/files", "/v1/batches"]
-    assert done == Submitted("batch_1", "file-in")
+    assert done == ("batch_1", "file-in")
     assert upload.call_count == 1 and create.call_count == 1
     sent = upload.calls.last.request
     assert str(sent.url) == f"{BASE}/files"
@@ -281,7 +287,7 @@ async def test_openai_submit_default_base_url(http: httpx.AsyncClient) -> None:
     with respx.mock(assert_all_called=True) as router:
         router.post("https://api.openai.com/v1/files").respond(200, json={"id": "f"})
         router.post("https://api.openai.com/v1/batches").respond(200, json={"id": "b"})
-        assert await client.submit([b"{}"], "k") == Submitted("b", "f")
+        assert await upload_and_create(client, [b"{}"], "k") == ("b", "f")
 
 
 @pytest.mark.anyio
@@ -291,8 +297,8 @@ async def test_azure_submit(http: httpx.AsyncClient) -> None:
     with respx.mock(assert_all_called=True) as router:
         upload = router.post(f"{AZURE}/openai/files").respond(200, json={"id": "file-az"})
         create = router.post(f"{AZURE}/openai/batches").respond(200, json={"id": "batch_az"})
-        done = await client.submit(lines, "az")
-    assert done == Submitted("batch_az", "file-az")
+        done = await upload_and_create(client, lines, "az")
+    assert done == ("batch_az", "file-az")
     for route, path in ((upload, "files"), (create, "batches")):
         sent = route.calls.last.request
         assert str(sent.url) == f"{AZURE}/openai/{path}?api-version={AZURE_VERSION}"
@@ -315,7 +321,7 @@ async def test_openai_without_key_sends_no_auth(http: httpx.AsyncClient) -> None
     with respx.mock(assert_all_called=True) as router:
         upload = router.post(f"{BASE}/files").respond(200, json={"id": "f"})
         router.post(f"{BASE}/batches").respond(200, json={"id": "b"})
-        await client.submit([b"{}"], "k")
+        await upload_and_create(client, [b"{}"], "k")
     assert "Authorization" not in upload.calls.last.request.headers
     assert "api-key" not in upload.calls.last.request.headers
 
@@ -326,7 +332,7 @@ async def test_openai_submit_upload_without_id_is_malformed(http: httpx.AsyncCli
         router.post(f"{BASE}/files").respond(200, json={"object": "file"})
         create = router.post(f"{BASE}/batches").respond(200, json={"id": "b"})
         with pytest.raises(MalformedResponse, match="no id"):
-            await openai(http).submit([b"{}"], "k")
+            await upload_and_create(openai(http), [b"{}"], "k")
     assert create.call_count == 0
 
 
@@ -336,7 +342,7 @@ async def test_openai_submit_create_without_id_is_malformed(http: httpx.AsyncCli
         router.post(f"{BASE}/files").respond(200, json={"id": "f"})
         router.post(f"{BASE}/batches").respond(200, json={"id": 12})
         with pytest.raises(MalformedResponse, match="no id"):
-            await openai(http).submit([b"{}"], "k")
+            await upload_and_create(openai(http), [b"{}"], "k")
 
 
 @pytest.mark.anyio
@@ -350,9 +356,8 @@ async def test_anthropic_submit(http: httpx.AsyncClient, base: str) -> None:
         route = router.post(ANTHROPIC_ROOT).respond(
             200, json={"id": "msgbatch_1", "processing_status": "in_progress"}
         )
-        done = await client.submit(lines, "ak")
-    assert done == Submitted("msgbatch_1")
-    assert done.input_file_id is None
+        done = await upload_and_create(client, lines, "ak")
+    assert done == ("msgbatch_1", None)  # nothing uploaded: the requests go inline
     sent = route.calls.last.request
     assert str(sent.url) == ANTHROPIC_ROOT
     assert sent.method == "POST"
@@ -368,7 +373,10 @@ async def test_anthropic_submit(http: httpx.AsyncClient, base: str) -> None:
 async def test_anthropic_default_base_url(http: httpx.AsyncClient) -> None:
     with respx.mock(assert_all_called=True) as router:
         router.post("https://api.anthropic.com/v1/messages/batches").respond(200, json={"id": "m"})
-        assert await AnthropicBatchClient(http, api_key=KEY).submit([b"{}"], "k") == Submitted("m")
+        assert await upload_and_create(AnthropicBatchClient(http, api_key=KEY), [b"{}"], "k") == (
+            "m",
+            None,
+        )
 
 
 @pytest.mark.anyio
@@ -376,7 +384,7 @@ async def test_anthropic_submit_without_id_is_malformed(http: httpx.AsyncClient)
     with respx.mock(assert_all_called=True) as router:
         router.post(ANTHROPIC_ROOT).respond(200, json={"type": "message_batch"})
         with pytest.raises(MalformedResponse, match="no id"):
-            await anthropic(http).submit([b"{}"], "k")
+            await upload_and_create(anthropic(http), [b"{}"], "k")
 
 
 # --- status() -----------------------------------------------------------------------------------
@@ -935,7 +943,7 @@ def an_batch(batch_id: str, offset: float, total: int) -> dict[str, Any]:
 async def test_anthropic_find_the_one_candidate(http: httpx.AsyncClient) -> None:
     page = {
         "data": [
-            an_batch("too_late", 3600, 6),
+            an_batch("too_late", 3601, 6),  # the window is the hour after the submission
             an_batch("right", 5, 6),
             an_batch("wrong_count", 4, 7),
             an_batch("too_early", -3600, 6),
@@ -954,11 +962,13 @@ async def test_anthropic_find_the_one_candidate(http: httpx.AsyncClient) -> None
 
 
 @pytest.mark.anyio
-async def test_anthropic_find_two_candidates_is_none(http: httpx.AsyncClient) -> None:
+async def test_anthropic_find_two_candidates_is_not_identified(http: httpx.AsyncClient) -> None:
     page = {"data": [an_batch("one", 10, 6), an_batch("two", 20, 6)], "has_more": False}
     with respx.mock(assert_all_called=True) as router:
         router.get(ANTHROPIC_ROOT).mock(side_effect=paged([page]))
-        assert await anthropic(http).find("ak", SINCE, 6, set()) is None
+        with pytest.raises(BatchNotIdentified, match=r"2 batches .* \(one, two\)") as caught:
+            await anthropic(http).find("ak", SINCE, 6, set())
+    assert '"abandoned"' in str(caught.value) and '"batch_id"' in str(caught.value)
 
 
 @pytest.mark.anyio
@@ -1004,7 +1014,8 @@ async def test_anthropic_find_candidates_across_pages_are_ambiguous(
     ]
     with respx.mock(assert_all_called=True) as router:
         router.get(ANTHROPIC_ROOT).mock(side_effect=paged(pages))
-        assert await anthropic(http).find("ak", SINCE, 6, set()) is None
+        with pytest.raises(BatchNotIdentified, match=r"first, second"):
+            await anthropic(http).find("ak", SINCE, 6, set())
 
 
 # --- cancel() -----------------------------------------------------------------------------------
@@ -1032,12 +1043,16 @@ ECHO = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "auth
 def calls(http: httpx.AsyncClient) -> list[tuple[str, str, Any]]:
     """(name, URL answered, coroutine factory) for a call of each kind of each client."""
     return [
-        ("openai.submit", f"{BASE}/files", lambda: openai(http).submit([b"{}"], "k")),
+        ("openai.submit", f"{BASE}/files", lambda: upload_and_create(openai(http), [b"{}"], "k")),
         ("openai.status", f"{BASE}/batches/b", lambda: openai(http).status("b")),
         ("openai.results", f"{BASE}/batches/b", lambda: openai(http).results("b")),
         ("openai.find", f"{BASE}/batches", lambda: openai(http).find("k", SINCE, 1, set())),
         ("openai.cancel", f"{BASE}/batches/b/cancel", lambda: openai(http).cancel("b")),
-        ("anthropic.submit", ANTHROPIC_ROOT, lambda: anthropic(http).submit([b"{}"], "k")),
+        (
+            "anthropic.submit",
+            ANTHROPIC_ROOT,
+            lambda: upload_and_create(anthropic(http), [b"{}"], "k"),
+        ),
         ("anthropic.status", f"{ANTHROPIC_ROOT}/b", lambda: anthropic(http).status("b")),
         (
             "anthropic.results",
