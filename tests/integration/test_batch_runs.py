@@ -751,3 +751,20 @@ def test_batch_requests_carry_the_judges_extra_headers(tmp_path: Path) -> None:
         )
         assert run(evaluator, transport=Recorder()).complete
     assert seen and all(h.get("openai-project") == "proj_eval" for h in seen)
+
+
+def test_shards_in_batch_mode_submit_their_own_rows_and_merge(tmp_path: Path) -> None:
+    with start_in_thread(batch_seconds=0.05, seed=3) as server:
+        evaluator = make_project(tmp_path / "p", 20, server)
+        parts = [run(evaluator, run_id="nightly", shard=(k, 2)) for k in (1, 2)]
+        stats = batch_stats(server)
+        merged = evaluator.load_all_judge_results()["j"]
+    assert [len(part) for part in parts] != [0, 0] and sum(len(p) for p in parts) == 20
+    assert stats["batches_created"] == 2 and stats["requests_submitted"] == 20
+    folder = tmp_path / "p" / "results" / "nightly"
+    assert sorted(p.name for p in folder.glob("*.batches")) == [
+        "j.shard-1-of-2.batches",
+        "j.shard-2-of-2.batches",
+    ]
+    assert merged.results_data["original_id"].to_list() == frame(20)["qid"].to_list()
+    assert_labels_meant(evaluator, merged.results_data)
