@@ -102,11 +102,13 @@ def child(provider: str, rows: int, base_url: str, batch: bool) -> dict[str, Any
 
         return wrapped if inspect.iscoroutinefunction(function) else sync
 
-    batch_module._submit = timed("prepare_and_submit", batch_module._submit)
-    batch_module._collect = timed("map_back", batch_module._collect)
-    for module in (openai_batch.OpenAIBatchClient, anthropic_batch.AnthropicBatchClient):
-        module.results = timed("download_and_read", module.results)
-        module.submit = timed("upload", module.submit)
+    job = batch_module._BatchJob
+    job.submit = timed("prepare_and_submit", job.submit)  # type: ignore[method-assign]
+    job.collect = timed("map_back", job.collect)  # type: ignore[method-assign]
+    for client in (openai_batch.OpenAIBatchClient, anthropic_batch.AnthropicBatchClient):
+        client.results = timed("download_and_read", client.results)  # type: ignore[method-assign]
+        client.upload = timed("upload", client.upload)  # type: ignore[method-assign]
+        client.create = timed("upload", client.create)  # type: ignore[method-assign]
 
     folder = Path(tempfile.mkdtemp()) / "bench"
     evaluator = MetaEvaluator(folder)
