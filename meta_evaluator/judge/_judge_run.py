@@ -20,7 +20,7 @@ from meta_evaluator.llm.limits import EndpointKey
 from meta_evaluator.llm.types import ChatResponse
 from meta_evaluator.results.runs import RunFiles, RunState, now_iso
 
-__all__ = ["JudgeRun", "majority", "mark_started", "row_values"]
+__all__ = ["JudgeRun", "majority", "mark_started", "row_values", "write_state"]
 
 
 @dataclass
@@ -129,15 +129,20 @@ def mark_started(run: JudgeRun) -> None:
     A call that fails or is interrupted earlier thus leaves earlier runs exactly as they were.
     """
     if not run.started:
-        run.files.write_state(
-            RunState(
-                run.judge.id,
-                run.files.run_id,
-                run.fingerprint,
-                run.created_at,
-                None,
-                {},
-                shard=run.files.shard,
-            )
-        )
+        write_state(run, completed_at=None, counts={})
         run.started = True
+
+
+def write_state(run: JudgeRun, *, completed_at: str | None, counts: dict[str, int]) -> None:
+    """Write the run's state file: complete when `completed_at` is given."""
+    run.files.write_state(
+        RunState(
+            run.judge.id,
+            run.files.run_id,
+            run.fingerprint,
+            run.created_at,
+            completed_at,
+            counts,
+            shard=run.files.shard,
+        )
+    )

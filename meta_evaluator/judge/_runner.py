@@ -33,7 +33,13 @@ from meta_evaluator.judge._clients import (
     build_client,
     judge_endpoint,
 )
-from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
+from meta_evaluator.judge._judge_run import (
+    JudgeRun,
+    majority,
+    mark_started,
+    row_values,
+    write_state,
+)
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
 from meta_evaluator.judge._shards import check_shard, shard_of
@@ -48,7 +54,6 @@ from meta_evaluator.results.row_store import RowStore, read_rows
 from meta_evaluator.results.runs import (
     RunFiles,
     RunLock,
-    RunState,
     latest_run,
     latest_sharded_run,
     new_run_id,
@@ -579,15 +584,5 @@ def _finish(run: JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> Ju
         return results  # nothing was asked: the files stay as they were
     if complete:
         run.files.write_table(results)
-    run.files.write_state(
-        RunState(
-            run.judge.id,
-            run.files.run_id,
-            run.fingerprint,
-            run.created_at,
-            now_iso() if complete else None,
-            counts,
-            shard=run.files.shard,
-        )
-    )
+    write_state(run, completed_at=now_iso() if complete else None, counts=counts)
     return results

@@ -14,9 +14,15 @@ from typing import Any
 import httpx
 
 from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
-from meta_evaluator.llm._http import json_object, redact, send
+from meta_evaluator.llm._http import json_object, send
 from meta_evaluator.llm.anthropic import DEFAULT_BASE_URL, AnthropicClient, parse_message
-from meta_evaluator.llm.batch import BatchNotIdentified, BatchResult, BatchStatus, jsonl_lines
+from meta_evaluator.llm.batch import (
+    BatchNotIdentified,
+    BatchResult,
+    BatchStatus,
+    id_of,
+    jsonl_lines,
+)
 from meta_evaluator.llm.types import ChatRequest
 
 __all__ = ["AnthropicBatchClient", "read_result_line"]
@@ -110,12 +116,7 @@ class AnthropicBatchClient:
         body = b"".join(parts)  # one copy of the lines, however many there are
         del parts
         created = json_object(await self._call("POST", self._root, body), self._key)
-        batch_id = created.get("id")
-        if not isinstance(batch_id, str):
-            raise MalformedResponse(
-                f"creating the batch answered no id: {redact(str(created)[:200], self._key)}"
-            )
-        return batch_id
+        return id_of(created, "creating the batch", self._key)
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
         """The one unknown batch of `count` requests created within the hour after `since`.

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from meta_evaluator.llm._classify import CallFailed
+from meta_evaluator.llm._classify import CallFailed, MalformedResponse
+from meta_evaluator.llm._http import redact
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "BatchNotIdentified",
     "BatchResult",
     "BatchStatus",
+    "id_of",
     "jsonl_lines",
 ]
 
@@ -122,3 +124,15 @@ def jsonl_lines(data: bytes) -> Iterator[bytes]:
         if line.strip():
             yield line
         start = end + 1
+
+
+def id_of(answer: dict[str, Any], what: str, secret: str | None) -> str:
+    """The `id` of what the provider made (a file, a batch).
+
+    Raises:
+        MalformedResponse: The answer has no string `id` (shown without `secret`).
+    """
+    made = answer.get("id")
+    if not isinstance(made, str):
+        raise MalformedResponse(f"{what} answered no id: {redact(str(answer)[:200], secret)}")
+    return made

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 
 from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
-from meta_evaluator.llm._http import json_object, redact, send
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, jsonl_lines
+from meta_evaluator.llm._http import json_object, send
+from meta_evaluator.llm.batch import BatchResult, BatchStatus, id_of, jsonl_lines
 from meta_evaluator.llm.openai import DEFAULT_BASE_URL, OpenAIClient, parse_completion
 from meta_evaluator.llm.types import ChatRequest
 
@@ -106,12 +106,7 @@ class OpenAIBatchClient:
             ),
             self._key,
         )
-        file_id = uploaded.get("id")
-        if not isinstance(file_id, str):
-            raise MalformedResponse(
-                f"the file upload answered no id: {redact(str(uploaded)[:200], self._key)}"
-            )
-        return file_id
+        return id_of(uploaded, "the file upload", self._key)
 
     async def create(self, lines: Sequence[bytes], key: str, file_id: str | None) -> str:
         """Create a batch over the uploaded file, with `key` in its metadata."""
@@ -130,12 +125,7 @@ class OpenAIBatchClient:
             ),
             self._key,
         )
-        batch_id = created.get("id")
-        if not isinstance(batch_id, str):
-            raise MalformedResponse(
-                f"creating the batch answered no id: {redact(str(created)[:200], self._key)}"
-            )
-        return batch_id
+        return id_of(created, "creating the batch", self._key)
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
         """The batch whose metadata carries `key` (listing newest first, back to `since`)."""
