@@ -269,6 +269,10 @@ def _print_plan(
         if judge.batch:
             print("  mode:             batch (the provider's batch API)")
             print(f"  in batches:       {judge.in_batches} (submitted before; collected)")
+            print(
+                f"  new batches:      {judge.batches} ({judge.batch_bytes / 1e6:.1f} MB of "
+                "requests)"
+            )
         print(f"  calls:            {judge.calls}")
         print(f"  estimated tokens: {judge.estimated_tokens}")
     count = len(plan.judges)

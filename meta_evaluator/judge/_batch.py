@@ -29,7 +29,7 @@ from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
 from meta_evaluator.judge._progress import Progress
-from meta_evaluator.judge._prompting import prompt_hash
+from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
 from meta_evaluator.llm._classify import CallFailed, EndpointRejected, classify
 from meta_evaluator.llm._retry import backoff_seconds, call_with_retries
 from meta_evaluator.llm.batch import BatchClient, BatchNotIdentified, BatchResult
@@ -37,7 +37,14 @@ from meta_evaluator.results.batches import BatchLedger, BatchRecord, known_batch
 from meta_evaluator.results.row_store import RowStore
 from meta_evaluator.results.runs import now_iso
 
-__all__ = ["BatchSettings", "check_ledger", "plan_batches", "run_batch_judge"]
+__all__ = [
+    "BatchSettings",
+    "PreparedRequests",
+    "check_ledger",
+    "plan_batches",
+    "prepare_requests",
+    "run_batch_judge",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -123,6 +130,42 @@ def plan_batches(
     if start < len(sizes):
         batches.append((start, len(sizes)))
     return batches
+
+
+@dataclass
+class PreparedRequests:
+    """Rows turned into a provider's request bodies, and split into batches."""
+
+    bodies: list[bytes]
+    """Each row's encoded request body (one per row; sent `answers_per_row` times)."""
+    hashes: list[str]
+    """Each row's `prompt_hash`."""
+    plan: list[tuple[int, int]]
+    """The batches, as (start, stop) ranges of rows."""
+    line_bytes: list[int]
+    """Each row's bytes in its batch: its lines and their newlines."""
+
+
+def prepare_requests(
+    client: BatchClient, builder: RequestBuilder, rows: Sequence[dict[str, Any]], per_row: int
+) -> PreparedRequests:
+    """Build, encode and hash every row's request once, and plan the batches they fill."""
+    bodies: list[bytes] = []
+    hashes: list[str] = []
+    for row in rows:  # one pass: only each body's bytes and hash are kept
+        request = builder.build(row)
+        bodies.append(client.encode(request))
+        hashes.append(prompt_hash(request))
+    # A line is its body plus a custom id of at most this many bytes, and a little framing.
+    id_bytes = len(f"{new_batch_key()}-{len(rows)}-{per_row}")
+    framing = len(client.line("x" * id_bytes, b""))
+    sizes = [(len(body) + framing + 1) * per_row for body in bodies]
+    plan = plan_batches(
+        [size - 1 for size in sizes],  # plan_batches adds one newline per entry
+        max_requests=max(1, client.max_requests // per_row),
+        max_bytes=client.max_bytes,
+    )
+    return PreparedRequests(bodies, hashes, plan, sizes)
 
 
 async def run_batch_judge(
@@ -263,22 +306,10 @@ class _BatchJob:
         if not todo:
             return []
         client, per_row = self.client, self.settings.answers_per_row
-        builder = self.run.builders[self.run.method]
-        bodies: list[bytes] = []
-        hashes: list[str] = []
-        for index in todo:  # one pass: only each body's bytes and hash are kept
-            request = builder.build(self.rows[index])
-            bodies.append(client.encode(request))
-            hashes.append(prompt_hash(request))
-        # A line is its body plus a custom id of at most this many bytes, and a little framing.
-        id_bytes = len(f"{new_batch_key()}-{len(todo)}-{per_row}")
-        framing = len(client.line("x" * id_bytes, b""))
-        plan = plan_batches(
-            # plan_batches adds one newline per entry; a row sends per_row lines
-            [(len(body) + framing + 1) * per_row - 1 for body in bodies],
-            max_requests=max(1, client.max_requests // per_row),
-            max_bytes=client.max_bytes,
+        requests = prepare_requests(
+            client, self.run.builders[self.run.method], [self.rows[i] for i in todo], per_row
         )
+        bodies, hashes, plan = requests.bodies, requests.hashes, requests.plan
         submitted = []
         for start, stop in plan:
             record = BatchRecord(

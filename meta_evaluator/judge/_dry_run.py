@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import httpx
+
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge._batch import check_ledger
+from meta_evaluator.judge._batch import check_ledger, prepare_requests
+from meta_evaluator.judge._clients import build_batch_client
 from meta_evaluator.judge._runner import RunSettings, check_judge, plan_judge, shard_rows
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.results.batches import BatchLedger
@@ -55,6 +58,10 @@ class JudgePlan:
     """Rows in batches the run already submitted: collected, not asked again (batch runs)."""
     batch: bool = False
     """Whether the rows would go through the provider's batch engine."""
+    batches: int = 0
+    """Batches the rows to ask would fill (within the provider's limits), for a batch run."""
+    batch_bytes: int = 0
+    """Bytes of request lines those batches would send."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,15 @@ def plan_run(
         todo = [index for index in todo if ids[index] not in waiting]
         builder = run.builders[run.method]
         tokens = sum(builder.build(rows[index]).estimated_tokens() for index in todo)
+        batches, batch_bytes = 0, 0
+        if batch and todo:
+            prepared = prepare_requests(
+                build_batch_client(judge, httpx.AsyncClient(), None, timeout=60.0),
+                builder,
+                [rows[index] for index in todo],
+                settings.consistency,
+            )
+            batches, batch_bytes = len(prepared.plan), sum(prepared.line_bytes)
         action: RunAction
         if run.unchanged:
             action = "done"
@@ -165,6 +181,8 @@ def plan_run(
                 source_run_id=run.source.run_id if run.source is not None else run.source_run_id,
                 in_batches=sum(1 for index in run.todo if ids[index] in waiting),
                 batch=batch,
+                batches=batches,
+                batch_bytes=batch_bytes,
             )
         )
     return RunPlan(plans, settings.max_retries)

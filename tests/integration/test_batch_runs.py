@@ -561,6 +561,11 @@ def test_cli_batch_wait_zero_exits_3_and_a_later_run_collects(
     project = tmp_path / "p"
     with start_in_thread(batch_seconds=0.5, seed=11) as server:
         make_project(project, ROWS, server)
+        ahead = entry("run", project, "--batch", "--dry-run")
+        assert ahead.returncode == 0, ahead
+        assert re.search(r"^  new batches: +1 \(0\.\d MB of requests\)$", ahead.stdout, re.M)
+        assert re.search(rf"^  calls: +{ROWS}$", ahead.stdout, re.M), ahead.stdout
+        assert batch_stats(server)["batches_created"] == 0
         first = entry("run", project, "--batch", "--batch-wait", "0")
         assert first.returncode == 3, first
         assert "batches still running" in first.stdout
@@ -573,6 +578,7 @@ def test_cli_batch_wait_zero_exits_3_and_a_later_run_collects(
         assert plan.returncode == 0, plan
         assert re.search(rf"^  in batches: +{ROWS} ", plan.stdout, re.M), plan.stdout
         assert re.search(r"^  calls: +0$", plan.stdout, re.M), plan.stdout
+        assert re.search(r"^  new batches: +0 ", plan.stdout, re.M), plan.stdout
         assert re.search(r"^  mode: +batch", plan.stdout, re.M), plan.stdout
         assert batch_stats(server) == before  # a dry run calls nothing
 

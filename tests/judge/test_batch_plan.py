@@ -143,3 +143,38 @@ def test_a_judge_runs_repr_never_shows_its_key(tmp_path: Path) -> None:
         secret,
     )
     assert secret not in repr(run)
+
+
+@pytest.mark.parametrize("per_row", [1, 3])
+def test_prepared_requests_fill_batches_within_the_limits(per_row: int) -> None:
+    import httpx
+
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.judge._batch import prepare_requests
+    from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
+    from meta_evaluator.judge.config import Judge, Prompt
+    from meta_evaluator.llm.openai_batch import OpenAIBatchClient
+    from meta_evaluator.results.batches import BatchRecord, new_batch_key
+
+    task = EvalTask({"verdict": ["yes", "no"]}, ["question"], ["answer"])
+    judge = Judge(id="j", llm_client="openai", model="m",
+                  prompt=Prompt(id="p", prompt="Is {answer} right for {question}?"))  # fmt: skip
+    builder = RequestBuilder(judge, task, "structured")
+    client = OpenAIBatchClient(httpx.AsyncClient())
+    client.max_requests = 4 * per_row  # type: ignore[misc]
+    rows = [{"question": f"q{i}" * (i + 1), "answer": f"a{i}"} for i in range(10)]
+    prepared = prepare_requests(client, builder, rows, per_row)
+    assert prepared.plan == [(0, 4), (4, 8), (8, 10)]
+    assert prepared.hashes == [prompt_hash(builder.build(row)) for row in rows]
+    assert prepared.bodies == [client.encode(builder.build(row)) for row in rows]
+    # The planned bytes bound what is really sent under real custom ids.
+    for start, stop in prepared.plan:
+        record = BatchRecord(new_batch_key(), "openai", "fp", "2026-01-01T00:00:00+00:00",
+                             list(range(start, stop)), prepared.hashes[start:stop],
+                             answers_per_row=per_row)  # fmt: skip
+        for row in range(stop - start):
+            sent = sum(
+                len(client.line(record.custom_id(row, k), prepared.bodies[start + row])) + 1
+                for k in range(per_row)
+            )
+            assert sent <= prepared.line_bytes[start + row] <= sent + 8 * per_row
