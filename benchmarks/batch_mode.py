@@ -6,7 +6,8 @@ Usage: .venv/bin/python benchmarks/batch_mode.py [--rows 100000] [--live-rows 10
 For each provider, a fresh process builds a project of N rows and runs its judge with
 batch=True against the fake server (in its own process, batches ending at once), and reports:
 
-- the batches planned (count, requests, bytes of request lines, HTTP requests made);
+- the batches planned (count, requests, bytes of request lines, HTTP requests made), and
+  the time `run --batch --dry-run` takes to plan them;
 - where the client's time goes: preparing and submitting (requests built, lines written,
   batches planned, uploaded), downloading and reading results, mapping them back to rows
   (classified, appended to the row store), and finishing (Parquet table and state);
@@ -127,7 +128,25 @@ def child(provider: str, rows: int, base_url: str, batch: bool) -> dict[str, Any
 
     import meta_evaluator.judge._runner  # noqa: F401
 
-    baseline = _rss_mb()
+    baseline = _rss_mb()  # the peak below covers the dry run and the run
+    plan_seconds = 0.0
+    if batch:  # what `run --batch --dry-run` works out: the batches, without a call
+        from meta_evaluator.judge._dry_run import plan_run
+        from meta_evaluator.judge._runner import RunSettings
+
+        assert evaluator.data is not None and evaluator.eval_task is not None
+        began = time.perf_counter()
+        plan = plan_run(
+            folder / "results",
+            list(evaluator.judge_registry.values()),
+            evaluator.data,
+            evaluator.eval_task,
+            run_id=None,
+            settings=RunSettings(batch=True),
+        )
+        plan_seconds = time.perf_counter() - began
+        timings["planned_batches"] = plan.judges[0].batches
+        timings["planned_mb"] = plan.judges[0].batch_bytes / 1e6
     cpu, wall = time.process_time(), time.perf_counter()
     result = evaluator.run_judges_async(batch=batch, batch_poll_interval=0.05, max_concurrency=64)[
         "j"
@@ -136,6 +155,7 @@ def child(provider: str, rows: int, base_url: str, batch: bool) -> dict[str, Any
     ledger = list((folder / "results").glob("*/j.batches/*.json"))
     rows_file = next((folder / "results").glob("*/j.jsonl"))
     return {
+        "plan_seconds": plan_seconds,
         "wall": wall,
         "cpu": cpu,
         "valid": result.counts()["valid"],
@@ -203,8 +223,10 @@ def main() -> None:
             )
             if batch:
                 print(
-                    f"{'':<10} ledger {found['ledger_bytes'] / 1e6:.1f} MB, row store "
-                    f"{found['row_store_bytes'] / 1e6:.1f} MB, of which upload "
+                    f"{'':<10} dry run: {found['planned_batches']:.0f} batches, "
+                    f"{found['planned_mb']:.1f} MB planned in {found['plan_seconds']:.2f} s; "
+                    f"ledger {found['ledger_bytes'] / 1e6:.1f} MB, row store "
+                    f"{found['row_store_bytes'] / 1e6:.1f} MB; upload and create "
                     f"{found.get('upload', 0):.2f} s"
                 )
 
