@@ -487,7 +487,8 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
 
 def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
     """One line on a judge's latest sharded run: shards complete, rows in them; None if none."""
-    from meta_evaluator.results.runs import shard_states
+    from meta_evaluator.results.batches import BatchLedger
+    from meta_evaluator.results.runs import RunFiles, shard_states
 
     runs = shard_states(results_dir, judge_id)
     if not runs:
@@ -497,10 +498,19 @@ def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
     count = max(state.shard[1] for state in states if state.shard is not None)
     finished = [state for state in states if state.complete]
     rows = sum(sum(state.counts.values()) for state in finished)
-    return (
+    line = (
         f"latest run {run} (sharded): {len(finished)} of {count} shard(s) complete, "
         f"{rows} rows in them"
     )
+    pending = [
+        record
+        for state in states
+        for record in BatchLedger(RunFiles(results_dir, run, judge_id, shard=state.shard)).pending()
+    ]
+    if pending:
+        held = sum(len(record.ids) for record in pending)
+        line += f"; {held} rows in {len(pending)} submitted batch(es): `run --batch` collects them"
+    return line
 
 
 @contextlib.contextmanager

@@ -774,3 +774,23 @@ def test_shards_in_batch_mode_submit_their_own_rows_and_merge(tmp_path: Path) ->
     ]
     assert merged.results_data["original_id"].to_list() == frame(20)["qid"].to_list()
     assert_labels_meant(evaluator, merged.results_data)
+
+
+def test_status_names_the_rows_still_in_batches(
+    tmp_path: Path, entry: Callable[..., Exited]
+) -> None:
+    project = tmp_path / "p"
+    with start_in_thread(batch_seconds=30.0, seed=5) as server:
+        evaluator = make_project(project, 10, server)
+        run(evaluator, batch_wait=0)
+        shown = entry("status", project)
+        assert shown.returncode == 0, shown
+        assert re.search(r"10 rows in 1 submitted batch\(es\) \(batch_\d+\)", shown.stdout)
+        evaluator.add_judge("s", "openai", MODEL["openai"], "Sharded: " + PROMPT,
+                            base_url=f"{server.base_url}/v1")  # fmt: skip
+        evaluator.save_state()
+        for k in (1, 2):
+            evaluator.run_judges_async(["s"], "night", shard=(k, 2), batch=True, batch_wait=0)
+        shown = entry("status", project)
+    assert re.search(r"s: .*\n.*0 of 2 shard\(s\) complete, 0 rows in them; 10 rows in 2 "
+                     r"submitted batch\(es\)", shown.stdout), shown.stdout  # fmt: skip
