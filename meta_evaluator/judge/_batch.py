@@ -229,6 +229,8 @@ class _BatchJob:
         self.task, self.settings, self.progress = task, settings, progress
         self.rows, self.ids = rows, ids
         self.results_dir: Path = run.files.rows.parent.parent
+        self.submitted_here: set[str] = set()
+        """Keys of the batches this call submitted: their rows cannot have changed since."""
 
     async def retried(self, call: Callable[[], Awaitable[T]], what: str) -> T:
         """`call()` with the run's retries of failures that may pass (429, 5xx, timeouts)."""
@@ -340,6 +342,7 @@ class _BatchJob:
                 raise
             record = record.update(status="submitted", batch_id=batch_id)
             self.ledger.write(record)
+            self.submitted_here.add(record.key)
             logger.info(
                 "judge=%s: submitted batch %s: %d rows, %d requests, %.1f MB in %.1f s",
                 self.run.judge.id,
@@ -550,7 +553,7 @@ class _BatchJob:
             f"batch {record.batch_id} ({provider_status}) holds no result for this request",
             status=_NO_RESULT_STATUS.get(provider_status, "batch_failed"),  # type: ignore[arg-type]
         )
-        current = self.current_hashes(record)
+        current = {} if record.key in self.submitted_here else self.current_hashes(record)
         counts = {"valid": 0, "invalid": 0, "error": 0}
         changed = 0
         for row, (row_id, sent) in enumerate(zip(record.ids, record.prompt_hashes, strict=True)):

@@ -121,9 +121,12 @@ def build_request(
 
 
 def prompt_hash(request: ChatRequest) -> str:
-    """A digest of what is sent (messages and schema): a changed prompt is a different row."""
-    payload = {
-        "messages": request.messages,
-        "schema": request.output_schema.schema if request.output_schema else None,
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    """A digest of what is sent (messages and schema): a changed prompt is a different row.
+
+    The digest of `json.dumps({"messages": ..., "schema": ...}, sort_keys=True)`, written out
+    so that the schema, the same for every row, is serialised once.
+    """
+    schema = request.output_schema.sorted_json if request.output_schema else "null"
+    messages = json.dumps(request.messages, sort_keys=True)
+    text = f'{{"messages": {messages}, "schema": {schema}}}'
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

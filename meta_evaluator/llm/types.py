@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 __all__ = ["ChatRequest", "ChatResponse", "FinishReason", "OutputSchema", "token_count"]
@@ -16,6 +18,14 @@ class OutputSchema:
 
     name: str
     schema: dict[str, Any]
+
+    @cached_property
+    def sorted_json(self) -> str:
+        """The schema as `json.dumps(schema, sort_keys=True)`, made once.
+
+        Every row's prompt hash includes it.
+        """
+        return json.dumps(self.schema, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -325,3 +325,28 @@ async def test_mock_rates_of_zero_never_misbehave() -> None:
     for row in rows(20):
         response = await client.complete(build_request(judge(), TASK, row, "xml"))
         assert parse_answer(response, TASK, "xml").outcome == "valid"
+
+
+@pytest.mark.parametrize("method", ["xml", "structured"])
+@pytest.mark.parametrize("seed", range(20))
+def test_prompt_hash_is_the_digest_of_the_sorted_json_of_messages_and_schema(
+    method: Any, seed: int
+) -> None:
+    """The hash stored in every run's rows: it must not drift, or resumed runs re-ask rows."""
+    import hashlib
+    import json
+    import random
+
+    rng = random.Random(seed)
+    alphabet = 'aé"\\\n\t{}<>ü😀 \u2028x'
+    row = {
+        "prompt": "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))),
+        "response": "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))),
+    }
+    request = build_request(judge(TEMPLATE), TASK, row, method)
+    payload = {
+        "messages": request.messages,
+        "schema": request.output_schema.schema if request.output_schema else None,
+    }
+    reference = json.dumps(payload, sort_keys=True)
+    assert prompt_hash(request) == hashlib.sha256(reference.encode()).hexdigest()[:16]
