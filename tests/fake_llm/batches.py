@@ -7,7 +7,8 @@ faults from the server's fault RNG: 429 and 500 become failed requests, `malform
 body lacks the expected shape; `batch_expire_rate` expires requests. A model in
 `fail_status_for_model` fails an OpenAI batch's validation, and errors each Anthropic request.
 
-Endpoints (OpenAI under /v1, Anthropic under /v1/messages/batches):
+Endpoints (OpenAI under /v1, Azure OpenAI under /openai with ?api-version=, Anthropic under
+/v1/messages/batches):
     POST /v1/files (multipart: purpose, file)   GET /v1/files/{id}/content
     POST /v1/batches   GET /v1/batches[?after&limit]   GET /v1/batches/{id}
     POST /v1/batches/{id}/cancel
@@ -47,6 +48,7 @@ class _Batch:
     ends: float
     requests: list[tuple[str, dict[str, Any]]]  # (custom_id, body)
     input_file_id: str | None = None
+    endpoint: str = "/v1/chat/completions"
     metadata: dict[str, Any] = field(default_factory=dict)
     failed: list[dict[str, Any]] = field(default_factory=list)  # validation errors (OpenAI)
     canceled_at: float | None = None
@@ -89,6 +91,10 @@ class BatchEngine:
     ) -> Reply | None:
         """The reply to a batch endpoint, or None when `path` is not one."""
         parts = path.strip("/").split("/")
+        if parts[:2] in (["openai", "files"], ["openai", "batches"]):
+            if "api-version" not in query:  # Azure OpenAI: the same API under /openai
+                return 404, {"error": {"code": "404", "message": "api-version is required"}}
+            parts = ["v1", *parts[1:]]
         if parts[:3] == ["v1", "messages", "batches"]:
             rest = parts[3:]
             if not rest:
@@ -205,6 +211,7 @@ class BatchEngine:
             errors.append({"code": "model_not_found", "message": f"model {failing[0]!r} fails"})
         batch = self._new("openai", requests, metadata=body.get("metadata") or {})
         batch.input_file_id = file_id
+        batch.endpoint = str(endpoint)
         batch.failed = errors
         return 200, self._openai_object(batch)[1]
 
@@ -224,7 +231,7 @@ class BatchEngine:
         return 200, {
             "id": batch.id,
             "object": "batch",
-            "endpoint": "/v1/chat/completions",
+            "endpoint": batch.endpoint,
             "errors": {"object": "list", "data": batch.failed} if batch.failed else None,
             "input_file_id": batch.input_file_id,
             "completion_window": "24h",

@@ -794,3 +794,41 @@ def test_status_names_the_rows_still_in_batches(
         shown = entry("status", project)
     assert re.search(r"s: .*\n.*0 of 2 shard\(s\) complete, 0 rows in them; 10 rows in 2 "
                      r"submitted batch\(es\)", shown.stdout), shown.stdout  # fmt: skip
+
+
+def test_an_azure_openai_judge_runs_in_batch_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-secret-456")
+    seen: list[httpx.Request] = []
+
+    class Recorder(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            seen.append(request)
+            return await self.inner.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    with start_in_thread(batch_seconds=0.05, seed=8) as server:
+        evaluator = make_project(tmp_path / "p", 12, server)
+        evaluator.add_judge("az", "azure_openai", "eval-batch-deployment", PROMPT,
+                            base_url=server.base_url, api_version="2024-10-21")  # fmt: skip
+        result = evaluator.run_judges_async(
+            ["az"], batch=True, batch_poll_interval=POLL, transport=Recorder()
+        )["az"]
+        stats = batch_stats(server)
+    assert result.complete and result.counts()["valid"] == 12
+    assert stats["batches_created"] == 1 and stats["requests_submitted"] == 12
+    assert_labels_meant(evaluator, result.results_data)  # the same prompts as judge j's
+    paths = {request.url.path for request in seen}
+    assert {"/openai/files", "/openai/batches"} <= paths
+    assert all(request.url.params["api-version"] == "2024-10-21" for request in seen)
+    assert all(request.headers["api-key"] == "azure-secret-456" for request in seen)
+    assert not any("authorization" in request.headers for request in seen)
+    for path in (tmp_path / "p").rglob("*"):
+        if path.is_file():
+            assert b"azure-secret-456" not in path.read_bytes(), path
