@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,10 +39,10 @@ from meta_evaluator.results.runs import now_iso
 
 __all__ = [
     "BatchSettings",
-    "PreparedRequests",
+    "PreparedBatch",
     "check_ledger",
     "plan_batches",
-    "prepare_requests",
+    "prepare_batches",
     "run_batch_judge",
 ]
 
@@ -112,60 +112,96 @@ def _names(records: Sequence[BatchRecord]) -> str:
     return ", ".join(record.batch_id or record.key for record in records)
 
 
+class _Filling:
+    """The batch being filled: whether one more line fits the provider's limits."""
+
+    def __init__(self, max_requests: int, max_bytes: int) -> None:
+        self.max_requests, self.max_bytes = max_requests, max_bytes
+        self.count, self.bytes = 0, 0
+
+    def full_for(self, size: int) -> bool:
+        """Whether a line of `size` bytes (plus its newline) must start a new batch.
+
+        A line larger than the byte limit still gets a batch of its own (the provider then
+        refuses it, which the row's outcome says).
+        """
+        return self.count > 0 and (
+            self.count >= self.max_requests or self.bytes + size + 1 > self.max_bytes
+        )
+
+    def add(self, size: int) -> None:
+        self.count += 1
+        self.bytes += size + 1
+
+    def restart(self) -> None:
+        self.count, self.bytes = 0, 0
+
+
 def plan_batches(
     sizes: Sequence[int], *, max_requests: int, max_bytes: int
 ) -> list[tuple[int, int]]:
-    """Split lines of `sizes` bytes into consecutive (start, stop) batches within both limits.
-
-    A line larger than `max_bytes` still gets a batch of its own (the provider then refuses it,
-    which the row's outcome says).
-    """
+    """Split lines of `sizes` bytes into consecutive (start, stop) batches within both limits."""
     batches = []
-    start, total = 0, 0
+    filling = _Filling(max_requests, max_bytes)
+    start = 0
     for index, size in enumerate(sizes):
-        if index > start and (index - start >= max_requests or total + size + 1 > max_bytes):
+        if filling.full_for(size):
             batches.append((start, index))
-            start, total = index, 0
-        total += size + 1
+            start = index
+            filling.restart()
+        filling.add(size)
     if start < len(sizes):
         batches.append((start, len(sizes)))
     return batches
 
 
 @dataclass
-class PreparedRequests:
-    """Rows turned into a provider's request bodies, and split into batches."""
+class PreparedBatch:
+    """Rows turned into one batch's request bodies, within the provider's limits."""
 
-    bodies: list[bytes]
-    """Each row's encoded request body (one per row; sent `answers_per_row` times)."""
-    hashes: list[str]
+    positions: list[int] = field(default_factory=list)
+    """Where the rows are in the sequence given to `prepare_batches`."""
+    bodies: list[bytes] = field(default_factory=list)
+    """Each row's encoded request body (sent `answers_per_row` times)."""
+    hashes: list[str] = field(default_factory=list)
     """Each row's `prompt_hash`."""
-    plan: list[tuple[int, int]]
-    """The batches, as (start, stop) ranges of rows."""
-    line_bytes: list[int]
-    """Each row's bytes in its batch: its lines and their newlines."""
+    line_bytes: list[int] = field(default_factory=list)
+    """Each row's bytes in the batch: its lines and their newlines (an upper bound)."""
 
 
-def prepare_requests(
-    client: BatchClient, builder: RequestBuilder, rows: Sequence[dict[str, Any]], per_row: int
-) -> PreparedRequests:
-    """Build, encode and hash every row's request once, and plan the batches they fill."""
-    bodies: list[bytes] = []
-    hashes: list[str] = []
-    for row in rows:  # one pass: only each body's bytes and hash are kept
-        request = builder.build(row)
-        bodies.append(client.encode(request))
-        hashes.append(prompt_hash(request))
+def prepare_batches(
+    client: BatchClient,
+    builder: RequestBuilder,
+    rows: Sequence[dict[str, Any]],
+    per_row: int,
+    *,
+    keep_bodies: bool = True,
+) -> Iterator[PreparedBatch]:
+    """The rows' requests, built, encoded and hashed once each, one batch at a time.
+
+    Batches are yielded as they fill, so only one batch's bodies are held at a time (a run
+    of a million rows never holds them all); `keep_bodies=False` counts without keeping them.
+    """
     # A line is its body plus a custom id of at most this many bytes, and a little framing.
     id_bytes = len(f"{new_batch_key()}-{len(rows)}-{per_row}")
     framing = len(client.line("x" * id_bytes, b""))
-    sizes = [(len(body) + framing + 1) * per_row for body in bodies]
-    plan = plan_batches(
-        [size - 1 for size in sizes],  # plan_batches adds one newline per entry
-        max_requests=max(1, client.max_requests // per_row),
-        max_bytes=client.max_bytes,
-    )
-    return PreparedRequests(bodies, hashes, plan, sizes)
+    filling = _Filling(max(1, client.max_requests // per_row), client.max_bytes)
+    batch = PreparedBatch()
+    for position, row in enumerate(rows):
+        request = builder.build(row)
+        body = client.encode(request)
+        size = (len(body) + framing + 1) * per_row
+        if filling.full_for(size - 1):  # _Filling adds the last newline itself
+            yield batch
+            batch = PreparedBatch()
+            filling.restart()
+        filling.add(size - 1)
+        batch.positions.append(position)
+        batch.bodies.append(body if keep_bodies else b"")
+        batch.hashes.append(prompt_hash(request))
+        batch.line_bytes.append(size)
+    if batch.positions:
+        yield batch
 
 
 async def run_batch_judge(
@@ -308,24 +344,22 @@ class _BatchJob:
         if not todo:
             return []
         client, per_row = self.client, self.settings.answers_per_row
-        requests = prepare_requests(
-            client, self.run.builders[self.run.method], [self.rows[i] for i in todo], per_row
-        )
-        bodies, hashes, plan = requests.bodies, requests.hashes, requests.plan
         submitted = []
-        for start, stop in plan:
+        builder = self.run.builders[self.run.method]
+        for prepared in prepare_batches(client, builder, [self.rows[i] for i in todo], per_row):
             record = BatchRecord(
                 key=new_batch_key(),
                 provider=client.provider,
                 fingerprint=self.run.fingerprint,
                 submitted_at=now_iso(),
-                ids=[self.ids[index] for index in todo[start:stop]],
-                prompt_hashes=hashes[start:stop],
+                ids=[self.ids[todo[position]] for position in prepared.positions],
+                prompt_hashes=prepared.hashes,
                 answers_per_row=per_row,
             )
             lines = []
-            for row in range(stop - start):
-                body, bodies[start + row] = bodies[start + row], b""  # lives on in its line
+            bodies = prepared.bodies
+            for row in range(len(bodies)):
+                body, bodies[row] = bodies[row], b""  # it lives on in its lines only
                 lines += [client.line(record.custom_id(row, k), body) for k in range(per_row)]
             mark_started(self.run)
             self.ledger.write(record)  # before any call: a kill mid-submission is found again

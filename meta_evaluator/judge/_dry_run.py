@@ -16,7 +16,7 @@ import httpx
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge._batch import check_ledger, prepare_requests
+from meta_evaluator.judge._batch import check_ledger, prepare_batches
 from meta_evaluator.judge._clients import build_batch_client
 from meta_evaluator.judge._runner import RunSettings, check_judge, plan_judge, shard_rows
 from meta_evaluator.judge.config import Judge
@@ -150,13 +150,14 @@ def plan_run(
         tokens = sum(builder.build(rows[index]).estimated_tokens() for index in todo)
         batches, batch_bytes = 0, 0
         if batch and todo:
-            prepared = prepare_requests(
+            for prepared in prepare_batches(
                 build_batch_client(judge, httpx.AsyncClient(), None, timeout=60.0),
                 builder,
                 [rows[index] for index in todo],
                 settings.consistency,
-            )
-            batches, batch_bytes = len(prepared.plan), sum(prepared.line_bytes)
+                keep_bodies=False,
+            ):
+                batches, batch_bytes = batches + 1, batch_bytes + sum(prepared.line_bytes)
         action: RunAction
         if run.unchanged:
             action = "done"

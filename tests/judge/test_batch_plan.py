@@ -146,11 +146,11 @@ def test_a_judge_runs_repr_never_shows_its_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("per_row", [1, 3])
-def test_prepared_requests_fill_batches_within_the_limits(per_row: int) -> None:
+def test_prepared_batches_fill_within_the_limits(per_row: int) -> None:
     import httpx
 
     from meta_evaluator.eval_task import EvalTask
-    from meta_evaluator.judge._batch import prepare_requests
+    from meta_evaluator.judge._batch import prepare_batches
     from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
     from meta_evaluator.judge.config import Judge, Prompt
     from meta_evaluator.llm.openai_batch import OpenAIBatchClient
@@ -163,18 +163,46 @@ def test_prepared_requests_fill_batches_within_the_limits(per_row: int) -> None:
     client = OpenAIBatchClient(httpx.AsyncClient())
     client.max_requests = 4 * per_row  # type: ignore[misc]
     rows = [{"question": f"q{i}" * (i + 1), "answer": f"a{i}"} for i in range(10)]
-    prepared = prepare_requests(client, builder, rows, per_row)
-    assert prepared.plan == [(0, 4), (4, 8), (8, 10)]
-    assert prepared.hashes == [prompt_hash(builder.build(row)) for row in rows]
-    assert prepared.bodies == [client.encode(builder.build(row)) for row in rows]
-    # The planned bytes bound what is really sent under real custom ids.
-    for start, stop in prepared.plan:
+    batches = list(prepare_batches(client, builder, rows, per_row))
+    assert [b.positions for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [h for b in batches for h in b.hashes] == [
+        prompt_hash(builder.build(row)) for row in rows
+    ]
+    assert [body for b in batches for body in b.bodies] == [
+        client.encode(builder.build(row)) for row in rows
+    ]
+    counted = list(prepare_batches(client, builder, rows, per_row, keep_bodies=False))
+    assert [b.line_bytes for b in counted] == [b.line_bytes for b in batches]
+    assert all(body == b"" for b in counted for body in b.bodies)
+    # The counted bytes bound what is really sent under real custom ids.
+    for prepared in batches:
         record = BatchRecord(new_batch_key(), "openai", "fp", "2026-01-01T00:00:00+00:00",
-                             list(range(start, stop)), prepared.hashes[start:stop],
+                             prepared.positions, prepared.hashes,
                              answers_per_row=per_row)  # fmt: skip
-        for row in range(stop - start):
-            sent = sum(
-                len(client.line(record.custom_id(row, k), prepared.bodies[start + row])) + 1
-                for k in range(per_row)
-            )
-            assert sent <= prepared.line_bytes[start + row] <= sent + 8 * per_row
+        for row, body in enumerate(prepared.bodies):
+            sent = sum(len(client.line(record.custom_id(row, k), body)) + 1 for k in range(per_row))
+            assert sent <= prepared.line_bytes[row] <= sent + 8 * per_row
+
+
+def test_prepared_batches_split_by_bytes_as_plan_batches_does() -> None:
+    import httpx
+
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.judge._batch import prepare_batches
+    from meta_evaluator.judge._prompting import RequestBuilder
+    from meta_evaluator.judge.config import Judge, Prompt
+    from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient
+
+    task = EvalTask({"verdict": ["yes", "no"]}, ["question"], ["answer"])
+    judge = Judge(id="j", llm_client="anthropic", model="m",
+                  prompt=Prompt(id="p", prompt="{answer} / {question}"))  # fmt: skip
+    builder = RequestBuilder(judge, task, "xml")
+    client = AnthropicBatchClient(httpx.AsyncClient())
+    rng = random.Random(5)
+    rows = [{"question": "q" * rng.randint(0, 3000), "answer": "a"} for _ in range(60)]
+    client.max_bytes = 9000  # type: ignore[misc]
+    batches = list(prepare_batches(client, builder, rows, 1))
+    sizes = [size - 1 for b in batches for size in b.line_bytes]
+    planned = plan_batches(sizes, max_requests=client.max_requests, max_bytes=9000)
+    assert [(b.positions[0], b.positions[-1] + 1) for b in batches] == planned
+    assert len(batches) > 5
