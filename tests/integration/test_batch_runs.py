@@ -601,6 +601,21 @@ def test_cli_batch_wait_zero_exits_3_and_a_later_run_collects(
 # ----- never paying twice: the review's cases ------------------------------------------------
 
 
+class Recorder(httpx.AsyncBaseTransport):
+    """Sends through a real transport and keeps every request."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.seen: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(request)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 class LoseTheFirstCreateAnswer(httpx.AsyncBaseTransport):
     """Lets the first batch-create request reach the server, then loses its answer."""
 
@@ -738,25 +753,14 @@ def test_rows_edited_after_submission_are_asked_again(tmp_path: Path) -> None:
 
 
 def test_batch_requests_carry_the_judges_extra_headers(tmp_path: Path) -> None:
-    seen: list[dict[str, str]] = []
-
-    class Recorder(httpx.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self.inner = httpx.AsyncHTTPTransport()
-
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            seen.append(dict(request.headers))
-            return await self.inner.handle_async_request(request)
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
-
+    recorder = Recorder()
     with start_in_thread(batch_seconds=0.05, seed=1) as server:
         evaluator = make_project(
             tmp_path / "p", 3, server, extra_headers={"OpenAI-Project": "proj_eval"}
         )
-        assert run(evaluator, transport=Recorder()).complete
-    assert seen and all(h.get("openai-project") == "proj_eval" for h in seen)
+        assert run(evaluator, transport=recorder).complete
+    headers = [request.headers for request in recorder.seen]
+    assert headers and all(h.get("openai-project") == "proj_eval" for h in headers)
 
 
 def test_shards_in_batch_mode_submit_their_own_rows_and_merge(tmp_path: Path) -> None:
@@ -800,30 +804,19 @@ def test_an_azure_openai_judge_runs_in_batch_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-secret-456")
-    seen: list[httpx.Request] = []
-
-    class Recorder(httpx.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self.inner = httpx.AsyncHTTPTransport()
-
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            seen.append(request)
-            return await self.inner.handle_async_request(request)
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
-
+    recorder = Recorder()
     with start_in_thread(batch_seconds=0.05, seed=8) as server:
         evaluator = make_project(tmp_path / "p", 12, server)
         evaluator.add_judge("az", "azure_openai", "eval-batch-deployment", PROMPT,
                             base_url=server.base_url, api_version="2024-10-21")  # fmt: skip
         result = evaluator.run_judges_async(
-            ["az"], batch=True, batch_poll_interval=POLL, transport=Recorder()
+            ["az"], batch=True, batch_poll_interval=POLL, transport=recorder
         )["az"]
         stats = batch_stats(server)
     assert result.complete and result.counts()["valid"] == 12
     assert stats["batches_created"] == 1 and stats["requests_submitted"] == 12
     assert_labels_meant(evaluator, result.results_data)  # the same prompts as judge j's
+    seen = recorder.seen
     paths = {request.url.path for request in seen}
     assert {"/openai/files", "/openai/batches"} <= paths
     assert all(request.url.params["api-version"] == "2024-10-21" for request in seen)
