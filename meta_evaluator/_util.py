@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable
-from typing import TypeVar
+from typing import Any, TypeGuard, TypeVar
 
-__all__ = ["repeated"]
+__all__ = ["finite_number", "repeated"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -19,3 +20,8 @@ def repeated(items: Iterable[T]) -> list[T]:
             twice[item] = None
         seen.add(item)
     return list(twice)
+
+
+def finite_number(value: Any) -> TypeGuard[float]:
+    """Whether `value` is a finite int or float (not a bool, NaN or infinity)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge import Judge
     from meta_evaluator.judge._dry_run import RunPlan
     from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.results.batches import BatchRecord
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -471,13 +472,7 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
         f"latest run {state.run_id}: {done}{f' of {rows}' if rows is not None else ''} rows "
         f"done ({shown}), {'complete' if state.complete else 'unfinished'}, last changed {when}"
     )
-    pending = BatchLedger(files).pending()
-    if pending:
-        held = sum(len(record.ids) for record in pending)
-        line += (
-            f"; {held} rows in {len(pending)} submitted batch(es) "
-            f"({', '.join(r.batch_id or r.key for r in pending)}): `run --batch` collects them"
-        )
+    line += _in_batches(BatchLedger(files).pending())
     judge = evaluator.judge_registry.get(judge_id)
     task = evaluator.eval_task
     if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:
@@ -507,10 +502,19 @@ def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
         for state in states
         for record in BatchLedger(RunFiles(results_dir, run, judge_id, shard=state.shard)).pending()
     ]
-    if pending:
-        held = sum(len(record.ids) for record in pending)
-        line += f"; {held} rows in {len(pending)} submitted batch(es): `run --batch` collects them"
-    return line
+    return line + _in_batches(pending)
+
+
+def _in_batches(pending: list[BatchRecord]) -> str:
+    """The rows a run still has in submitted batches, as the end of a status line."""
+    if not pending:
+        return ""
+    held = sum(len(record.ids) for record in pending)
+    names = ", ".join(record.batch_id or record.key for record in pending)
+    return (
+        f"; {held} rows in {len(pending)} submitted batch(es) ({names}): `run --batch` "
+        "collects them"
+    )
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -112,47 +112,24 @@ def _names(records: Sequence[BatchRecord]) -> str:
     return ", ".join(record.batch_id or record.key for record in records)
 
 
-class _Filling:
-    """The batch being filled: whether one more line fits the provider's limits."""
-
-    def __init__(self, max_requests: int, max_bytes: int) -> None:
-        self.max_requests, self.max_bytes = max_requests, max_bytes
-        self.count, self.bytes = 0, 0
-
-    def full_for(self, size: int) -> bool:
-        """Whether a line of `size` bytes (plus its newline) must start a new batch.
-
-        A line larger than the byte limit still gets a batch of its own (the provider then
-        refuses it, which the row's outcome says).
-        """
-        return self.count > 0 and (
-            self.count >= self.max_requests or self.bytes + size + 1 > self.max_bytes
-        )
-
-    def add(self, size: int) -> None:
-        self.count += 1
-        self.bytes += size + 1
-
-    def restart(self) -> None:
-        self.count, self.bytes = 0, 0
-
-
 def plan_batches(
-    sizes: Sequence[int], *, max_requests: int, max_bytes: int
-) -> list[tuple[int, int]]:
-    """Split lines of `sizes` bytes into consecutive (start, stop) batches within both limits."""
-    batches = []
-    filling = _Filling(max_requests, max_bytes)
-    start = 0
+    sizes: Iterable[int], *, max_requests: int, max_bytes: int
+) -> Iterator[tuple[int, int]]:
+    """Split lines of `sizes` bytes into consecutive (start, stop) batches within both limits.
+
+    Each batch is yielded as soon as the next line does not fit it, so `sizes` may be computed
+    while batches are being sent. A line larger than `max_bytes` still gets a batch of its own
+    (the provider then refuses it, which the row's outcome says).
+    """
+    start, count, total = 0, 0, 0
     for index, size in enumerate(sizes):
-        if filling.full_for(size):
-            batches.append((start, index))
-            start = index
-            filling.restart()
-        filling.add(size)
-    if start < len(sizes):
-        batches.append((start, len(sizes)))
-    return batches
+        if count and (count >= max_requests or total + size + 1 > max_bytes):
+            yield start, index
+            start, count, total = index, 0, 0
+        count += 1
+        total += size + 1
+    if count:
+        yield start, start + count
 
 
 @dataclass
@@ -179,29 +156,36 @@ def prepare_batches(
 ) -> Iterator[PreparedBatch]:
     """The rows' requests, built, encoded and hashed once each, one batch at a time.
 
-    Batches are yielded as they fill, so only one batch's bodies are held at a time (a run
-    of a million rows never holds them all); `keep_bodies=False` counts without keeping them.
+    Batches are yielded as they fill (`plan_batches`), so only about one batch's bodies are
+    held at a time; `keep_bodies=False` counts without keeping them.
     """
     # A line is its body plus a custom id of at most this many bytes, and a little framing.
     id_bytes = len(f"{new_batch_key()}-{len(rows)}-{per_row}")
     framing = len(client.line("x" * id_bytes, b""))
-    filling = _Filling(max(1, client.max_requests // per_row), client.max_bytes)
-    batch = PreparedBatch()
-    for position, row in enumerate(rows):
-        request = builder.build(row)
-        body = client.encode(request)
-        size = (len(body) + framing + 1) * per_row
-        if filling.full_for(size - 1):  # _Filling adds the last newline itself
-            yield batch
-            batch = PreparedBatch()
-            filling.restart()
-        filling.add(size - 1)
-        batch.positions.append(position)
-        batch.bodies.append(body if keep_bodies else b"")
-        batch.hashes.append(prompt_hash(request))
-        batch.line_bytes.append(size)
-    if batch.positions:
-        yield batch
+    waiting = PreparedBatch()  # rows encoded, not yet yielded in a batch
+
+    def sizes() -> Iterator[int]:
+        for position, row in enumerate(rows):
+            request = builder.build(row)
+            body = client.encode(request)
+            size = (len(body) + framing + 1) * per_row
+            waiting.positions.append(position)
+            waiting.bodies.append(body if keep_bodies else b"")
+            waiting.hashes.append(prompt_hash(request))
+            waiting.line_bytes.append(size)
+            yield size - 1  # plan_batches adds the last newline itself
+
+    limit = max(1, client.max_requests // per_row)
+    for start, stop in plan_batches(sizes(), max_requests=limit, max_bytes=client.max_bytes):
+        count = stop - start
+        yield PreparedBatch(
+            waiting.positions[:count],
+            waiting.bodies[:count],
+            waiting.hashes[:count],
+            waiting.line_bytes[:count],
+        )
+        for part in (waiting.positions, waiting.bodies, waiting.hashes, waiting.line_bytes):
+            del part[:count]
 
 
 async def run_batch_judge(
@@ -221,7 +205,8 @@ async def run_batch_judge(
     """
     progress.add_judge(run.judge.id, total=len(ids), done=len(run.kept))
     ledger = BatchLedger(run.files)
-    if run.unchanged or not (run.todo or run.seeded or ledger.pending()):
+    pending = [] if run.unchanged else ledger.pending()
+    if run.unchanged or not (run.todo or run.seeded or pending):
         return
     if run.fresh_start:
         run.files.rows.unlink(missing_ok=True)  # check_ledger made sure no batch is pending
@@ -232,7 +217,7 @@ async def run_batch_judge(
                 store.append(values)
             mark_started(run)
         try:
-            pending = await job.reconnect()
+            pending = await job.reconnect(pending)
             if settings.cancel:
                 await job.cancel(pending)
             else:
@@ -287,14 +272,14 @@ class _BatchJob:
 
     # -- reconnecting
 
-    async def reconnect(self) -> list[BatchRecord]:
-        """The run's pending batches, each with its provider id (found again if it was lost).
+    async def reconnect(self, records: list[BatchRecord]) -> list[BatchRecord]:
+        """The run's pending `records`, each with its provider id (found again if lost).
 
         Raises:
             BatchNotIdentified: A lost batch matches several batches at the provider.
         """
         pending = []
-        for record in self.ledger.pending():
+        for record in records:
             if record.batch_id is None:  # killed between submitting and saving the id
                 found = await self.find(record)
                 if found is None:

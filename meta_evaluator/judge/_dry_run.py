@@ -18,7 +18,13 @@ from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._batch import check_ledger, prepare_batches
 from meta_evaluator.judge._clients import build_batch_client
-from meta_evaluator.judge._runner import RunSettings, check_judge, plan_judge, shard_rows
+from meta_evaluator.judge._runner import (
+    RunSettings,
+    check_judge,
+    check_listed_once,
+    plan_judge,
+    shard_rows,
+)
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.results.batches import BatchLedger
 from meta_evaluator.results.runs import new_run_id
@@ -113,11 +119,7 @@ def plan_run(
         UnsafeNameError: `run_id` is not a safe file name.
         StateError, StorageError: A run's files are corrupt.
     """
-    twice = [j.id for i, j in enumerate(judges) if j.id in {k.id for k in judges[:i]}]
-    if twice:
-        raise JudgeConfigError(
-            f"judges {twice} are listed twice; name each once.", field="judge_ids"
-        )
+    check_listed_once(judges)
     checked = []
     problems: list[JudgeConfigError] = []
     for judge in judges:
@@ -136,6 +138,7 @@ def plan_run(
     rows, ids = shard_rows(data, shard, run_id)
     fresh = new_run_id()
     plans = []
+    encoder_http: httpx.AsyncClient | None = None  # made once: each costs ~50 ms (TLS setup)
     for judge, method, endpoint, api_key in checked:
         run = plan_judge(
             results_dir, judge, method, endpoint, api_key, task, rows, ids,
@@ -150,8 +153,10 @@ def plan_run(
         tokens = sum(builder.build(rows[index]).estimated_tokens() for index in todo)
         batches, batch_bytes = 0, 0
         if batch and todo:
+            if encoder_http is None:  # only to build the batch clients; never sends
+                encoder_http = httpx.AsyncClient()
             for prepared in prepare_batches(
-                build_batch_client(judge, httpx.AsyncClient(), None, timeout=60.0),
+                build_batch_client(judge, encoder_http, None, timeout=60.0),
                 builder,
                 [rows[index] for index in todo],
                 settings.consistency,

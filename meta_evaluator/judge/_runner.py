@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 import anyio
 import httpx
 
+from meta_evaluator._util import finite_number, repeated
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
@@ -63,6 +63,7 @@ from meta_evaluator.results.runs import (
 __all__ = [
     "RunSettings",
     "check_judge",
+    "check_listed_once",
     "fingerprint",
     "plan_judge",
     "run_judges",
@@ -127,11 +128,13 @@ class RunSettings:
         unknown = [r for r in self.retry if r not in ("invalid", "error")]
         if unknown:
             problems.append(f"retry takes 'invalid' and 'error', got {unknown}")
-        if not _seconds(self.batch_poll_interval) or self.batch_poll_interval <= 0:
+        if not finite_number(self.batch_poll_interval) or self.batch_poll_interval <= 0:
             problems.append(
                 f"batch_poll_interval must be seconds > 0, got {self.batch_poll_interval!r}"
             )
-        if self.batch_wait is not None and not (_seconds(self.batch_wait) and self.batch_wait >= 0):
+        if self.batch_wait is not None and not (
+            finite_number(self.batch_wait) and self.batch_wait >= 0
+        ):
             problems.append(f"batch_wait must be seconds >= 0 or None, got {self.batch_wait!r}")
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
@@ -139,11 +142,6 @@ class RunSettings:
                 problems.append(f"{name} must be > 0 or None, got {value!r}")
         if problems:
             raise JudgeConfigError("run settings: " + "; ".join(problems), field="settings")
-
-
-def _seconds(value: object) -> bool:
-    """Whether `value` is a finite number of seconds (not a bool)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
@@ -193,11 +191,7 @@ async def run_judges(
             method does not fit the task, or a bad shard (or one without a run_id).
         JudgeRunError: After the other judges finished: an endpoint refused a judge's requests.
     """
-    twice = [j.id for i, j in enumerate(judges) if j.id in {k.id for k in judges[:i]}]
-    if twice:
-        raise JudgeConfigError(
-            f"judges {twice} are listed twice; name each once.", field="judge_ids"
-        )
+    check_listed_once(judges)
     # Every judge is checked before any file is touched or any call made.
     checked = [(j, *check_judge(j, task)) for j in judges]
     rows, ids = shard_rows(data, shard, run_id)
@@ -298,6 +292,15 @@ async def _run_batches(
     )
     client = build_batch_client(run.judge, http, run.api_key, timeout=BATCH_TIMEOUT)
     await run_batch_judge(run, client, rows, ids, task, batch, progress)
+
+
+def check_listed_once(judges: Sequence[Judge]) -> None:
+    """Raise JudgeConfigError naming the judges listed more than once."""
+    twice = repeated(j.id for j in judges)
+    if twice:
+        raise JudgeConfigError(
+            f"judges {twice} are listed twice; name each once.", field="judge_ids"
+        )
 
 
 def shard_rows(

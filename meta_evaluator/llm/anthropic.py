@@ -39,6 +39,11 @@ class AnthropicClient:
         if api_key:
             self._headers["x-api-key"] = api_key
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers every request carries: the API version and the key."""
+        return dict(self._headers)
+
     def url(self, model: str) -> str:
         """Where requests go (the same for every model)."""
         return self._url

@@ -66,10 +66,7 @@ class AnthropicBatchClient:
         self._root = f"{base if base.endswith('/v1') else base + '/v1'}/messages/batches"
         self._key = api_key
         self._timeout = timeout
-        self._headers = {"anthropic-version": "2023-06-01"}
-        self._headers.update(extra_headers or {})  # as live calls send them
-        if api_key:
-            self._headers["x-api-key"] = api_key
+        self._headers = {**self._messages.headers, **(extra_headers or {})}  # as live calls
 
     async def _call(
         self,

@@ -44,6 +44,11 @@ class OpenAIClient:
             else:
                 self._headers["Authorization"] = f"Bearer {api_key}"
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers every request carries: the key, as OpenAI or Azure want it."""
+        return dict(self._headers)
+
     def url(self, model: str) -> str:
         """Where requests for `model` go."""
         if self._azure_version:

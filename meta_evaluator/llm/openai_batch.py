@@ -56,13 +56,7 @@ class OpenAIBatchClient:
         self._root = f"{base}/openai" if azure_api_version else base
         self._key = api_key
         self._timeout = timeout
-        self._headers: dict[str, str] = {}
-        self._headers.update(extra_headers or {})  # as live calls send them
-        if api_key:
-            if azure_api_version:
-                self._headers["api-key"] = api_key
-            else:
-                self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers = {**self._chat.headers, **(extra_headers or {})}  # as live calls
         self._endpoint = "/chat/completions" if azure_api_version else "/v1/chat/completions"
         self._line_middle = f',"method":"POST","url":{json.dumps(self._endpoint)},"body":'.encode()
 

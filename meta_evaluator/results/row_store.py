@@ -82,8 +82,7 @@ class RowStore:
     def __exit__(self, *exc_info: object) -> None:
         if self._handle is not None:
             try:
-                self._handle.flush()
-                os.fsync(self._handle.fileno())
+                self.sync()
             finally:
                 self._handle.close()
                 self._handle = None

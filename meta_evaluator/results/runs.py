@@ -210,6 +210,8 @@ class _Complete(NamedTuple):
     completed_at: str
     run_id: str
     parts: list[RunFiles]
+    fingerprints: frozenset[str]
+    """The judge fingerprints of its parts (one, unless shards were run differently)."""
 
 
 def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
@@ -219,7 +221,7 @@ def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
     run's completion time is the last shard's.
     """
     found: dict[str, list[_Complete]] = {}
-    shards: dict[tuple[str, str, int], dict[int, tuple[str, RunFiles]]] = {}
+    shards: dict[tuple[str, str, int], dict[int, tuple[RunState, RunFiles]]] = {}
     for path in sorted(results_dir.glob("*/*_state.json")) if results_dir.is_dir() else []:
         judge_id, shard = _parse_stem(path.name.removesuffix("_state.json"))
         try:
@@ -236,16 +238,17 @@ def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
             continue
         if shard is None:
             found.setdefault(judge_id, []).append(
-                _Complete(state.completed_at, files.run_id, [files])
+                _Complete(state.completed_at, files.run_id, [files], frozenset([state.fingerprint]))
             )
         else:
             group = shards.setdefault((judge_id, files.run_id, shard[1]), {})
-            group[shard[0]] = (state.completed_at, files)
+            group[shard[0]] = (state, files)
     for (judge_id, run_id, count), group in shards.items():
         if len(group) == count:  # keys are 1..count: each k/N with 1 <= k <= N
             parts = [group[k][1] for k in sorted(group)]
-            when = max(group[k][0] for k in group)
-            found.setdefault(judge_id, []).append(_Complete(when, run_id, parts))
+            when = max(str(group[k][0].completed_at) for k in group)
+            prints = frozenset(group[k][0].fingerprint for k in group)
+            found.setdefault(judge_id, []).append(_Complete(when, run_id, parts, prints))
     return found
 
 
@@ -272,13 +275,11 @@ def latest_sharded_run(
 
     Returns its completion time (the last shard's) and its shards' files, or None.
     """
-    runs = []
-    for run in _complete_runs(results_dir).get(judge_id, []):
-        if len(run.parts) == 1 and run.parts[0].shard is None:
-            continue
-        states = [part.read_state() for part in run.parts]
-        if all(state is not None and state.fingerprint == fingerprint for state in states):
-            runs.append(run)
+    runs = [
+        run
+        for run in _complete_runs(results_dir).get(judge_id, [])
+        if run.parts[0].shard is not None and run.fingerprints == {fingerprint}
+    ]
     if not runs:
         return None
     latest = max(runs, key=lambda run: (run.completed_at, run.run_id))

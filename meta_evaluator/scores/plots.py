@@ -11,8 +11,9 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
+from meta_evaluator._util import finite_number
 from meta_evaluator.storage import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -47,10 +48,6 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
-def _defined(value: Any) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def score_bar_chart(
     results: Sequence[BaseScoringResult],
     score_key: str,
@@ -67,16 +64,19 @@ def score_bar_chart(
     written, or None when no result has the key.
     """
     rows = [(r.judge_id, r.scores.get(score_key), r) for r in results]
-    if not any(_defined(v) for _, v, _ in rows):
+    if not any(finite_number(v) for _, v, _ in rows):
         return None
-    rows.sort(key=lambda row: (_defined(row[1]), row[1] if _defined(row[1]) else 0), reverse=True)
+    rows.sort(
+        key=lambda row: (finite_number(row[1]), row[1] if finite_number(row[1]) else 0),
+        reverse=True,
+    )
     rows.reverse()  # best at the top of the chart
-    values = [float(v) if _defined(v) else 0.0 for _, v, _ in rows]
+    values = [float(v) if finite_number(v) else 0.0 for _, v, _ in rows]
     labels = []
     for name, value, result in rows:
         interval = (result.confidence_intervals or {}).get(score_key)
-        text = f"{value:.3f}" if _defined(value) else ("failed" if result.error else "n/a")
-        if _defined(value) and interval and all(_defined(x) for x in interval):
+        text = f"{value:.3f}" if finite_number(value) else ("failed" if result.error else "n/a")
+        if finite_number(value) and interval and all(finite_number(x) for x in interval):
             text += f"  [{interval[0]:.3f}, {interval[1]:.3f}]"
         labels.append(f"{name}\n{text}")
     figure = _figure(7.5, 1.3 + 0.6 * len(rows))
@@ -85,7 +85,12 @@ def score_bar_chart(
     axes.set_yticks(range(len(rows)), labels, fontsize=9)
     for bar, (_, value, result) in zip(bars, rows, strict=True):
         interval = (result.confidence_intervals or {}).get(score_key)
-        if _defined(value) and interval and _defined(interval[0]) and _defined(interval[1]):
+        if (
+            finite_number(value)
+            and interval
+            and finite_number(interval[0])
+            and finite_number(interval[1])
+        ):
             low, high, centre = float(interval[0]), float(interval[1]), float(value)
             axes.errorbar(
                 centre, bar.get_y() + bar.get_height() / 2,
@@ -96,7 +101,7 @@ def score_bar_chart(
     axes.set_xlim(low_lim, high_lim)
     if reference_key is not None:
         references = sorted(
-            {float(v) for r in results if _defined(v := r.scores.get(reference_key))}
+            {float(v) for r in results if finite_number(v := r.scores.get(reference_key))}
         )
         for reference in references:
             axes.axvline(
@@ -129,13 +134,13 @@ def winning_rate_chart(
     axes = figure.add_subplot()
     markers = "osD^vP*X"
     for i, (judge, rates, _) in enumerate(series):
-        points = sorted((float(k), v) for k, v in rates.items() if _defined(v))
+        points = sorted((float(k), v) for k, v in rates.items() if finite_number(v))
         axes.plot(
             [p[0] for p in points], [p[1] for p in points], marker=markers[i % len(markers)],
             label=judge, linewidth=1.6,
         )  # fmt: skip
     axes.axhline(0.5, color=_PASS, linestyle="--", linewidth=1.2, label="pass line (0.5)")
-    epsilons = {float(e) for _, _, e in series if _defined(e)}
+    epsilons = {float(e) for _, _, e in series if finite_number(e)}
     for e in sorted(epsilons):
         axes.axvline(e, color="gray", linestyle=":", linewidth=1.0)
         axes.annotate(
@@ -200,7 +205,7 @@ def strength_chart(rows: Sequence[dict[str, Any]], path: Path, *, title: str) ->
 
     `rows` are trait-table rows: `trait`, `judge`, `strength`, `low_2.5`, `high_97.5`.
     """
-    defined = [r for r in rows if _defined(r.get("strength"))]
+    defined = [r for r in rows if finite_number(r.get("strength"))]
     if not defined:
         return None
     judges = list(dict.fromkeys(r["judge"] for r in defined))
@@ -224,7 +229,7 @@ def strength_chart(rows: Sequence[dict[str, Any]], path: Path, *, title: str) ->
                 label=judge if t == 0 or trait == traits[0] else None,
             )  # fmt: skip
             low, high = row.get("low_2.5"), row.get("high_97.5")
-            if _defined(low) and _defined(high):
+            if finite_number(low) and finite_number(high):
                 axes.errorbar(
                     value, y, xerr=[[max(value - low, 0.0)], [max(high - value, 0.0)]],
                     fmt="none", ecolor="black", capsize=3, linewidth=1,

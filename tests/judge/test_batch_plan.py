@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from meta_evaluator.judge._batch import plan_batches
+from meta_evaluator.judge import _batch
+
+
+def plan_batches(sizes: list[int], *, max_requests: int, max_bytes: int) -> list[tuple[int, int]]:
+    """The plan as a list (the library yields batches as they fill)."""
+    return list(_batch.plan_batches(sizes, max_requests=max_requests, max_bytes=max_bytes))
 
 
 def check_plan(
