@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Hashable, Iterable
 from typing import Any, TypeGuard, TypeVar
 
-__all__ = ["finite_number", "repeated"]
+__all__ = ["finite_number", "repeated", "shown"]
 
 T = TypeVar("T", bound=Hashable)
+
+SHOWN_LIMIT = 80
+_SHORT = reprlib.Repr()  # keyword arguments need Python 3.12
+_SHORT.maxlevel = 3
+_SHORT.maxdict = _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = 6
+_SHORT.maxstring = SHOWN_LIMIT
+_SHORT.maxother = 40
+
+
+def shown(value: object, *, limit: int = SHOWN_LIMIT) -> str:
+    """`repr(value)` cut to at most `limit` characters (ending in `...`), for error messages.
+
+    A message quoting a user-supplied value (a label, an id, a YAML entry) must stay readable
+    and cheap however large the value is: nested containers are abbreviated by `reprlib` before
+    anything is built, then the text is cut.
+    """
+    text = _SHORT.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def repeated(items: Iterable[T]) -> list[T]:

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from meta_evaluator._util import shown
 from meta_evaluator.errors import StateError, StorageError, UnsafeNameError
 
 if TYPE_CHECKING:
@@ -211,7 +212,11 @@ def write_yaml(path: str | Path, obj: Any) -> None:
 
 
 def read_yaml(path: str | Path) -> Any:
-    """Read a YAML file with `yaml.safe_load` (no arbitrary objects).
+    """Read a YAML file as `yaml.safe_load` would (no arbitrary objects), refusing aliases.
+
+    Every YAML file of a project is read here. Anchors and aliases (`&x`, `*x`) are refused, so a
+    small file cannot expand to gigabytes once read (the "billion laughs"), and a key given twice
+    is refused instead of silently keeping the last.
 
     Raises:
         StorageError: The file cannot be read.
@@ -232,17 +237,31 @@ def read_yaml(path: str | Path) -> Any:
 
 
 def _unique_key_loader() -> type[Any]:
-    """A SafeLoader that refuses a mapping with the same key twice (PyYAML keeps the last)."""
+    """A SafeLoader that refuses aliases and a mapping with a key twice (PyYAML keeps the last)."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            # An alias makes a 1 KB file expand to gigabytes (billion laughs) once anything
+            # walks it; no configuration of ours needs one, so refuse it before it is built.
+            if self.check_event(yaml.events.AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"alias {shown('*' + str(event.anchor))} is not allowed (YAML anchors and "
+                    "aliases are refused); write the value out in full",
+                    event.start_mark,
+                )
+            return super().compose_node(parent, index)
+
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             seen: set[Any] = set()
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
                 if key in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"key {key!r} appears twice", key_node.start_mark
+                        None, None, f"key {shown(key)} appears twice", key_node.start_mark
                     )
                 seen.add(key)
             return super().construct_mapping(node, deep=deep)
