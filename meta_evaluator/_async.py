@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
+from meta_evaluator.errors import MetaEvaluatorError
+
+__all__ = ["our_error_first", "run_sync"]
 
 T = TypeVar("T")
 
@@ -59,3 +61,28 @@ def run_sync(function: Callable[..., Awaitable[T]], *args: Any) -> T:
     if error:
         raise error[0]
     return result[0]
+
+
+@contextlib.contextmanager
+def our_error_first() -> Iterator[None]:
+    """Around a task group: when every error it raised is ours, raise the first one alone.
+
+    A task group wraps what its tasks raise in an `ExceptionGroup`, even a single error; when
+    the disk fills, every row in flight fails with the same `DiskFullError`. The user should see
+    that one typed error (the command line prints it and exits with its code), not a group
+    traceback. A group holding anything else (a bug) is re-raised whole.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if leaves and all(isinstance(leaf, MetaEvaluatorError) for leaf in leaves):
+            raise leaves[0] from leaves[0].__cause__
+        raise
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found

@@ -2,7 +2,9 @@
 
 Exit codes a scheduler can act on: 0 success, 1 failures in the run (rows that ended in an
 error, judges that could not be scored), 2 bad input or configuration, or another `run` of the
-project holding its lock (the message names what to fix; no traceback). Any other exception is
+project holding its lock (the message names what to fix; no traceback), 3 batches still running,
+4 the file system stopped the command (disk full, read-only folder, no permission, a symlink out
+of the project: fix the path named, run again, finished rows are reused). Any other exception is
 a bug and keeps its traceback.
 """
 
@@ -23,8 +25,11 @@ import typer
 
 from meta_evaluator._project_lock import ProjectLock
 from meta_evaluator.errors import (
+    DiskFullError,
     JudgeConfigError,
     MetaEvaluatorError,
+    OutsideProjectError,
+    PermissionDeniedError,
     ProjectError,
     ProjectNotFoundError,
 )
@@ -44,6 +49,7 @@ app = typer.Typer(
 )
 
 EXIT_BAD_INPUT = 2
+EXIT_ENVIRONMENT = 4
 
 ProjectDir = Annotated[
     Path, typer.Argument(help="The project folder.", show_default=True, file_okay=False)
@@ -158,7 +164,8 @@ def run(
     One `run` of a project at a time: a second one exits with 2, naming the process that holds
     the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
     (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration, 3 when
-    batches are still running (run again later to collect them; 3 wins over 1).
+    batches are still running (run again later to collect them; 3 wins over 1), 4 when the file
+    system stopped the run (disk full, read-only, no permission; finished rows are kept).
     """
     from meta_evaluator.judge._shards import parse_shard
     from meta_evaluator.project import MetaEvaluator
@@ -539,7 +546,11 @@ def _sigterm_as_exit() -> Iterator[None]:
 
 
 def main() -> None:
-    """Run the command line; a `MetaEvaluatorError` prints its message and exits with 2."""
+    """Run the command line; a `MetaEvaluatorError` prints its message and exits with 2 or 4.
+
+    4 when the file system stopped the command (`DiskFullError`, `PermissionDeniedError`,
+    `OutsideProjectError`), 2 for every other error in the input.
+    """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         app()
@@ -547,7 +558,9 @@ def main() -> None:
         print(f"error: {exc}", file=sys.stderr)
         if isinstance(exc, ProjectNotFoundError):
             print("hint: create a project with `meta-evaluator init DIR`.", file=sys.stderr)
-        raise SystemExit(EXIT_BAD_INPUT) from None
+        environment = (DiskFullError, PermissionDeniedError, OutsideProjectError)
+        code = EXIT_ENVIRONMENT if isinstance(exc, environment) else EXIT_BAD_INPUT
+        raise SystemExit(code) from None
 
 
 if __name__ == "__main__":

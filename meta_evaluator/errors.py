@@ -19,6 +19,10 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 │   ├── StateError (ValueError)     main_state.json is corrupt, foreign or from a newer version
 │   └── AlreadySetError             data/task/judge added twice without overwrite=True
 └── StorageError (OSError)          a file could not be read or written
+    ├── DiskFullError               the disk or the user's quota is full (ENOSPC, EFBIG, EDQUOT)
+    ├── PermissionDeniedError       no permission, or a read-only file system (EACCES, EROFS)
+    ├── OutsideProjectError         a write would follow a symlink out of the project folder
+    └── LfsPointerError             a git-lfs pointer file where the data should be
 ```
 
 Every error carries the place at fault as attributes (`path`, `column`, `row_id`, `field`,
@@ -37,13 +41,17 @@ __all__ = [
     "ColumnError",
     "DataError",
     "DataFileError",
+    "DiskFullError",
     "IdError",
     "JudgeConfigError",
     "JudgeRunError",
+    "LfsPointerError",
     "MetaEvaluatorDeprecationWarning",
     "MetaEvaluatorError",
     "MetaEvaluatorWarning",
     "MetricConfigError",
+    "OutsideProjectError",
+    "PermissionDeniedError",
     "ProjectError",
     "ProjectExistsError",
     "ProjectNotFoundError",
@@ -198,6 +206,42 @@ class StorageError(MetaEvaluatorError, OSError):
     """A file in the project could not be read or written; nothing was half-written.
 
     The message names the file and the cause (permissions, disk full, a folder in the way).
+    """
+
+
+class DiskFullError(StorageError):
+    """A write failed because the disk, or the user's quota, is full (ENOSPC, EFBIG, EDQUOT).
+
+    Nothing was half-written: rows finished before the fault are kept and a later run reuses
+    them. Free space on the disk holding the path named in the message, then run again. The
+    command line exits with 4.
+    """
+
+
+class PermissionDeniedError(StorageError):
+    """A file or folder of the project may not be read or written (EACCES, EPERM, EROFS).
+
+    The folder is read-only, owned by another user, or on a read-only file system. Fix the
+    permissions of the path named in the message (or run as its owner), then run again; rows
+    already written are kept. The command line exits with 4.
+    """
+
+
+class OutsideProjectError(StorageError):
+    """A write into the project would land outside it, through a symbolic link.
+
+    A file or folder of the project (`results/`, `scores/`, `reports/`, `annotations/`, a row
+    file) is a symlink to somewhere outside the project folder, and meta-evaluator never writes
+    through one. Replace the link with a real folder (or move the project onto the other disk).
+    The command line exits with 4.
+    """
+
+
+class LfsPointerError(StorageError):
+    """A data or results file is a git-lfs pointer: its content was never downloaded.
+
+    The repository was cloned without git-lfs, so the file holds three lines starting
+    `version https://git-lfs...` instead of the data. Run `git lfs pull` in the repository.
     """
 
 

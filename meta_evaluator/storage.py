@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
@@ -26,7 +27,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from meta_evaluator._util import shown
-from meta_evaluator.errors import StateError, StorageError, UnsafeNameError
+from meta_evaluator.errors import (
+    DiskFullError,
+    PermissionDeniedError,
+    StateError,
+    StorageError,
+    UnsafeNameError,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,6 +43,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_safe_name",
+    "os_error",
     "read_json",
     "read_yaml",
     "sha256",
@@ -94,6 +102,48 @@ def check_safe_name(name: object, *, field: str) -> str:
     return name
 
 
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+_NO_PERMISSION = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+
+def os_error(path: str | Path, exc: OSError, action: str = "write") -> StorageError:
+    """The typed error for an `OSError` met while `action` ("write", "read") on `path`.
+
+    A full disk or quota becomes `DiskFullError`, missing permission or a read-only file system
+    `PermissionDeniedError`, anything else `StorageError`; each names the path, keeps the
+    `errno`, and says how to fix it. The caller raises it `from exc`.
+    """
+    target = Path(path)
+    code = exc.errno
+    name = errno.errorcode.get(code, "") if code is not None else ""
+    cause = f"{exc.strerror or exc}{f', {name}' if name else ''}"
+    error: StorageError
+    if code in _DISK_FULL:
+        error = DiskFullError(
+            f"{target}: cannot {action}: the disk or your quota is full ({cause}); free space "
+            "there and run again. Files are never half-written, and rows already saved are "
+            "kept and reused.",
+            path=target,
+        )
+    elif code == errno.EROFS:
+        error = PermissionDeniedError(
+            f"{target}: cannot {action}: the file system is read-only ({cause}); remount it "
+            "writable or move the project, then run again. Rows already saved are kept.",
+            path=target,
+        )
+    elif code in _NO_PERMISSION:
+        error = PermissionDeniedError(
+            f"{target}: cannot {action}: permission denied ({cause}); give your user access "
+            "to it (chmod/chown) or run as its owner, then run again. Rows already saved are "
+            "kept.",
+            path=target,
+        )
+    else:
+        error = StorageError(f"{target}: cannot {action} ({cause}).", path=target)
+    error.errno = code
+    return error
+
+
 def _suggest_name(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")
     if not cleaned or cleaned.split(".")[0].upper() in _WINDOWS_RESERVED:
@@ -126,7 +176,7 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
             dir=target.parent, prefix=f".{target.name}.", suffix=_TMP_SUFFIX
         )
     except OSError as exc:
-        raise StorageError(f"{target}: cannot write ({exc.strerror or exc}).", path=target) from exc
+        raise os_error(target, exc) from exc
     tmp = Path(tmp_name)
     try:
         kwargs: dict[str, Any] = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
@@ -140,11 +190,7 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(exc, OSError) and not isinstance(exc, StorageError):
-            raise StorageError(
-                f"{target}: cannot write ({exc.strerror or exc}); the previous file, if any, "
-                "is unchanged.",
-                path=target,
-            ) from exc
+            raise os_error(target, exc) from exc  # the previous file, if any, is unchanged
         raise
     _fsync_folder(target.parent)
 
@@ -299,4 +345,4 @@ def _read_text(path: str | Path) -> str:
             f"{target}: not UTF-8 text (byte {exc.start}); save it as UTF-8.", path=target
         ) from exc
     except OSError as exc:
-        raise StorageError(f"{target}: cannot read ({exc.strerror or exc}).", path=target) from exc
+        raise os_error(target, exc, "read") from exc

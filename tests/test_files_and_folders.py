@@ -7,6 +7,9 @@ exits with its own code (4) and resumes on the next run.
 
 from __future__ import annotations
 
+import errno
+import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -18,9 +21,12 @@ import pytest
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.cli import main
 from meta_evaluator.errors import (
+    DiskFullError,
     JudgeConfigError,
     MetricConfigError,
+    PermissionDeniedError,
     StateError,
+    StorageError,
 )
 from meta_evaluator.storage import read_yaml
 
@@ -132,3 +138,156 @@ def test_cli_score_with_a_metrics_bomb_exits_2(project: Path, entry: Main) -> No
     assert done.returncode == 2
     assert "alias" in done.stderr and str(bomb) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# ----- environment faults: disk full, read-only, no permission ------------------------------
+
+
+class FaultyOs:
+    """The `os` module as one module sees it, with `write` failing after `good` calls."""
+
+    def __init__(self, code: int, good: int = 0, partial: bool = False) -> None:
+        self.code = code
+        self.good = good
+        self.partial = partial
+        self.calls = 0
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.calls += 1
+        if self.calls <= self.good:
+            return os.write(fd, data)
+        if self.partial and self.calls == self.good + 1:
+            return os.write(fd, bytes(data)[: len(data) // 2])  # half a line, then the disk fills
+        raise OSError(self.code, os.strerror(self.code))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+
+def faulty_row_store(monkeypatch: pytest.MonkeyPatch, fault: FaultyOs) -> None:
+    from meta_evaluator.results import row_store
+
+    monkeypatch.setattr(row_store, "os", fault)
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        (errno.ENOSPC, DiskFullError),
+        (errno.EFBIG, DiskFullError),
+        (errno.EROFS, PermissionDeniedError),
+        (errno.EACCES, PermissionDeniedError),
+    ],
+    ids=["ENOSPC", "EFBIG", "EROFS", "EACCES"],
+)
+def test_row_store_fault_is_typed_and_keeps_earlier_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, error: type[StorageError]
+) -> None:
+    from meta_evaluator.results.row_store import RowStore, read_rows
+
+    path = tmp_path / "rows.jsonl"
+    fault = FaultyOs(code, good=2, partial=code == errno.ENOSPC)
+    faulty_row_store(monkeypatch, fault)
+    with pytest.raises(error) as caught, RowStore(path) as store:
+        for number in range(5):
+            store.append({"original_id": number, "outcome": "valid"})
+    assert caught.value.path == path
+    assert str(path) in str(caught.value)
+    assert caught.value.errno == code
+    assert [r["original_id"] for r in read_rows(path)] == [0, 1]
+    assert path.read_bytes().endswith(b"\n")  # no torn line left for the next run to trip on
+    monkeypatch.undo()
+    with RowStore(path) as store:
+        store.append({"original_id": 2, "outcome": "valid"})
+    assert [r["original_id"] for r in read_rows(path)] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        (errno.ENOSPC, DiskFullError),
+        (errno.EDQUOT, DiskFullError),
+        (errno.EPERM, PermissionDeniedError),
+    ],
+    ids=["ENOSPC", "EDQUOT", "EPERM"],
+)
+def test_atomic_write_fault_is_typed_and_keeps_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, error: type[StorageError]
+) -> None:
+    from meta_evaluator import storage
+
+    target = tmp_path / "state.json"
+    target.write_text("old", encoding="utf-8")
+
+    def refuse(*args: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(storage.os, "fsync", refuse)
+    with pytest.raises(error) as caught:
+        storage.write_json(target, {"new": 1})
+    assert caught.value.path == target and str(target) in str(caught.value)
+    assert target.read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+def run_rows(project: Path) -> list[dict[str, object]]:
+    from meta_evaluator.results.row_store import read_rows
+
+    return [row for path in (project / "results").glob("*/*.jsonl") for row in read_rows(path)]
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [(errno.ENOSPC, "disk"), (errno.EROFS, "read-only"), (errno.EACCES, "permission")],
+    ids=["ENOSPC", "EROFS", "EACCES"],
+)
+def test_a_run_stopped_by_the_file_system_exits_4_and_resumes(
+    project: Path, entry: Main, monkeypatch: pytest.MonkeyPatch, code: int, words: str
+) -> None:
+    faulty_row_store(monkeypatch, FaultyOs(code, good=5))
+    done = entry("run", project, "--max-concurrency", "1")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "ExceptionGroup" not in done.stderr
+    rows_file = next((project / "results").glob(f"*/{JUDGE}*.jsonl"))
+    assert str(rows_file) in done.stderr
+    assert words in done.stderr.lower()
+    kept = run_rows(project)
+    assert len(kept) == 5
+    monkeypatch.undo()
+    done = entry("run", project)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    rows = run_rows(project)
+    assert len({json.dumps(r["original_id"]) for r in rows}) == 40
+    assert rows[:5] == kept  # the rows written before the fault are reused, not asked again
+
+
+def test_a_run_with_many_rows_in_flight_shows_one_typed_error(
+    project: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faulty_row_store(monkeypatch, FaultyOs(errno.ENOSPC, good=3))
+    done = entry("run", project, "--max-concurrency", "16")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert done.stderr.startswith("error: ") and "ExceptionGroup" not in done.stderr
+
+
+def test_the_facade_raises_the_typed_error_not_a_group(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faulty_row_store(monkeypatch, FaultyOs(errno.ENOSPC, good=3))
+    with pytest.raises(DiskFullError):
+        MetaEvaluator(project, load=True).run_judges_async(max_concurrency=16)
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root writes through chmod; see the EROFS/EACCES cases"
+)
+def test_a_read_only_results_folder_exits_4(project: Path, entry: Main) -> None:
+    results = project / "results"
+    results.mkdir()
+    results.chmod(0o555)
+    try:
+        done = entry("run", project)
+    finally:
+        results.chmod(0o755)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(results) in done.stderr

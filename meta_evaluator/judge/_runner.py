@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import httpx
 
+from meta_evaluator._async import our_error_first
 from meta_evaluator._util import finite_number, repeated
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
@@ -247,7 +248,7 @@ async def run_judges(
                     timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
                 )
             )
-        with progress:
+        with progress, our_error_first():  # a full disk: one DiskFullError, not a group
             async with anyio.create_task_group() as group:
                 for run in runs:
                     if run.judge.id in batched:

@@ -7,12 +7,15 @@ is opened again. The same id may appear more than once (a row asked again); the 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from meta_evaluator.errors import StorageError
+from meta_evaluator.errors import OutsideProjectError, StorageError
+from meta_evaluator.storage import os_error
 
 __all__ = ["RowStore", "read_rows"]
 
@@ -48,61 +51,98 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 class RowStore:
-    """Append-only JSON Lines file of result rows; use as a context manager."""
+    """Append-only JSON Lines file of result rows; use as a context manager.
+
+    The file is opened without following a symbolic link (`O_NOFOLLOW`), and a row the file
+    system refuses (disk full, read-only, no permission) raises a typed `StorageError` after the
+    file is cut back to its last whole line, so the rows before it stay readable and are reused
+    by the next run.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle: IO[bytes] | None = None
+        self._fd: int | None = None
 
     def __enter__(self) -> RowStore:
+        if self.path.is_symlink():
+            raise _symlink_error(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self.path.open("ab+")
-            _drop_torn_tail(handle)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
         except OSError as exc:
-            raise StorageError(
-                f"{self.path}: cannot open the row store ({exc}).", path=self.path
-            ) from exc
-        self._handle = handle
+            if exc.errno == errno.ELOOP:
+                raise _symlink_error(self.path) from exc
+            raise os_error(self.path, exc, "open the row store") from exc
+        try:
+            _drop_torn_tail(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise os_error(self.path, exc, "open the row store") from exc
+        self._fd = fd
         return self
 
     def append(self, row: dict[str, Any]) -> None:
-        """Write one row and flush it to the operating system."""
-        assert self._handle is not None, "RowStore used outside its with-block"
+        """Write one row, whole, to the operating system (no buffer of ours holds it).
+
+        Raises:
+            DiskFullError: The disk or quota is full; the file ends with the previous row.
+            PermissionDeniedError: The file may not be written (read-only, no permission).
+        """
+        assert self._fd is not None, "RowStore used outside its with-block"
         line = json.dumps(row, ensure_ascii=False, allow_nan=False).encode() + b"\n"
-        self._handle.write(line)
-        self._handle.flush()
+        end = os.fstat(self._fd).st_size
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            # Part of the line may be on disk; cut it off, or the next row would follow it.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, end)
+            raise os_error(self.path, exc, "append a row") from exc
 
     def sync(self) -> None:
-        """Flush and fsync: the rows written so far survive a crash of the machine too."""
-        assert self._handle is not None, "RowStore used outside its with-block"
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        """Fsync: the rows written so far survive a crash of the machine too."""
+        assert self._fd is not None, "RowStore used outside its with-block"
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise os_error(self.path, exc, "save the rows") from exc
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._handle is not None:
+        if self._fd is not None:
             try:
                 self.sync()
+            except StorageError:
+                if exc_info[0] is None:  # else the error already on its way wins
+                    raise
             finally:
-                self._handle.close()
-                self._handle = None
+                os.close(self._fd)
+                self._fd = None
 
 
-def _drop_torn_tail(handle: IO[bytes]) -> None:
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _symlink_error(path: Path) -> OutsideProjectError:
+    return OutsideProjectError(
+        f"{path}: the row file is a symbolic link; rows are never written through one. Replace "
+        "it with the file itself (or delete it to start the run's rows again).",
+        path=path,
+    )
+
+
+def _drop_torn_tail(fd: int) -> None:
     """Truncate a last line that has no newline: it was being written when a process died."""
-    size = handle.seek(0, os.SEEK_END)
-    if size == 0:
-        return
-    handle.seek(size - 1)
-    if handle.read(1) == b"\n":
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
     end = size
     while end > 0:
         start = max(0, end - (1 << 16))
-        handle.seek(start)
-        cut = handle.read(end - start).rfind(b"\n")
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
         if cut >= 0:
-            handle.truncate(start + cut + 1)
+            os.ftruncate(fd, start + cut + 1)
             return
         end = start
-    handle.truncate(0)
+    os.ftruncate(fd, 0)
