@@ -7,12 +7,11 @@ where `load_all_human_results` and scoring find them.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import sys
 from typing import TYPE_CHECKING
 
-from meta_evaluator.annotate.app import AnnotationApp
+from meta_evaluator.annotate.app import AnnotationApp, _is_loopback
 from meta_evaluator.errors import ProjectError
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ def serve(
     """
     import uvicorn
 
-    app = AnnotationApp(evaluator, token=token)
     if token is None and not _is_loopback(host):
         raise ProjectError(
             f"launch_annotator: host {host!r} lets others reach the page; give a token "
@@ -52,18 +50,10 @@ def serve(
             field="token",
         )
     chosen = port if port is not None else free_port(host)
+    app = AnnotationApp(evaluator, token=token, host=host, port=chosen)
     if announce:
         suffix = f"?token={token}" if token else ""
         shown = f"[{host}]" if ":" in host else host
         sys.stderr.write(f"Annotation page: http://{shown}:{chosen}/{suffix}  (Ctrl-C stops it)\n")
     config = uvicorn.Config(app, host=host, port=chosen, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

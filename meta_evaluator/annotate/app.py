@@ -11,16 +11,27 @@ GET  /api/progress                  JSON: labelled rows per annotator
 ```
 With a token, every request needs it: `?token=...` once (a cookie keeps it), the cookie, or
 `Authorization: Bearer ...`.
+
+Other sites are kept out, before the token is looked at:
+- Bound to loopback, the `Host` header must be a loopback name (`localhost`, `127.0.0.1`,
+  `[::1]` ...) at the server's port, else 421: a site whose DNS name was rebound to 127.0.0.1
+  still sends its own name. Bound to any other address (which needs a token), any name is
+  accepted: others reach the page under names the server cannot know (a LAN name, a proxy),
+  and the token, which a foreign site does not have, is what keeps it out.
+- A POST whose `Origin` (or, without one, `Referer`) is not this server's own address is
+  refused with 403 (`Origin: null` too); requests without either (scripts, curl) are served.
+- A body over `_MAX_BODY` bytes is refused with 413; nothing of it is saved.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 from meta_evaluator.annotate.pages import (
     done_page,
@@ -29,7 +40,7 @@ from meta_evaluator.annotate.pages import (
     row_page,
     summary_page,
 )
-from meta_evaluator.annotate.store import AnnotatorLabels
+from meta_evaluator.annotate.store import WEB_RUN, AnnotatorLabels
 from meta_evaluator.errors import ProjectError, UnsafeNameError
 from meta_evaluator.judge._parse import check_values
 from meta_evaluator.storage import check_safe_name
@@ -47,13 +58,29 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 _COOKIE = "meta_evaluator_token"
 #: Hidden form field naming each multi-label task shown (so "none ticked" reaches the server).
 _SHOWN = "_shown"
+#: The largest request body read (bytes); a larger one is refused with 413.
 _MAX_BODY = 1_000_000
 
 
-class AnnotationApp:
-    """ASGI app serving the annotation page of one project (its data and task)."""
+class _TooLarge(Exception):
+    """A request body over `_MAX_BODY`."""
 
-    def __init__(self, evaluator: MetaEvaluator, *, token: str | None = None) -> None:
+
+class AnnotationApp:
+    """ASGI app serving the annotation page of one project (its data and task).
+
+    `host` and `port` are the address the server listens on (`port=None`: any port); they
+    decide which `Host` headers are accepted (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        evaluator: MetaEvaluator,
+        *,
+        token: str | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+    ) -> None:
         if evaluator.data is None or evaluator.eval_task is None:
             raise ProjectError(
                 f"{evaluator.project_dir}: add data and a task before annotating.",
@@ -63,6 +90,8 @@ class AnnotationApp:
         self.data = evaluator.data
         self.task = evaluator.eval_task
         self.token = token
+        self.host = host
+        self.port = port
         self._annotators: dict[str, AnnotatorLabels] = {}
         self._rows = self.data.data.select(self.task.columns_shown()).to_dicts()
         self._ids = self.data.ids.to_list()
@@ -85,6 +114,13 @@ class AnnotationApp:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         extra: list[tuple[str, str]] = []
+        if not self._host_allowed(headers.get("host")):
+            shown = f"[{self.host}]" if ":" in self.host else self.host
+            await _respond(send, 421, message_page("Wrong address", (
+                f"This annotation page answers at {shown}:{self.port or '<port>'} (or localhost"
+                " at that port) only, not at the name this request was sent to; open the "
+                "address the server printed.")))  # fmt: skip
+            return
         if self.token is not None:
             given = self._token_of(query, headers)
             if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
@@ -94,11 +130,38 @@ class AnnotationApp:
             if query.get("token"):
                 extra.append(("set-cookie", f"{_COOKIE}={quote(self.token)}; HttpOnly; "
                               "SameSite=Strict; Path=/"))  # fmt: skip
+        if method not in ("GET", "HEAD") and not _same_origin(headers):
+            await _respond(send, 403, message_page("Refused", (
+                "This request comes from another site, not from the annotation page itself; "
+                "nothing was saved. Label rows on the page the server printed.")))  # fmt: skip
+            return
         try:
+            if int(headers.get("content-length") or 0) > _MAX_BODY:
+                raise _TooLarge
             status, body, more = await self._route(method, path, query, receive)
         except UnsafeNameError as exc:
             status, body, more = 400, message_page("Not a valid annotator id", exc.message), []
+        except (_TooLarge, ValueError):
+            status, more = 413, []
+            body = message_page("Too large", (
+                f"The labels sent are too large (over {_MAX_BODY:,} bytes); nothing was saved. "
+                "Shorten the free text and save again."))  # fmt: skip
         await _respond(send, status, body, [*extra, *more])
+
+    def _host_allowed(self, host: str | None) -> bool:
+        """Whether the `Host` header names this server (see the module docstring)."""
+        if not _is_loopback(self.host):
+            return True  # the token guards it (serve refuses a non-loopback host without one)
+        if not host:
+            return False
+        name, _, port = host.lower().rpartition(":")
+        if not name or name.endswith(":") or (name.startswith("[") != name.endswith("]")):
+            name, port = host.lower(), ""  # no port given (a bare IPv6 literal is no name)
+        if not port:
+            port = "80"
+        if self.port is not None and port != str(self.port):
+            return False
+        return _is_loopback(name.removeprefix("[").removesuffix("]"))
 
     def _token_of(self, query: dict[str, list[str]], headers: dict[str, str]) -> str | None:
         if query.get("token"):
@@ -157,6 +220,22 @@ class AnnotationApp:
     def _name(self) -> str:
         return self.evaluator.project_dir.name
 
+    def _imported_notice(self, labels: AnnotatorLabels, position: int) -> str | None:
+        if labels.imported is None:
+            return None
+        run, count = labels.imported
+        who = labels.annotator_id
+        notice = (
+            f"{who} has {count} imported labels (run {run}). Labels you give here are saved "
+            f"apart, as web labels (annotations/web/{who}.parquet), and merged with the imported "
+            "ones row by row: for scoring, a row you label here replaces its imported label; "
+            "the other imported labels stay."
+        )
+        row = labels.get(position)
+        if row is not None and row["run_id"] != WEB_RUN:
+            notice += " This row's label below is the imported one; saving replaces it."
+        return notice
+
     def _labels(self, annotator_id: str) -> AnnotatorLabels:
         check_safe_name(annotator_id, field="annotator_id")
         if annotator_id not in self._annotators:
@@ -195,6 +274,7 @@ class AnnotationApp:
             shown=self._rows[position],
             saved=given if given is not None else labels.get(position),
             error=error,
+            notice=self._imported_notice(labels, position),
         )
 
     def _submit(
@@ -238,13 +318,47 @@ def _position(text: str, total: int) -> int | None:
 
 
 async def _form(receive: Receive) -> dict[str, list[str]]:
-    body = b""
+    """The form posted, read whole; raises _TooLarge past `_MAX_BODY` (nothing is cut)."""
+    chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
-        body += message.get("body", b"")
-        if len(body) > _MAX_BODY or not message.get("more_body"):
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > _MAX_BODY:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
             break
-    return parse_qs(body[:_MAX_BODY].decode("utf-8", errors="replace"), keep_blank_values=True)
+    return parse_qs(b"".join(chunks).decode("utf-8", errors="replace"), keep_blank_values=True)
+
+
+def _same_origin(headers: dict[str, str]) -> bool:
+    """Whether a request's `Origin` (else `Referer`) is the address it was sent to (`Host`).
+
+    Browsers send `Origin` with every POST; a request with neither header is no browser's
+    cross-site request (scripts, curl) and passes.
+    """
+    source = headers.get("origin") or headers.get("referer")
+    if source is None:
+        return True
+    if source.strip().lower() == "null":
+        return False
+    try:
+        netloc = urlsplit(source.strip()).netloc.rpartition("@")[2].lower()
+    except ValueError:
+        return False
+    return bool(netloc) and netloc == headers.get("host", "").lower()
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an IP address) is this machine's loopback."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 async def _respond(

@@ -28,6 +28,7 @@ padding:0 .3rem;background:#fff;color:#3a4356}
 textarea{width:100%;min-height:5rem;font:inherit;padding:.5rem;border:1px solid #c9d0db;border-radius:6px}
 button{font:inherit;padding:.5rem 1.1rem;border-radius:6px;border:1px solid #4c72b0;background:#4c72b0;
 color:#fff;cursor:pointer}a{color:#2f5597}.muted{color:#5b6475;font-size:.9rem}
+.notice{background:#eef3fb;border:1px solid #c6d5ee;border-radius:6px;padding:.5rem .8rem}
 .error{background:#fdecea;border:1px solid #f5c2bd;color:#8a1c12;border-radius:6px;padding:.5rem .8rem}
 .bar{height:6px;background:#e3e7ee;border-radius:3px;min-width:10rem;flex:1;max-width:20rem}
 .bar i{display:block;height:6px;background:#4c72b0;border-radius:3px}
@@ -111,8 +112,13 @@ def row_page(
     shown: dict[str, Any],
     saved: dict[str, Any] | None,
     error: str | None = None,
+    notice: str | None = None,
 ) -> str:
-    """One row to label: the columns shown, a control per task, keyboard help."""
+    """One row to label: the columns shown, a control per task, keyboard help.
+
+    `notice` (plain text) is shown above the row: how labels given here combine with the
+    annotator's imported ones.
+    """
     e = html.escape
     required = set(task.get_required_tasks())
     columns = "".join(
@@ -162,6 +168,7 @@ def row_page(
         f"<span>{done} / {total} labelled</span><span class='bar'><i style='width:{share:.1f}%'>"
         f"</i></span><a href='/'>switch annotator</a><a href='/summary'>agreement</a></header>"
         f"<main>{f'<p class=error>{e(error)}</p>' if error else ''}"
+        f"{f'<p class=notice>{e(notice)}</p>' if notice else ''}"
         f"<div class='card'><div class='prompt'>{e(task.annotation_prompt)}</div>"
         f"<div class='muted'>row {position + 1} of {total} &middot; id {e(str(row_id))}</div>"
         f"{columns}</div>"

@@ -1,15 +1,27 @@
 """One annotator's labels from the annotation page, saved at every submission.
 
 ```
-annotations/web/<annotator_id>.parquet      every label the annotator gave, in data order
-annotations/web/<annotator_id>_state.json   counts and times (the file scoring reads)
+annotations/web/<annotator_id>.parquet      every label the annotator gave on the page
+annotations/web/<annotator_id>_state.json   counts and times
 ```
-Each submission rewrites both files atomically, so a server stopped at any moment loses nothing
-that was acknowledged. Ids keep the data's dtype.
+Several servers may run on one project (two `meta-evaluator annotate`, or one left running):
+each save takes an exclusive `fcntl.flock` on the `annotations/web/` folder, reads the
+annotator's file as it is on disk now, replaces that one row and writes the file atomically
+(`save_annotations`), so no server overwrites a label another one saved, and a server stopped
+at any moment loses nothing that was acknowledged. Reads take no lock (files are replaced
+atomically); a server re-reads a file whenever it changed on disk. Ids keep the data's dtype.
+
+An annotator id may also have imported labels (`annotations/<run_id>/`). They are never
+rewritten: scoring merges the page's labels into them row by row (`merge_web_labels`), and the
+page shows the same merged view (`imported` says how many imported labels there are).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,61 +29,68 @@ import polars as pl
 
 from meta_evaluator.data import EvalData
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.results.human_results import annotation_schema, save_annotations
+from meta_evaluator.results.human_results import (
+    WEB_RUN,
+    annotation_schema,
+    latest_imported_table,
+    merge_web_labels,
+    read_table,
+    save_annotations,
+)
 from meta_evaluator.results.runs import now_iso
 from meta_evaluator.storage import check_safe_name, read_json
 
-__all__ = ["WEB_RUN", "AnnotatorLabels"]
+__all__ = ["WEB_RUN", "AnnotatorLabels", "folder_lock"]
 
-#: The run folder of labels made on the annotation page.
-WEB_RUN = "web"
+#: What a file looked like when last read: (inode, size, mtime in ns), or None when missing.
+_Seen = tuple[int, int, int] | None
 
 
 class AnnotatorLabels:
-    """The labels of one annotator on the page: loaded on first use, saved on every change."""
+    """The labels of one annotator on the page, as on disk now; saved on every change."""
 
     def __init__(self, annotations_dir: Path, annotator_id: str, data: EvalData, task: EvalTask):
         self.annotator_id = check_safe_name(annotator_id, field="annotator_id")
         self._dir = annotations_dir
-        self._data = data
+        self._folder = annotations_dir / WEB_RUN
+        self._table = self._folder / f"{annotator_id}.parquet"
         self._task = task
         self._schema = annotation_schema(task, data.data.schema[data.id_column])
         self._ids = data.ids.to_list()
         self._position = {row_id: i for i, row_id in enumerate(self._ids)}
+        self._seen: tuple[tuple[_Seen, bytes | None], tuple[str, _Seen] | None] | None = None
         self._rows: dict[int, dict[str, Any]] = {}
-        self._created: str | None = None
-        table = annotations_dir / WEB_RUN / f"{annotator_id}.parquet"
-        if table.is_file():
-            frame = pl.read_parquet(table)
-            for row in frame.iter_rows(named=True):
-                position = self._position.get(row["original_id"])
-                if position is not None:  # rows of data that changed since are dropped
-                    self._rows[position] = row
-            state = annotations_dir / WEB_RUN / f"{annotator_id}_state.json"
-            if state.is_file():
-                self._created = read_json(state).get("created_at")
+        self._imported: tuple[str, int] | None = None
+
+    @property
+    def imported(self) -> tuple[str, int] | None:
+        """(run id, valid labels) of the annotator's imported set, or None without one."""
+        self._refresh()
+        return self._imported
 
     def labelled(self) -> set[int]:
-        """Positions (in data order) the annotator has labelled."""
+        """Positions (in data order) with a valid label, given here or imported."""
+        self._refresh()
         return set(self._rows)
 
     def get(self, position: int) -> dict[str, Any] | None:
-        """The saved row at `position`, or None."""
+        """The row at `position` that scoring uses (from the page or imported), or None."""
+        self._refresh()
         return self._rows.get(position)
 
     def next_unlabelled(self, after: int = -1) -> int | None:
         """The first unlabelled position after `after` (wrapping around), or None when done."""
+        labelled = self.labelled()
         n = len(self._ids)
         for step in range(1, n + 1):
             position = (after + step) % n
-            if position not in self._rows:
+            if position not in labelled:
                 return position
         return None
 
     def save(self, position: int, labels: dict[str, Any]) -> None:
-        """Store the labels of one row and write the annotator's files at once."""
-        rows_now = dict(self._rows)
-        rows_now[position] = {
+        """Store the labels of one row: under the folder's lock, merged into the file on disk."""
+        row = {
             "original_id": self._ids[position],
             "annotator_id": self.annotator_id,
             "run_id": WEB_RUN,
@@ -81,13 +100,98 @@ class AnnotatorLabels:
             "timestamp": now_iso(),
             **{t: labels.get(t) for t in self._task.task_names},
         }
-        rows = [rows_now[p] for p in sorted(rows_now)]
-        frame = pl.DataFrame(
-            [{c: r.get(c) for c in self._schema} for r in rows], schema=self._schema, orient="row"
-        )
-        save_annotations(
-            self._dir, WEB_RUN, self.annotator_id, frame, source="annotation page",
-            created_at=self._created,
-        )  # fmt: skip
-        self._rows = rows_now  # only once it is on disk
-        self._created = self._created or now_iso()
+        self._folder.mkdir(parents=True, exist_ok=True)
+        with folder_lock(self._folder):
+            rows = {}
+            if self._table.is_file():  # as on disk now, whoever wrote it last
+                rows = {r["original_id"]: r for r in read_table(self._table).to_dicts()}
+            rows[row["original_id"]] = row
+            # data order; rows of ids the data no longer has are kept, after the others
+            ordered = sorted(rows.values(), key=lambda r: self._order(r["original_id"]))
+            frame = pl.DataFrame(
+                [{c: r.get(c) for c in self._schema} for r in ordered],
+                schema=self._schema,
+                orient="row",
+            )
+            state = self._folder / f"{self.annotator_id}_state.json"
+            created = read_json(state).get("created_at") if state.is_file() else None
+            save_annotations(
+                self._dir, WEB_RUN, self.annotator_id, frame, source="annotation page",
+                created_at=created,
+            )  # fmt: skip
+        self._seen = None  # read back what is on disk at the next look
+
+    def _order(self, row_id: Any) -> tuple[int, int]:
+        position = self._position.get(row_id)
+        return (0, position) if position is not None else (1, 0)
+
+    def _refresh(self) -> None:
+        """Re-read the page's file and the imported set when either changed on disk."""
+        imported = latest_imported_table(self._dir, self.annotator_id)
+        # the state file's bytes name the save to the microsecond (`completed_at`): a file
+        # replaced within the file system's timestamp granularity is still noticed
+        state = self._folder / f"{self.annotator_id}_state.json"
+        web_seen = (_stat(self._table), _read(state))
+        seen = (web_seen, (imported[0], _stat(imported[1])) if imported else None)
+        if seen == self._seen:
+            return
+        web = read_table(self._table) if web_seen[0] is not None else None
+        base = read_table(imported[1]) if imported is not None else None
+        merged = merge_web_labels(base, web) if base is not None and web is not None else None
+        merged = merged if merged is not None else base if base is not None else web
+        rows: dict[int, dict[str, Any]] = {}
+        for row in merged.iter_rows(named=True) if merged is not None else ():
+            position = self._position.get(row["original_id"])
+            if position is not None and row["outcome"] == "valid":
+                rows[position] = row
+        valid = base.filter(pl.col("outcome") == "valid").height if base is not None else 0
+        self._rows = rows
+        self._imported = (imported[0], valid) if imported is not None else None
+        self._seen = seen
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` across processes (blocking) for the block's length.
+
+    POSIX: `fcntl.flock` on the folder itself (no lock file to leave behind; released by the
+    system when the process dies). Windows: `msvcrt.locking` on `<folder>/.lock`.
+    """
+    if sys.platform == "win32":
+        import msvcrt
+
+        with (folder / ".lock").open("a+b") as handle:
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        return
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _stat(path: Path) -> _Seen:
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None

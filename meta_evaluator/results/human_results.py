@@ -3,11 +3,17 @@
 ```
 annotations/<run_id>/<annotator_id>.parquet       the labels, one row per data row annotated
 annotations/<run_id>/<annotator_id>_state.json    source, times, counts
+annotations/web/<annotator_id>.parquet            labels given on the annotation page
 ```
+An annotator's imported sets replace one another (the latest complete one counts). Labels given
+on the annotation page (`annotations/web/`) are merged into that set row by row: for each row
+the label given last counts, so a row relabelled on the page replaces its imported label, the
+other imported labels stay, and a later import replaces page labels of the rows it has.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,15 +34,21 @@ from meta_evaluator.results.runs import new_run_id, now_iso
 from meta_evaluator.storage import check_safe_name, read_json, sha256, write_json, write_parquet
 
 __all__ = [
+    "WEB_RUN",
     "HumanAnnotationResults",
     "annotation_schema",
     "import_annotation_frame",
     "import_annotations",
     "latest_annotations",
+    "latest_imported_table",
+    "merge_web_labels",
+    "read_table",
     "save_annotations",
 ]
 
 STATE_VERSION = 1
+#: The run folder of labels given on the annotation page.
+WEB_RUN = "web"
 
 
 class HumanAnnotationResults:
@@ -184,11 +196,79 @@ def save_annotations(
 
 
 def latest_annotations(annotations_dir: Path) -> dict[str, HumanAnnotationResults]:
-    """The latest complete set of labels of every annotator, by annotator id (sorted)."""
+    """The labels of every annotator, by annotator id (sorted).
+
+    Each annotator's latest complete imported set, with the labels given on the annotation page
+    merged in row by row (`merge_web_labels`). The run id of a merged set is `<run_id>+web`.
+    """
+    imported, web = _latest_sets(annotations_dir)
+    found: dict[str, HumanAnnotationResults] = {}
+    for annotator in sorted({*imported, *web}):
+        if annotator not in web:
+            run, table = imported[annotator]
+            found[annotator] = HumanAnnotationResults(annotator, run, read_table(table))
+        elif annotator not in imported:
+            found[annotator] = HumanAnnotationResults(
+                annotator, WEB_RUN, read_table(web[annotator])
+            )
+        else:
+            run, table = imported[annotator]
+            merged = merge_web_labels(read_table(table), read_table(web[annotator]))
+            found[annotator] = HumanAnnotationResults(annotator, f"{run}+{WEB_RUN}", merged)
+    return found
+
+
+def latest_imported_table(annotations_dir: Path, annotator_id: str) -> tuple[str, Path] | None:
+    """The run id and table of the annotator's latest complete imported set, or None.
+
+    Imported means made elsewhere and added with `import_annotations` (not the annotation
+    page's labels, which `merge_web_labels` merges into this set).
+    """
+    check_safe_name(annotator_id, field="annotator_id")
+    imported, _ = _latest_sets(annotations_dir, annotator_id)
+    return imported.get(annotator_id)
+
+
+def merge_web_labels(imported: pl.DataFrame, web: pl.DataFrame) -> pl.DataFrame:
+    """An imported set with the annotation page's labels merged in, row by row.
+
+    For each id the row with the later `timestamp` counts (ties go to the page): a row labelled
+    on the page after the import replaces the imported row; an import made after the page's
+    label replaces it. Imported rows come first, in their order, then rows only the page has.
+    """
+    page_rows = {row["original_id"]: row for row in web.iter_rows(named=True)}
+    rows = []
+    for row in imported.iter_rows(named=True):
+        page = page_rows.pop(row["original_id"], None)
+        if page is not None and (page["timestamp"] or "") >= (row["timestamp"] or ""):
+            row = page
+        rows.append(row)
+    rows.extend(page_rows.values())
+    return pl.DataFrame(
+        [{c: r.get(c) for c in imported.schema} for r in rows], schema=imported.schema,
+        orient="row",
+    )  # fmt: skip
+
+
+def read_table(path: Path) -> pl.DataFrame:
+    """An annotator's Parquet table, read from one snapshot of the file.
+
+    The bytes are read at once: polars opens a path more than once, and a file replaced in
+    between (the annotation page saving) would mix two versions ("Invalid thrift").
+    """
+    return pl.read_parquet(io.BytesIO(path.read_bytes()))
+
+
+def _latest_sets(
+    annotations_dir: Path, annotator_id: str | None = None
+) -> tuple[dict[str, tuple[str, Path]], dict[str, Path]]:
+    """Per annotator, the latest complete imported set (run id, table) and the page's table."""
     if not annotations_dir.is_dir():
-        return {}
+        return {}, {}
     best: dict[str, tuple[str, str, Path]] = {}
-    for state_path in annotations_dir.glob("*/*_state.json"):
+    web: dict[str, Path] = {}
+    pattern = f"*/{annotator_id}_state.json" if annotator_id else "*/*_state.json"
+    for state_path in annotations_dir.glob(pattern):
         annotator = state_path.name.removesuffix("_state.json")
         try:
             table, _ = _files(annotations_dir, state_path.parent.name, annotator)
@@ -205,9 +285,10 @@ def latest_annotations(annotations_dir: Path) -> dict[str, HumanAnnotationResult
             ) from exc
         if when is None or not table.is_file():
             continue
+        if state_path.parent.name == WEB_RUN:
+            web[annotator] = table
+            continue
         key = (when, state_path.parent.name, table)
         if annotator not in best or key[:2] > best[annotator][:2]:
             best[annotator] = key
-    return {
-        a: HumanAnnotationResults(a, best[a][1], pl.read_parquet(best[a][2])) for a in sorted(best)
-    }
+    return {a: (run, table) for a, (_, run, table) in best.items()}, web

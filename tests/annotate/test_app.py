@@ -35,6 +35,8 @@ EXAMPLE_ANNOTATIONS = (
     Path(__file__).parents[2] / "meta_evaluator" / "examples" / "refusal" / "annotations"
 )
 TOKEN = "s3cret"
+#: The address the in-process app is reached at (loopback, as `serve` binds by default).
+BASE = "http://127.0.0.1:8765"
 
 pytestmark = pytest.mark.anyio
 
@@ -96,7 +98,7 @@ def app_for(project: Path, token: str | None = None) -> AnnotationApp:
 @asynccontextmanager
 async def client(app: AnnotationApp) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://annotate.test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as http:
         yield http
 
 
@@ -694,6 +696,161 @@ async def test_a_non_ascii_wrong_token_is_401(refusal: Path) -> None:
     async with client(app_for(refusal, token=TOKEN)) as http:
         response = await http.get("/?token=%C3%A9")
     assert response.status_code == 401
+
+
+# --- other sites, DNS rebinding, oversized bodies -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "https://evil.example"},
+        {"origin": "http://127.0.0.1:9999"},  # another port is another origin
+        {"origin": "null"},
+        {"referer": "https://evil.example/page"},
+        {"origin": "https://evil.example", "referer": f"{BASE}/annotate/zoe/0"},
+    ],
+)
+async def test_a_post_from_another_site_is_refused(refusal: Path, headers: dict[str, str]) -> None:
+    async with client(app_for(refusal)) as http:
+        response = await http.post(
+            "/annotate/zoe/0", data={"rejection": "rejection"}, headers=headers
+        )
+    assert response.status_code == 403
+    assert "another site" in html.unescape(response.text)
+    assert web_files(refusal) == []
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},  # scripts and curl send neither
+        {"origin": BASE},
+        {"origin": BASE.upper()},
+        {"referer": f"{BASE}/annotate/zoe/0"},
+        {"origin": BASE, "referer": f"{BASE}/annotate/zoe/0"},
+    ],
+)
+async def test_a_post_from_the_page_itself_is_saved(refusal: Path, headers: dict[str, str]) -> None:
+    async with client(app_for(refusal)) as http:
+        response = await http.post(
+            "/annotate/zoe/0", data={"rejection": "rejection"}, headers=headers
+        )
+    assert response.status_code == 303
+    assert saved(refusal, "zoe").height == 1
+
+
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:8765", "127.0.0.1.evil.example:8765", "10.0.0.7:8765"]
+)
+@pytest.mark.parametrize(("method", "url"), [("GET", "/"), ("POST", "/annotate/zoe/0")])
+async def test_a_request_for_another_host_name_is_refused(
+    refusal: Path, host: str, method: str, url: str
+) -> None:
+    """DNS rebinding: a site whose name resolves to 127.0.0.1 still sends its own name."""
+    async with client(app_for(refusal)) as http:
+        response = await http.request(
+            method, url, data={"rejection": "rejection"}, headers={"host": host}
+        )
+    assert response.status_code == 421
+    assert "address" in response.text
+    assert web_files(refusal) == []
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1:8765", "localhost:8765", "LOCALHOST:8765", "[::1]:8765"]
+)
+async def test_the_loopback_names_of_the_port_are_accepted(refusal: Path, host: str) -> None:
+    app = AnnotationApp(MetaEvaluator(refusal, load=True), host="127.0.0.1", port=8765)
+    async with client(app) as http:
+        response = await http.get("/", headers={"host": host})
+        other_port = await http.get("/", headers={"host": host.replace("8765", "8766")})
+    assert response.status_code == 200
+    assert other_port.status_code == 421
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20"])
+async def test_a_public_bind_with_a_token_accepts_any_host_name(refusal: Path, host: str) -> None:
+    """Others reach the page under names the server cannot know; the token keeps sites out."""
+    app = AnnotationApp(MetaEvaluator(refusal, load=True), host=host, port=8765, token=TOKEN)
+    async with client(app) as http:
+        named = await http.get(
+            "/", headers={"host": "annotate.lab.example:8765", "authorization": f"Bearer {TOKEN}"}
+        )
+        no_token = await http.get("/", headers={"host": "annotate.lab.example:8765"})
+        foreign = await http.post(
+            "/annotate/zoe/0",
+            data={"rejection": "rejection"},
+            headers={
+                "host": "annotate.lab.example:8765",
+                "origin": "https://evil.example",
+                "authorization": f"Bearer {TOKEN}",
+            },
+        )
+    assert named.status_code == 200
+    assert no_token.status_code == 401
+    assert foreign.status_code == 403
+
+
+async def test_a_body_over_the_limit_is_refused_and_nothing_saved(refusal: Path) -> None:
+    from meta_evaluator.annotate.app import _MAX_BODY
+
+    long_text = "x" * (_MAX_BODY + 10)
+    async with client(app_for(refusal)) as http:
+        response = await http.post(
+            "/annotate/zoe/0", data={"rejection": "rejection", "explanation": long_text}
+        )
+
+        async def chunks() -> AsyncIterator[bytes]:  # no content-length: read until the limit
+            yield b"rejection=rejection&explanation="
+            for _ in range(12):
+                yield b"y" * 100_000
+
+        streamed = await http.post(
+            "/annotate/zoe/1",
+            content=chunks(),
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+    for refused in (response, streamed):
+        assert refused.status_code == 413
+        assert "too large" in refused.text and "1,000,000 bytes" in refused.text
+    assert web_files(refusal) == []
+
+
+async def test_a_body_at_the_limit_is_saved_whole(refusal: Path) -> None:
+    from meta_evaluator.annotate.app import _MAX_BODY
+
+    head = "rejection=rejection&explanation="
+    text = "z" * (_MAX_BODY - len(head))
+    async with client(app_for(refusal)) as http:
+        response = await http.post(
+            "/annotate/zoe/0",
+            content=(head + text).encode(),
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+    assert response.status_code == 303
+    assert saved(refusal, "zoe")["explanation"].to_list() == [text]
+
+
+def test_a_real_server_refuses_other_host_names_and_sites(
+    refusal: Path, annotate_server: Any
+) -> None:
+    """`meta-evaluator annotate` on 127.0.0.1: rebinding and cross-site posts are refused."""
+    base = annotate_server(refusal)
+    port = base.rsplit(":", 1)[1]
+    with httpx.Client(base_url=base, timeout=20) as http:
+        assert http.get("/").status_code == 200
+        assert http.get("/", headers={"host": f"localhost:{port}"}).status_code == 200
+        assert http.get("/", headers={"host": f"rebound.example:{port}"}).status_code == 421
+        form = {"rejection": "rejection"}
+        foreign = http.post("/annotate/zoe/0", data=form, headers={"origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        big = http.post("/annotate/zoe/0", data={**form, "explanation": "x" * 1_100_000})
+        assert big.status_code == 413
+        assert web_files(refusal) == []
+        own = http.post("/annotate/zoe/0", data=form, headers={"origin": base})
+        assert own.status_code == 303
+    assert saved(refusal, "zoe").height == 1
 
 
 # --- agreement summary ---------------------------------------------------------------------------
