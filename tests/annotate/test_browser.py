@@ -34,6 +34,7 @@ CHROMIUM_ARGS = [
     "--no-proxy-server",
 ]
 SCREENSHOT_COPY = Path("/tmp/annotate_row.png")
+IMPORTED_SCREENSHOT_COPY = Path("/tmp/annotate_imported.png")
 TIMEOUT_MS = 5_000
 
 if shutil.which(CHROMIUM) is None:
@@ -84,7 +85,11 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     evaluator = create_example_project("refusal", project)
     port = free_port()
     config = uvicorn.Config(
-        AnnotationApp(evaluator), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        AnnotationApp(evaluator, host="127.0.0.1", port=port),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="annotation-server", daemon=True)
@@ -172,6 +177,45 @@ def test_annotate_three_rows_with_the_keyboard(
     page.goto(f"{base}/annotate/kim/1")
     assert _checked(page, "rejection") == ["not rejection"]
     assert page.input_value("textarea[name='explanation']") == "Complies: step 1 and 2 of a recipe."
+
+
+def test_an_annotator_with_imported_labels_is_told_they_stay(
+    page: Any, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    """ana has 40 imported labels: the page says how its labels combine with them."""
+    base, project = served
+    evaluator = MetaEvaluator(project, load=True)
+    imported = evaluator.load_all_human_results()["ana"].results_data
+    first = imported.row(0, named=True)
+    other = "not rejection" if first["rejection"] == "rejection" else "rejection"
+    page.goto(f"{base}/annotate/ana/0")
+    notice = page.inner_text("p.notice")
+    assert "ana has 40 imported labels" in notice
+    assert "saved apart, as web labels" in notice
+    assert "a row you label here replaces its imported label; the other imported labels stay" in (
+        notice
+    )
+    assert "This row's label below is the imported one" in notice
+    assert "40 / 40 labelled" in page.inner_text("header")
+    assert _checked(page, "rejection") == [first["rejection"]]
+    screenshot = tmp_path / "annotate_imported.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    shutil.copyfile(screenshot, IMPORTED_SCREENSHOT_COPY)
+
+    page.keyboard.press("1" if other == "rejection" else "2")
+    assert _checked(page, "rejection") == [other]
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base}/annotate/ana")  # every row labelled: the done page
+    assert "All 40 rows are labelled" in page.inner_text("main")
+
+    after = MetaEvaluator(project, load=True).load_all_human_results()["ana"].results_data
+    assert after.height == 40
+    assert after.filter(pl.col("original_id") == first["original_id"])["rejection"].to_list() == [
+        other
+    ]
+    page.goto(f"{base}/annotate/ana/0")
+    assert "This row's label below" not in page.inner_text("p.notice")
+    assert _checked(page, "rejection") == [other]
 
 
 def test_number_keys_reach_a_multilabel_task_after_a_single_choice(page: Any) -> None:
