@@ -8,6 +8,12 @@ two fsyncs (slow on some network file systems), and a killed process may leave a
 `.<name>.*.tmp` file behind, which is harmless: nothing reads it, and it is never removed
 automatically because another process may be writing it.
 
+No write leaves the project through a symbolic link: before a file is written (and before its
+folders are created), `check_inside_project` finds the project folder the path lies in (the
+nearest folder above it holding `main_state.json`) and refuses a path whose real location, every
+link followed, is outside it. A folder that holds no project yet, or a path the user chose
+outside any project (`report --output`), is written as given.
+
 Names derived from user-supplied ids (judge ids, annotator ids, run ids) must be one safe path
 component; `check_safe_name` enforces it before any path is built.
 """
@@ -29,6 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 from meta_evaluator._util import shown
 from meta_evaluator.errors import (
     DiskFullError,
+    OutsideProjectError,
     PermissionDeniedError,
     StateError,
     StorageError,
@@ -42,6 +49,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",
+    "check_inside_project",
     "check_safe_name",
     "os_error",
     "read_json",
@@ -151,6 +159,54 @@ def _suggest_name(name: str) -> str:
     return cleaned[:_MAX_NAME_LENGTH].rstrip("._-") or "id"
 
 
+PROJECT_MARKER = "main_state.json"  # the file that makes a folder a project (_state.STATE_FILE)
+
+
+def check_inside_project(path: str | Path) -> None:
+    """Raise `OutsideProjectError` if writing `path` would land outside its project folder.
+
+    The project is the nearest folder above `path` (lexically, no link followed) holding
+    `main_state.json`; one that is itself a symlink counts only when no other is found, so a
+    `results/` linked into another project is still caught. The path's real location, with every
+    link followed (the file's own included), must be inside the project's real location.
+
+    Raises:
+        OutsideProjectError: A folder or file on the way is a symlink pointing outside.
+    """
+    target = Path(os.path.abspath(path))
+    root = _project_root(target)
+    if root is None:
+        return
+    real_root = root.resolve()
+    real = target.resolve()
+    if real == real_root or real_root in real.parents:
+        return
+    link = next(
+        (p for p in [target, *target.parents] if p.is_symlink() and root in p.parents),
+        target,
+    )
+    raise OutsideProjectError(
+        f"{target}: writing here would land outside the project {root}, at {real}, because "
+        f"{link} is a symbolic link; meta-evaluator never writes through a link out of the "
+        "project. Replace the link with a real folder (or file) and run again.",
+        path=target,
+    )
+
+
+def _project_root(target: Path) -> Path | None:
+    linked = None
+    for folder in target.parents:
+        try:
+            if not (folder / PROJECT_MARKER).is_file():
+                continue
+            if not folder.is_symlink():
+                return folder
+        except OSError:  # a folder we may not look into is not the project we write in
+            continue
+        linked = linked or folder
+    return linked
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
     r"""Open a temporary file beside `path`; on success, fsync it and move it over `path`.
@@ -160,10 +216,15 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
     Args:
         path: The file to write; its folder is created if missing.
         mode: `"wb"` or `"w"` (text, UTF-8, `\\n` line endings).
+
+    Raises:
+        OutsideProjectError: The path leads out of its project through a symlink.
+        DiskFullError, PermissionDeniedError, StorageError: The file system refused the write.
     """
     target = Path(path)
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write: mode must be 'wb' or 'w', got {mode!r}")
+    check_inside_project(target)
     if target.is_dir():
         raise StorageError(
             f"{target}: cannot write a file here, a folder of that name is in the way; "

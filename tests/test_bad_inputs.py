@@ -25,6 +25,7 @@ from meta_evaluator.errors import (
     ColumnError,
     DataError,
     DataFileError,
+    DiskFullError,
     IdError,
     JudgeConfigError,
     MetaEvaluatorError,
@@ -1033,7 +1034,7 @@ def test_save_state_when_os_replace_fails(tmp_path: Path, monkeypatch: pytest.Mo
         patch.setattr(meta_evaluator.storage.os, "replace", no_space)
         with pytest.raises(StorageError) as info:
             evaluator.save_state()
-    exc = check(info, StorageError, STATE, "No space left on device")
+    exc = check(info, DiskFullError, STATE, "No space left on device")
     assert exc.path == root / STATE
     assert (root / STATE).read_bytes() == old_state
     assert not [p.name for p in root.iterdir() if p.name.endswith(".tmp")]
@@ -1063,7 +1064,7 @@ def test_save_state_when_state_replace_fails_keeps_data_and_state_consistent(
         patch.setattr(meta_evaluator.storage.os, "replace", fail_on_state)
         with pytest.raises(StorageError) as info:
             evaluator.save_state()
-    exc = check(info, StorageError, STATE)
+    exc = check(info, DiskFullError, STATE)
     assert exc.path == root / STATE
     assert_unchanged(root, before)
     reloaded = MetaEvaluator(root, load=True).data

@@ -24,6 +24,7 @@ from meta_evaluator.errors import (
     DiskFullError,
     JudgeConfigError,
     MetricConfigError,
+    OutsideProjectError,
     PermissionDeniedError,
     StateError,
     StorageError,
@@ -291,3 +292,148 @@ def test_a_read_only_results_folder_exits_4(project: Path, entry: Main) -> None:
         results.chmod(0o755)
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert str(results) in done.stderr
+
+
+# ----- writes never follow a symlink out of the project ---------------------------------------
+
+
+def link_outside(project: Path, name: str, tmp_path: Path) -> Path:
+    """Replace the project's folder `name` with a symlink to an empty folder outside it."""
+    outside = tmp_path / f"outside_{name}"
+    outside.mkdir()
+    if (project / name).exists():
+        shutil.rmtree(project / name)
+    (project / name).symlink_to(outside, target_is_directory=True)
+    return outside
+
+
+def test_atomic_write_refuses_a_folder_linked_outside(tmp_path: Path) -> None:
+    from meta_evaluator.storage import write_json
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "main_state.json").write_text("{}", encoding="utf-8")
+    outside = link_outside(project, "scores", tmp_path)
+    target = project / "scores" / "accuracy" / "result.json"
+    with pytest.raises(OutsideProjectError) as caught:
+        write_json(target, {"a": 1})
+    assert caught.value.path == target
+    assert str(project / "scores") in str(caught.value) and "symbolic link" in str(caught.value)
+    assert list(outside.iterdir()) == []  # not even the accuracy/ folder
+
+
+def test_a_link_that_stays_inside_the_project_is_followed(tmp_path: Path) -> None:
+    from meta_evaluator.storage import write_json
+
+    project = tmp_path / "project"
+    (project / "elsewhere").mkdir(parents=True)
+    (project / "main_state.json").write_text("{}", encoding="utf-8")
+    (project / "scores").symlink_to(project / "elsewhere", target_is_directory=True)
+    write_json(project / "scores" / "x.json", {"a": 1})
+    assert json.loads((project / "elsewhere" / "x.json").read_text(encoding="utf-8")) == {"a": 1}
+
+
+def test_a_project_reached_through_a_link_is_written(tmp_path: Path) -> None:
+    from meta_evaluator.storage import write_json
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "main_state.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    write_json(tmp_path / "linked" / "results" / "x.json", {"a": 1})
+    assert (real / "results" / "x.json").is_file()
+
+
+def test_a_results_folder_linked_into_another_project_is_refused(tmp_path: Path) -> None:
+    from meta_evaluator.storage import write_json
+
+    project, other = tmp_path / "project", tmp_path / "other"
+    for folder in (project, other):
+        folder.mkdir()
+        (folder / "main_state.json").write_text("{}", encoding="utf-8")
+    (project / "results").symlink_to(other, target_is_directory=True)
+    with pytest.raises(OutsideProjectError):
+        write_json(project / "results" / "x.json", {"a": 1})
+    assert sorted(p.name for p in other.iterdir()) == ["main_state.json"]
+
+
+def test_run_with_results_linked_outside_exits_4(
+    project: Path, entry: Main, tmp_path: Path
+) -> None:
+    outside = link_outside(project, "results", tmp_path)
+    done = entry("run", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(project / "results") in done.stderr and "Traceback" not in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_score_with_scores_linked_outside_exits_4(
+    project: Path, entry: Main, tmp_path: Path
+) -> None:
+    assert entry("run", project).returncode == 0
+    outside = link_outside(project, "scores", tmp_path)
+    done = entry("score", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(project / "scores") in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_report_with_reports_linked_outside_exits_4(
+    project: Path, entry: Main, tmp_path: Path
+) -> None:
+    outside = link_outside(project, "reports", tmp_path)
+    done = entry("report", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(project / "reports") in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_annotations_linked_outside_are_refused(project: Path, tmp_path: Path) -> None:
+    from importlib.resources import files
+
+    outside = link_outside(project, "annotations", tmp_path)
+    source = tmp_path / "dan.csv"
+    source.write_bytes(
+        files("meta_evaluator.examples").joinpath("refusal/annotations/ana.csv").read_bytes()
+    )
+    evaluator = MetaEvaluator(project, load=True)
+    with pytest.raises(OutsideProjectError) as caught:
+        evaluator.add_external_annotation_results(source, "dan")
+    assert str(project / "annotations") in str(caught.value)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_row_file_linked_outside_is_refused(project: Path, entry: Main, tmp_path: Path) -> None:
+    assert entry("run", project).returncode == 0
+    rows = next((project / "results").glob(f"*/{JUDGE}*.jsonl"))
+    outside = tmp_path / "outside_rows.jsonl"
+    lines = rows.read_bytes().splitlines(keepends=True)
+    outside.write_bytes(b"".join(lines[:5]))
+    rows.unlink()
+    rows.symlink_to(outside)
+    for name in (f"{JUDGE}.parquet",):
+        for table in rows.parent.glob(name):
+            table.unlink()  # an unfinished run: the next run appends to its rows
+    state_file = next(rows.parent.glob("*_state.json"))
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state["completed_at"] = None
+    state["counts"] = {}
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    before = outside.read_bytes()
+    done = entry("run", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(rows) in done.stderr and "symbolic link" in done.stderr
+    assert outside.read_bytes() == before
+
+
+def test_row_store_refuses_a_symlinked_row_file(tmp_path: Path) -> None:
+    from meta_evaluator.results.row_store import RowStore
+
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(b'{"original_id": 1}\n')
+    rows = tmp_path / "rows.jsonl"
+    rows.symlink_to(outside)
+    with pytest.raises(OutsideProjectError) as caught, RowStore(rows) as store:
+        store.append({"original_id": 2})
+    assert caught.value.path == rows
+    assert outside.read_bytes() == b'{"original_id": 1}\n'

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import OutsideProjectError, StorageError
-from meta_evaluator.storage import os_error
+from meta_evaluator.storage import check_inside_project, os_error
 
 __all__ = ["RowStore", "read_rows"]
 
@@ -66,6 +66,7 @@ class RowStore:
     def __enter__(self) -> RowStore:
         if self.path.is_symlink():
             raise _symlink_error(self.path)
+        check_inside_project(self.path)  # results/ or the run's folder linked outside
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)

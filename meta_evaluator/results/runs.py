@@ -28,7 +28,13 @@ import polars as pl
 
 from meta_evaluator.errors import StateError, UnsafeNameError
 from meta_evaluator.results.judge_results import JudgeResults
-from meta_evaluator.storage import check_safe_name, read_json, write_json, write_parquet
+from meta_evaluator.storage import (
+    check_inside_project,
+    check_safe_name,
+    read_json,
+    write_json,
+    write_parquet,
+)
 
 __all__ = [
     "RunFiles",
@@ -331,6 +337,7 @@ class RunLock:
 
     def acquire(self) -> None:
         """Take the lock, or raise StateError naming the process that holds it."""
+        check_inside_project(self.path)  # before the folder is made: results/ may link outside
         self.path.parent.mkdir(parents=True, exist_ok=True)
         me = f"{socket.gethostname()} {os.getpid()}"
         for _ in range(2):
