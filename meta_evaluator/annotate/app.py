@@ -136,12 +136,12 @@ class AnnotationApp:
                 "nothing was saved. Label rows on the page the server printed.")))  # fmt: skip
             return
         try:
-            if int(headers.get("content-length") or 0) > _MAX_BODY:
+            if _declared_length(headers) > _MAX_BODY:
                 raise _TooLarge
             status, body, more = await self._route(method, path, query, receive)
         except UnsafeNameError as exc:
             status, body, more = 400, message_page("Not a valid annotator id", exc.message), []
-        except (_TooLarge, ValueError):
+        except _TooLarge:
             status, more = 413, []
             body = message_page("Too large", (
                 f"The labels sent are too large (over {_MAX_BODY:,} bytes); nothing was saved. "
@@ -331,6 +331,12 @@ async def _form(receive: Receive) -> dict[str, list[str]]:
         if not message.get("more_body"):
             break
     return parse_qs(b"".join(chunks).decode("utf-8", errors="replace"), keep_blank_values=True)
+
+
+def _declared_length(headers: dict[str, str]) -> int:
+    """The `Content-Length` announced (0 without one; the server rejects malformed ones)."""
+    value = headers.get("content-length", "").strip()
+    return int(value) if value.isascii() and value.isdigit() else 0
 
 
 def _same_origin(headers: dict[str, str]) -> bool:

@@ -5,7 +5,7 @@ annotations/web/<annotator_id>.parquet      every label the annotator gave on th
 annotations/web/<annotator_id>_state.json   counts and times
 ```
 Several servers may run on one project (two `meta-evaluator annotate`, or one left running):
-each save takes an exclusive `fcntl.flock` on the `annotations/web/` folder, reads the
+each save takes an exclusive lock on `annotations/.web.lock` (`file_lock`), reads the
 annotator's file as it is on disk now, replaces that one row and writes the file atomically
 (`save_annotations`), so no server overwrites a label another one saved, and a server stopped
 at any moment loses nothing that was acknowledged. Reads take no lock (files are replaced
@@ -19,7 +19,6 @@ page shows the same merged view (`imported` says how many imported labels there 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +39,10 @@ from meta_evaluator.results.human_results import (
 from meta_evaluator.results.runs import now_iso
 from meta_evaluator.storage import check_safe_name, read_json
 
-__all__ = ["WEB_RUN", "AnnotatorLabels", "folder_lock"]
+__all__ = ["LOCK_FILE", "WEB_RUN", "AnnotatorLabels", "file_lock"]
+
+#: The lock file, in `annotations/`, held while a page's label is saved.
+LOCK_FILE = ".web.lock"
 
 #: What a file looked like when last read: (inode, size, mtime in ns), or None when missing.
 _Seen = tuple[int, int, int] | None
@@ -101,7 +103,7 @@ class AnnotatorLabels:
             **{t: labels.get(t) for t in self._task.task_names},
         }
         self._folder.mkdir(parents=True, exist_ok=True)
-        with folder_lock(self._folder):
+        with file_lock(self._dir / LOCK_FILE):
             rows = {}
             if self._table.is_file():  # as on disk now, whoever wrote it last
                 rows = {r["original_id"]: r for r in read_table(self._table).to_dicts()}
@@ -151,16 +153,17 @@ class AnnotatorLabels:
 
 
 @contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `folder` across processes (blocking) for the block's length.
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (created if missing) across processes.
 
-    POSIX: `fcntl.flock` on the folder itself (no lock file to leave behind; released by the
-    system when the process dies). Windows: `msvcrt.locking` on `<folder>/.lock`.
+    Blocks until the lock is free. POSIX: `fcntl.flock` on a descriptor opened for writing
+    (which NFS needs); the system releases it when the process dies, so a killed server leaves
+    no stale lock, only the empty file, which is reused. Windows: `msvcrt.locking`.
     """
-    if sys.platform == "win32":
-        import msvcrt
+    with path.open("a+b") as handle:
+        if sys.platform == "win32":
+            import msvcrt
 
-        with (folder / ".lock").open("a+b") as handle:
             handle.seek(0)
             msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
             try:
@@ -168,18 +171,14 @@ def folder_lock(folder: Path) -> Iterator[None]:
             finally:
                 handle.seek(0)
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        return
-    import fcntl
+        else:
+            import fcntl
 
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _stat(path: Path) -> _Seen:
