@@ -48,12 +48,16 @@ class CallFailed(Exception):
         http_status: int | None = None,
         retry_after: float | None = None,
         retryable: bool = True,
+        unreachable: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status: Status = status
         self.http_status = http_status
         self.retry_after = retry_after
         self.retryable = retryable
+        self.unreachable = unreachable
+        """`host:port` when no connection could be opened at all (refused, no such host): the
+        endpoint, not the row, is at fault. None for every other failure."""
 
 
 class MalformedResponse(CallFailed):

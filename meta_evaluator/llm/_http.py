@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 from typing import Any
 
@@ -146,12 +147,16 @@ async def _send(
             and cause
             and "Timeout" not in type(cause).__name__
         ):
+            if "ClientConnectorError" in _names(cause):  # aiohttp: connecting failed
+                raise _not_connected(exc, request.url, secret) from exc
             raise CallFailed(
                 f"the connection failed ({type(cause).__name__})", status="connection_error"
             ) from exc
         raise CallFailed(f"timed out ({type(exc).__name__})", status="timeout") from exc
     except httpx.DecodingError as exc:
         raise MalformedResponse(f"the body cannot be decoded ({exc})") from exc
+    except (httpx.ConnectError, ConnectionRefusedError, socket.gaierror) as exc:
+        raise _not_connected(exc, request.url, secret) from exc
     except (httpx.HTTPError, OSError) as exc:
         raise CallFailed(
             f"connection failed ({type(exc).__name__}: {redact(str(exc), secret)})",
@@ -165,6 +170,48 @@ async def _send(
         raise CallFailed(
             f"connection failed ({type(exc).__name__})", status="connection_error"
         ) from exc
+
+
+# How a failed name lookup reads on Linux, macOS and Windows (and in aiohttp's wrapping of it).
+_DNS_WORDS = (
+    "name or service not known",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    "no address associated with hostname",
+    "getaddrinfo failed",
+    "name resolution",
+    "could not contact dns",
+)
+
+
+def _names(exc: BaseException) -> set[str]:
+    """The class names of `exc` and its bases (aiohttp's errors without importing aiohttp)."""
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _not_connected(exc: BaseException, url: httpx.URL, secret: str | None) -> CallFailed:
+    """The failure of a connection that could not be opened: its cause and `host:port`.
+
+    Refused connections and failed name lookups are told apart from the exception chain (the
+    OS error inside httpx's or aiohttp's) or, failing that, from the words of the message.
+    """
+    address = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or getattr(current, "os_error", None) or current.__context__
+    text = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
+        message = f"connection refused at {address}"
+    elif any(
+        isinstance(e, socket.gaierror) or "ClientConnectorDNSError" in _names(e) for e in chain
+    ) or any(words in text for words in _DNS_WORDS):
+        message = f"host not found (DNS lookup failed) at {address}"
+    else:
+        detail = redact(str(exc), secret)
+        message = f"cannot connect to {address} ({type(exc).__name__}: {detail})"
+    return CallFailed(message, status="connection_error", unreachable=address)
 
 
 def _raise_for_status(response: httpx.Response, url: httpx.URL | str, secret: str | None) -> None:
