@@ -35,6 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 from meta_evaluator._util import shown
 from meta_evaluator.errors import (
     DiskFullError,
+    LfsPointerError,
     OutsideProjectError,
     PermissionDeniedError,
     StateError,
@@ -50,6 +51,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_inside_project",
+    "check_lfs_pointer",
     "check_safe_name",
     "os_error",
     "read_json",
@@ -157,6 +159,36 @@ def _suggest_name(name: str) -> str:
     if not cleaned or cleaned.split(".")[0].upper() in _WINDOWS_RESERVED:
         cleaned = f"id_{cleaned}"
     return cleaned[:_MAX_NAME_LENGTH].rstrip("._-") or "id"
+
+
+_LFS_POINTER = b"version https://git-lfs"
+
+
+def check_lfs_pointer(path: str | Path, head: bytes | None = None) -> None:
+    """Raise `LfsPointerError` if the file is a git-lfs pointer instead of its content.
+
+    A repository cloned without git-lfs holds, in place of each large file, three lines starting
+    `version https://git-lfs.github.com/spec/v1`. Every reader of data, results and annotations
+    calls this first, so the message says to run `git lfs pull` instead of "not Parquet".
+
+    Args:
+        path: The file about to be read; one that cannot be opened is left to the reader.
+        head: The file's first bytes, when the caller has read them already.
+    """
+    target = Path(path)
+    if head is None:
+        try:
+            with target.open("rb") as handle:
+                head = handle.read(len(_LFS_POINTER))
+        except OSError:
+            return
+    if head.startswith(_LFS_POINTER):
+        raise LfsPointerError(
+            f"{target}: is a git-lfs pointer, not the file's content: the repository was cloned "
+            "without its large files. Run `git lfs pull` in the repository (after `git lfs "
+            "install` if git-lfs is new on this machine), then try again.",
+            path=target,
+        )
 
 
 PROJECT_MARKER = "main_state.json"  # the file that makes a folder a project (_state.STATE_FILE)
@@ -396,7 +428,7 @@ def sha256(path: str | Path) -> str:
 def _read_text(path: str | Path) -> str:
     target = Path(path)
     try:
-        return target.read_text(encoding="utf-8")
+        text = target.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise StorageError(f"{target}: no such file.", path=target) from exc
     except IsADirectoryError as exc:
@@ -407,3 +439,5 @@ def _read_text(path: str | Path) -> str:
         ) from exc
     except OSError as exc:
         raise os_error(target, exc, "read") from exc
+    check_lfs_pointer(target, text[: len(_LFS_POINTER)].encode())
+    return text

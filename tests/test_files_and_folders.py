@@ -23,6 +23,7 @@ from meta_evaluator.cli import main
 from meta_evaluator.errors import (
     DiskFullError,
     JudgeConfigError,
+    LfsPointerError,
     MetricConfigError,
     OutsideProjectError,
     PermissionDeniedError,
@@ -437,3 +438,104 @@ def test_row_store_refuses_a_symlinked_row_file(tmp_path: Path) -> None:
         store.append({"original_id": 2})
     assert caught.value.path == rows
     assert outside.read_bytes() == b'{"original_id": 1}\n'
+
+
+# ----- git-lfs pointers where data should be -------------------------------------------------
+
+POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 12345\n"
+)
+
+
+def check_pointer_error(error: BaseException, path: Path) -> None:
+    assert isinstance(error, LfsPointerError), repr(error)
+    assert error.path == path
+    assert str(path) in str(error) and "git lfs pull" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("loader", "suffix"),
+    [
+        ("load_csv", ".csv"),
+        ("load_parquet", ".parquet"),
+        ("load_json", ".json"),
+        ("load_jsonl", ".jsonl"),
+        ("load", ".parquet"),
+        ("load", ".csv"),
+    ],
+)
+def test_data_loader_names_a_pointer(tmp_path: Path, loader: str, suffix: str) -> None:
+    from meta_evaluator.data import DataLoader
+
+    path = tmp_path / f"data{suffix}"
+    path.write_text(POINTER, encoding="utf-8")
+    with pytest.raises(LfsPointerError) as caught:
+        getattr(DataLoader, loader)("d", path, "id")
+    check_pointer_error(caught.value, path)
+
+
+@pytest.mark.parametrize("data_format", ["parquet", "csv", "json"])
+def test_the_project_data_file_as_a_pointer(
+    project: Path, tmp_path: Path, data_format: str
+) -> None:
+    evaluator = MetaEvaluator(project, load=True)
+    evaluator.save_state(data_format=data_format)
+    data_file = next((project / "data").glob(f"*.{data_format}"))
+    data_file.write_text(POINTER, encoding="utf-8")
+    with pytest.raises(LfsPointerError) as caught:
+        MetaEvaluator(project, load=True)
+    check_pointer_error(caught.value, data_file)
+
+
+def test_a_results_table_as_a_pointer(project: Path, entry: Main) -> None:
+    assert entry("run", project).returncode == 0
+    table = next((project / "results").glob(f"*/{JUDGE}*.parquet"))
+    table.write_text(POINTER, encoding="utf-8")
+    with pytest.raises(LfsPointerError) as caught:
+        MetaEvaluator(project, load=True).load_all_judge_results()
+    check_pointer_error(caught.value, table)
+
+
+def test_a_row_file_as_a_pointer(project: Path, entry: Main) -> None:
+    from meta_evaluator.results.row_store import read_rows
+
+    assert entry("run", project).returncode == 0
+    rows = next((project / "results").glob(f"*/{JUDGE}*.jsonl"))
+    rows.write_text(POINTER, encoding="utf-8")
+    with pytest.raises(LfsPointerError) as caught:
+        read_rows(rows)
+    check_pointer_error(caught.value, rows)
+
+
+def test_annotations_as_a_pointer(project: Path, entry: Main) -> None:
+    table = next((project / "annotations").glob("*/*.parquet"))
+    table.write_text(POINTER, encoding="utf-8")
+    with pytest.raises(LfsPointerError) as caught:
+        MetaEvaluator(project, load=True).load_all_human_results()
+    check_pointer_error(caught.value, table)
+    done = entry("status", project)
+    assert done.returncode == 2 and "git lfs pull" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["judge", "annotation"])
+def test_an_external_import_of_a_pointer(project: Path, tmp_path: Path, kind: str) -> None:
+    source = tmp_path / "labels.csv"
+    source.write_text(POINTER, encoding="utf-8")
+    evaluator = MetaEvaluator(project, load=True)
+    add = (
+        evaluator.add_external_judge_results
+        if kind == "judge"
+        else evaluator.add_external_annotation_results
+    )
+    with pytest.raises(LfsPointerError) as caught:
+        add(source, "someone")
+    check_pointer_error(caught.value, source)
+
+
+def test_a_yaml_file_as_a_pointer(tmp_path: Path) -> None:
+    path = tmp_path / "judges.yaml"
+    path.write_text(POINTER, encoding="utf-8")
+    with pytest.raises(JudgeConfigError, match="git lfs pull"):
+        MetaEvaluator(tmp_path / "p").load_judges_from_yaml(path)

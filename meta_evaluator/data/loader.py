@@ -20,6 +20,7 @@ from meta_evaluator._util import repeated
 from meta_evaluator.data._checks import check_single_type, list_some
 from meta_evaluator.data.eval_data import EvalData
 from meta_evaluator.errors import ColumnError, DataError, DataFileError
+from meta_evaluator.storage import check_lfs_pointer
 
 __all__ = ["DataLoader"]
 
@@ -289,6 +290,7 @@ def _check_file(file_path: str | Path) -> Path:
         raise DataFileError(f"{path}: is a folder, not a data file.", path=path)
     if path.stat().st_size == 0:
         raise DataFileError(f"{path}: is empty; it holds no data.", path=path)
+    check_lfs_pointer(path)
     return path
 
 

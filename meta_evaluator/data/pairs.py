@@ -21,6 +21,7 @@ import polars as pl
 
 from meta_evaluator.errors import ColumnError, DataFileError
 from meta_evaluator.stats.preference import normalize_vote
+from meta_evaluator.storage import check_lfs_pointer
 
 __all__ = ["AnnotatorInfo", "PreferencePairs", "read_preference_pairs"]
 
@@ -65,6 +66,7 @@ def read_preference_pairs(path: str | Path) -> PreferencePairs:
     path = Path(path)
     if not path.is_file():
         raise DataFileError(f"{path}: no such file; check the path.", path=path)
+    check_lfs_pointer(path)
     if path.suffix.lower() == ".csv":
         return _read_csv(path)
     if path.suffix.lower() == ".json":

@@ -16,7 +16,12 @@ import polars as pl
 
 from meta_evaluator.data._checks import list_some
 from meta_evaluator.errors import ColumnError, DataFileError
-from meta_evaluator.storage import atomic_write, atomic_write_text, write_parquet
+from meta_evaluator.storage import (
+    atomic_write,
+    atomic_write_text,
+    check_lfs_pointer,
+    write_parquet,
+)
 
 __all__ = ["DataFormat", "dtype_name", "parse_dtype", "read_frame", "write_frame"]
 
@@ -94,6 +99,7 @@ def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> p
             "add the data again and save the state.",
             path=path,
         )
+    check_lfs_pointer(path)
     with path.open("rb") as handle:
         is_parquet = handle.read(4) == b"PAR1"
     if is_parquet != (data_format == "parquet"):

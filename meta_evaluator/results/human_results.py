@@ -31,7 +31,14 @@ from meta_evaluator.results.external import (
 )
 from meta_evaluator.results.judge_results import results_schema
 from meta_evaluator.results.runs import new_run_id, now_iso
-from meta_evaluator.storage import check_safe_name, read_json, sha256, write_json, write_parquet
+from meta_evaluator.storage import (
+    check_lfs_pointer,
+    check_safe_name,
+    read_json,
+    sha256,
+    write_json,
+    write_parquet,
+)
 
 __all__ = [
     "WEB_RUN",
@@ -256,7 +263,9 @@ def read_table(path: Path) -> pl.DataFrame:
     The bytes are read at once: polars opens a path more than once, and a file replaced in
     between (the annotation page saving) would mix two versions ("Invalid thrift").
     """
-    return pl.read_parquet(io.BytesIO(path.read_bytes()))
+    data = path.read_bytes()
+    check_lfs_pointer(path, data[:64])
+    return pl.read_parquet(io.BytesIO(data))
 
 
 def _latest_sets(

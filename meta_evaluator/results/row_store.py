@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import OutsideProjectError, StorageError
-from meta_evaluator.storage import check_inside_project, os_error
+from meta_evaluator.storage import check_inside_project, check_lfs_pointer, os_error
 
 __all__ = ["RowStore", "read_rows"]
 
@@ -24,6 +24,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     """Every complete row in the file, in the order written (a torn last line is skipped).
 
     Raises:
+        LfsPointerError: The file is a git-lfs pointer (`git lfs pull` fetches it).
         StorageError: A complete line is not a JSON object (the file was edited or corrupted).
     """
     if not path.is_file():
@@ -31,6 +32,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     rows = []
     with path.open("rb") as handle:
         data = handle.read()
+    check_lfs_pointer(path, data[:64])
     lines = data.split(b"\n")
     for number, line in enumerate(lines[:-1], start=1):  # the part after the last \n is torn
         if not line.strip():

@@ -30,6 +30,7 @@ from meta_evaluator.errors import StateError, UnsafeNameError
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.storage import (
     check_inside_project,
+    check_lfs_pointer,
     check_safe_name,
     read_json,
     write_json,
@@ -173,6 +174,7 @@ class RunFiles:
 
     def read_table(self) -> pl.DataFrame:
         """The complete run's rows."""
+        check_lfs_pointer(self.table)
         return pl.read_parquet(self.table)
 
 
