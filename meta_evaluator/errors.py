@@ -32,7 +32,7 @@ to fix it. Warnings we issue derive from `MetaEvaluatorWarning`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,12 +144,19 @@ class UnsafeNameError(MetaEvaluatorError, ValueError):
 
 
 class JudgeRunError(MetaEvaluatorError):
-    """A judge's endpoint refused the requests themselves (HTTP 400/401/403/404/422).
+    """A judge's endpoint refused its requests (HTTP 400/401/403/404/422), or was never reached.
 
-    Retrying cannot help, so the judge was stopped at once; the message names each judge, its
-    endpoint and the status. Other judges of the run finished and were saved. Fix the key, model
-    name or URL and run again: rows already done are reused.
+    Never reached: its first calls all failed to connect (refused, no such host). Retrying
+    cannot help, so the judge was stopped at once; the message names each judge, its endpoint
+    and the status or `host:port`. Other judges of the run finished and were saved, and
+    `results` holds every judge's rows as the run left them. Fix the key, model name or URL (or
+    start the server) and run again: rows already done are reused, rows not asked are asked.
     """
+
+    def __init__(self, message: str, *, results: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.results: dict[str, Any] = dict(results or {})
+        """Each judge's `JudgeResults` by judge id, stopped judges' unfinished runs included."""
 
 
 class ScoringError(MetaEvaluatorError, ValueError):

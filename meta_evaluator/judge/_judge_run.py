@@ -12,6 +12,7 @@ from typing import Any
 
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.judge._breaker import Breaker
 from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.config import Judge
@@ -47,6 +48,8 @@ class JudgeRun:
     seeded: bool = False
     unchanged: bool = False
     started: bool = False
+    breaker: Breaker = field(default_factory=Breaker)
+    """Stops the judge when its first calls all fail to connect."""
 
 
 def row_values(

@@ -3,7 +3,9 @@
 Structure: one anyio task group per run, one per judge inside it, one task per row bounded by
 the judge's concurrency; calls share per-endpoint limits (in flight, per minute). A row's
 failures that retrying may cure are retried (llm/_retry.py); what remains becomes the row's
-outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once.
+outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
+one never reached (its first calls all fail to connect) is stopped by its breaker
+(`_breaker.py`) within a few calls.
 """
 
 from __future__ import annotations
@@ -269,7 +271,7 @@ async def run_judges(
         results[run.judge.id] = _finish(run, ids, task, data)
     failures = [r.failure for r in runs if r.failure]
     if failures:
-        raise JudgeRunError("\n".join(failures))
+        raise JudgeRunError("\n".join(failures), results=results)
     return results
 
 
@@ -459,10 +461,22 @@ async def _run_judge(
         async with anyio.create_task_group() as group:
             for index in run.todo:
                 await slots.acquire()
+                if run.breaker.tripped:  # the endpoint is not there: the rest stay unasked
+                    slots.release()
+                    break
                 group.start_soon(
                     _one_row, run, client, limits, slots, rows[index], ids[index], task,
                     settings, store, progress, group.cancel_scope,
                 )  # fmt: skip
+    if run.breaker.tripped and run.failure is None:
+        failed = sum(1 for values in run.new_rows.values() if values["outcome"] == "error")
+        run.failure = (
+            f"judge {judge.id!r}: stopped, its first {run.breaker.failures} calls failed to "
+            f"connect ({run.breaker.cause}; {run.endpoint}); start the server or fix base_url, "
+            f"then run again: rows not asked yet are asked then, and the {failed} rows that "
+            "failed with --retry error."
+        )
+        logger.error("%s", run.failure)
 
 
 async def _one_row(
@@ -485,10 +499,13 @@ async def _one_row(
             if sample is None:
                 break
             samples.append(sample)
+            if run.breaker.tripped:
+                break
         values = samples[0] if len(samples) == 1 else majority(samples, task)
-        if values is None:  # the endpoint refused the request itself: stop this judge
-            judge_scope.cancel()
-            return
+        if values is None:
+            if not run.breaker.tripped:  # the endpoint refused the request itself
+                judge_scope.cancel()
+            return  # not asked: a later run asks this row
         mark_started(run)
         store.append(values)  # synchronous: a cancellation cannot cut a row in half
         run.new_rows[row_id] = values
@@ -508,7 +525,11 @@ async def _ask(
     progress: Progress,
     attempts_before: int = 0,
 ) -> dict[str, Any] | None:
-    """Call for one row, with retries; the row's values, or None when the judge must stop."""
+    """Call for one row, with retries; the row's values, or None when the judge must stop.
+
+    When the judge's breaker trips meanwhile, a row that had failed attempts ends with its last
+    failure (an error row naming the cause), and one not yet asked returns None (left unasked).
+    """
     judge = run.judge
     method = run.method
     request = run.builders[method].build(row)
@@ -516,58 +537,68 @@ async def _ask(
     duration = 0.0
     response: ChatResponse | None = None
     failure: CallFailed | None = None
+    last_failure: CallFailed | None = None
 
     async def attempt() -> ChatResponse:
-        nonlocal attempts, duration
-        attempts += 1
+        nonlocal attempts, duration, last_failure
         await limits.admit(request.estimated_tokens())
         async with limits.in_flight:
+            attempts += 1
             begun = time.perf_counter()
             try:
-                return await client.complete(request)
+                answer = await client.complete(request)
+            except (CallFailed, EndpointRejected) as exc:
+                if isinstance(exc, CallFailed):
+                    last_failure = exc
+                run.breaker.record(exc)
+                raise
             finally:
                 duration = time.perf_counter() - begun
+        run.breaker.record(None)
+        return answer
 
-    try:
-        response = await call_with_retries(
-            attempt,
-            max_retries=settings.max_retries,
-            backoff_base=settings.backoff_base,
-            backoff_cap=settings.backoff_cap,
-            describe=lambda: f"judge={judge.id} row={row_id!r}",
-            on_retry=lambda: progress.retried(judge.id),
-        )
-    except CallFailed as exc:
-        failure = exc
-    except EndpointRejected as exc:
-        if (
-            method == "structured"
-            and task.structured_outputs_fallback
-            and exc.http_status
-            in (
-                400,
-                422,
+    with run.breaker.guard() as guard:
+        try:
+            response = await call_with_retries(
+                attempt,
+                max_retries=settings.max_retries,
+                backoff_base=settings.backoff_base,
+                backoff_cap=settings.backoff_cap,
+                describe=lambda: f"judge={judge.id} row={row_id!r}",
+                on_retry=lambda: progress.retried(judge.id),
             )
-        ):
-            if run.method == "structured":
-                logger.warning(
-                    "judge=%s: %s refused structured output (HTTP %s); asking for XML tags "
-                    "instead (structured_outputs_fallback)",
-                    judge.id,
-                    run.endpoint,
-                    exc.http_status,
+        except CallFailed as exc:
+            failure = exc
+        except EndpointRejected as exc:
+            if (
+                method == "structured"
+                and task.structured_outputs_fallback
+                and exc.http_status in (400, 422)
+            ):
+                if run.method == "structured":
+                    logger.warning(
+                        "judge=%s: %s refused structured output (HTTP %s); asking for XML tags "
+                        "instead (structured_outputs_fallback)",
+                        judge.id,
+                        run.endpoint,
+                        exc.http_status,
+                    )
+                    run.method = "xml"
+                return await _ask(
+                    run, client, limits, row, row_id, task, settings, progress,
+                    attempts_before=attempts,
+                )  # fmt: skip
+            if run.failure is None:
+                run.failure = (
+                    f"judge {judge.id!r}: {run.endpoint} refused the request ({exc}); fix the "
+                    "key, model name or URL, then run again (finished rows are kept)."
                 )
-                run.method = "xml"
-            return await _ask(
-                run, client, limits, row, row_id, task, settings, progress, attempts_before=attempts
-            )
-        if run.failure is None:
-            run.failure = (
-                f"judge {judge.id!r}: {run.endpoint} refused the request ({exc}); fix the key, "
-                "model name or URL, then run again (finished rows are kept)."
-            )
-            logger.error("%s", run.failure)
-        return None
+                logger.error("%s", run.failure)
+            return None
+    if guard.cancelled_caught:  # the breaker stopped the judge while this row waited
+        if last_failure is None:
+            return None
+        failure = last_failure
     return row_values(
         run, row_id, prompt_hash(request), method, task,
         attempts=attempts, duration=duration, response=response, failure=failure,

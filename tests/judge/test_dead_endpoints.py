@@ -1,0 +1,172 @@
+"""A judge whose endpoint cannot be reached is stopped after a few calls; other judges go on.
+
+The endpoints are an in-process transport (httpx.MockTransport) that raises httpx.ConnectError
+for the dead host, as a refused connection or a failed DNS lookup does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import polars as pl
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.data import DataLoader
+from meta_evaluator.errors import JudgeRunError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.llm.mock import mock_answer
+from meta_evaluator.results.row_store import read_rows
+
+ROWS = 400
+KEY = "sk-dead-endpoint-SECRET"
+
+
+def frame() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "qid": list(range(ROWS)),
+            "prompt": [f"question {i}" for i in range(ROWS)],
+            "response": [f"answer {i}" for i in range(ROWS)],
+        }
+    )
+
+
+def project(tmp_path: Path) -> MetaEvaluator:
+    evaluator = MetaEvaluator(tmp_path / "p")
+    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame(), "qid"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"]},
+            prompt_columns=["prompt"],
+            response_columns=["response"],
+        )
+    )
+    return evaluator
+
+
+def answer(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content)
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema")
+    content = mock_answer(body["messages"][-1]["content"], schema)
+    return httpx.Response(
+        200,
+        json={
+            "choices": [
+                {
+                    "message": {"content": json.dumps(content) if schema else content},
+                    "finish_reason": "stop",
+                }
+            ]
+        },
+    )
+
+
+class Endpoints:
+    """Hosts in `dead` refuse every connection (or never resolve); others answer."""
+
+    def __init__(self, dead: dict[str, str]) -> None:
+        self.dead = dead
+        self.attempts: dict[str, int] = {}
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        host = request.url.host
+        self.attempts[host] = self.attempts.get(host, 0) + 1
+        if host in self.dead:
+            raise httpx.ConnectError(self.dead[host])
+        return answer(request)
+
+
+def test_an_unreachable_judge_stops_after_a_few_calls_and_others_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEAD_KEY", KEY)
+    evaluator = project(tmp_path)
+    evaluator.add_judge("refused", "openai", "m", "Judge {response}",
+                        base_url="http://127.0.0.1:9/v1", api_key_env="DEAD_KEY")  # fmt: skip
+    evaluator.add_judge("nodns", "openai", "m", "Judge {response}",
+                        base_url="http://nonexistent.invalid:8000/v1")  # fmt: skip
+    evaluator.add_judge("good", "openai", "m", "Judge {response}", base_url="http://ok.test/v1")
+    evaluator.add_judge("offline", "mock", "m", "Judge {response}")
+    endpoints = Endpoints(
+        {
+            "127.0.0.1": "[Errno 111] Connection refused",
+            "nonexistent.invalid": "[Errno -2] Name or service not known",
+        }
+    )
+    with pytest.raises(JudgeRunError) as caught:
+        evaluator.run_judges_async(
+            transport=httpx.MockTransport(endpoints), max_concurrency=8, backoff_base=0.5
+        )
+    message = str(caught.value)
+    assert "'refused'" in message and "connection refused at 127.0.0.1:9" in message
+    assert "'nodns'" in message
+    assert "host not found (DNS lookup failed) at nonexistent.invalid:8000" in message
+    assert KEY not in message
+    # a few calls, not 400 rows x 4 attempts
+    assert endpoints.attempts["127.0.0.1"] <= 2 * 8
+    assert endpoints.attempts["nonexistent.invalid"] <= 2 * 8
+    # the other judges finished and were saved
+    saved = evaluator.load_all_judge_results()
+    assert saved["good"].counts()["valid"] == ROWS
+    assert saved["offline"].counts()["valid"] + saved["offline"].counts()["invalid"] == ROWS
+    assert "refused" not in saved  # its run is unfinished
+    # the stopped judge's results travel with the error; rows that failed name the cause
+    stopped = caught.value.results["refused"]
+    assert not stopped.complete
+    errors = stopped.results_data
+    assert 0 < errors.height <= 2 * 8
+    assert set(errors["outcome"]) == {"error"} and set(errors["status"]) == {"connection_error"}
+    assert set(errors["error_message"]) == {"connection refused at 127.0.0.1:9"}
+    # rows not asked stay unasked: on disk, only the failed rows
+    rows = list(read_rows(evaluator.paths.results_dir / stopped.run_id / "refused.jsonl"))
+    assert len(rows) == errors.height
+    assert not any(KEY in json.dumps(row) for row in rows)
+
+
+def test_a_later_run_asks_the_rows_left_when_the_endpoint_is_back(tmp_path: Path) -> None:
+    evaluator = project(tmp_path)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://down.test/v1")
+    down = Endpoints({"down.test": "[Errno 111] Connection refused"})
+    with pytest.raises(JudgeRunError, match=r"connection refused at down\.test:80"):
+        evaluator.run_judges_async(transport=httpx.MockTransport(down), backoff_base=0.5)
+    up = Endpoints({})
+    results = evaluator.run_judges_async(
+        transport=httpx.MockTransport(up), retry=["error"], backoff_base=0.001
+    )["j"]
+    assert results.complete and results.counts()["valid"] == ROWS
+    assert up.attempts["down.test"] == ROWS
+
+
+def test_an_endpoint_that_answered_once_is_not_stopped(tmp_path: Path) -> None:
+    """The breaker is for endpoints never reached: after a success, failures are rows' errors."""
+    small = frame().head(30)
+    evaluator = MetaEvaluator(tmp_path / "p")
+    evaluator.add_data(DataLoader.load_from_dataframe("chats", small, "qid"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"]},
+            prompt_columns=["prompt"],
+            response_columns=["response"],
+        )
+    )
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://flaky.test/v1")
+    calls = {"n": 0}
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return answer(request)
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    results = evaluator.run_judges_async(
+        transport=httpx.MockTransport(flaky), max_concurrency=1, max_retries=1,
+        backoff_base=0.001,
+    )["j"]  # fmt: skip
+    counts = results.counts()
+    assert counts["valid"] == 1 and counts["error"] == 29
+    assert set(results.results_data.filter(pl.col("outcome") == "error")["error_message"]) == {
+        "connection refused at flaky.test:80"
+    }
