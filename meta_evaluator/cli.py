@@ -27,6 +27,7 @@ from meta_evaluator._project_lock import ProjectLock
 from meta_evaluator.errors import (
     DiskFullError,
     JudgeConfigError,
+    JudgeRunError,
     MetaEvaluatorError,
     OutsideProjectError,
     PermissionDeniedError,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge import Judge
     from meta_evaluator.judge._dry_run import RunPlan
     from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.batches import BatchRecord
 
 app = typer.Typer(
@@ -197,22 +199,46 @@ def run(
         _print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
         return
     with _sigterm_as_exit(), ProjectLock(evaluator.project_dir):
-        results = evaluator.run_judges_async(
-            judge_ids,
-            run_id,
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            resume=not no_resume,
-            retry=retry_outcomes,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-            shard=part,
-            batch=batch,
-            batch_poll_interval=batch_poll,
-            batch_wait=batch_wait,
-            cancel_batches=cancel_batches,
-        )
+        try:
+            results = evaluator.run_judges_async(
+                judge_ids,
+                run_id,
+                max_concurrency=max_concurrency,
+                max_retries=max_retries,
+                timeout=timeout,
+                resume=not no_resume,
+                retry=retry_outcomes,
+                requests_per_minute=requests_per_minute,
+                tokens_per_minute=tokens_per_minute,
+                shard=part,
+                batch=batch,
+                batch_poll_interval=batch_poll,
+                batch_wait=batch_wait,
+                cancel_batches=cancel_batches,
+            )
+        except JudgeRunError as exc:  # some judges were stopped: say what the others did
+            _print_run_summary(exc.results, part, evaluator.paths.results_dir, stopped=True)
+            raise
+    errors, waiting = _print_run_summary(results, part, evaluator.paths.results_dir)
+    if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
+        raise typer.Exit(3)
+    if errors:
+        raise typer.Exit(1)
+
+
+def _print_run_summary(
+    results: dict[str, JudgeResults],
+    part: tuple[int, int] | None,
+    results_dir: Path,
+    *,
+    stopped: bool = False,
+) -> tuple[int, int]:
+    """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
+
+    Printed on every run, terminal or not: a scheduler's log says why rows failed.
+    """
+    from meta_evaluator.results._reasons import describe_errors
+
     errors, waiting = 0, 0
     for judge_id, result in results.items():
         counts = result.counts()
@@ -221,13 +247,18 @@ def run(
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
         if not result.complete:
             waiting += 1
-            shown += " (batches still running: run again with --batch to collect them)"
+            shown += (
+                " (stopped: see the error below)"
+                if stopped
+                else " (batches still running: run again with --batch to collect them)"
+            )
         print(f"{judge_id}: {shown} (run {result.run_id}{of})")
-    print(f"Results are in {evaluator.paths.results_dir}")
-    if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
-        raise typer.Exit(3)
-    if errors:
-        raise typer.Exit(1)
+    for judge_id, result in results.items():
+        reasons = describe_errors(result.results_data, sep=" — ")
+        if reasons is not None:
+            print(f"judge {judge_id}: {reasons}")
+    print(f"Results are in {results_dir}")
+    return errors, waiting
 
 
 def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> list[Judge]:
