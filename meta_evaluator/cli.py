@@ -237,7 +237,7 @@ def _print_run_summary(
 
     Printed on every run, terminal or not: a scheduler's log says why rows failed.
     """
-    from meta_evaluator.results._reasons import describe_errors
+    from meta_evaluator._reasons import describe_errors
 
     errors, waiting = 0, 0
     for judge_id, result in results.items():

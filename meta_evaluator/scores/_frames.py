@@ -12,10 +12,17 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator._reasons import describe_errors
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.enums import TaskAggregationMode
 
-__all__ = ["first_label", "human_frame", "judge_frame", "restrict_to_common_ids"]
+__all__ = [
+    "first_label",
+    "human_frame",
+    "judge_frame",
+    "no_valid_rows",
+    "restrict_to_common_ids",
+]
 
 
 def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool) -> pl.DataFrame:
@@ -79,6 +86,32 @@ def judge_frame(
         if "llm_raw_response_content" in rows.columns:
             columns.append("llm_raw_response_content")
     return rows.select(columns)
+
+
+def no_valid_rows(frame: pl.DataFrame, judge_id: str, *, include_invalid: bool) -> str | None:
+    """Why a judge cannot be scored at all: not one valid row, and what its rows are instead.
+
+    `judge 'gpt4' has no valid rows (400 errors: 400× connection refused at 127.0.0.1:9); ...`.
+    None when some row is valid (or partial), or invalid rows count for this scorer.
+    """
+    outcome = pl.col("outcome")
+    valid = outcome == "valid"
+    if "status" in frame.columns:
+        valid = valid | (pl.col("status") == "partial")
+    if frame.filter(valid).height:
+        return None
+    invalid = frame.filter(outcome == "invalid").height
+    if include_invalid and invalid:
+        return None
+    parts = [f"{invalid} invalid"] if invalid else []
+    errors = describe_errors(frame)
+    if errors is not None:
+        parts.append(errors)
+    what = "; ".join(parts) or "no rows at all"
+    return (
+        f"judge {judge_id!r} has no valid rows ({what}); fix the cause, then run the judge "
+        "again (`run --retry error` asks the error rows again)."
+    )
 
 
 def human_frame(

@@ -25,6 +25,7 @@ from meta_evaluator.scores._frames import (
     first_label,
     human_frame,
     judge_frame,
+    no_valid_rows,
     restrict_to_common_ids,
 )
 from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
@@ -228,7 +229,8 @@ async def _score_judge(
     per_task: dict[str, BaseScoringResult] = {}
     prepared: dict[str, tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]] = {}
     errors: dict[str, str] = {}
-    for group in _task_groups(metric):
+    nothing = no_valid_rows(frame, judge_id, include_invalid=scorer.include_invalid)
+    for group in _task_groups(metric) if nothing is None else []:
         name = "+".join(group)
         try:
             judge_data, human_data = _prepare(scorer, frame, humans, group, mode, judge_id, data)
@@ -252,6 +254,8 @@ async def _score_judge(
             )
         per_task[name] = result
         prepared[name] = (judge_data, human_data, kwargs)
+    if nothing is not None:
+        errors[task_label] = nothing
     if not per_task:
         return BaseScoringResult(
             scorer_name=scorer.scorer_name,
