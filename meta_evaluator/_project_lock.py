@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from meta_evaluator._util import shown
 from meta_evaluator.errors import ProjectError
 
 __all__ = ["LOCK_FILE", "ProjectLock"]
@@ -130,4 +131,4 @@ class ProjectLock:
 
 def _describe(owner: str) -> str:
     host, _, pid = owner.rpartition(" ")
-    return f"host {host}, pid {pid}" if host else f"lock content {owner!r}"
+    return f"host {host}, pid {pid}" if host else f"lock content {shown(owner)}"

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from meta_evaluator._util import shown
 from meta_evaluator._validation import describe_errors
 from meta_evaluator._version import __version__
 from meta_evaluator.data.persist import DataFormat
@@ -122,7 +123,7 @@ def parse_state(raw: Any, path: Path) -> LoadedState:
     version = raw["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise StateError(
-            f"{path}: schema_version must be a positive integer, got {version!r}.",
+            f"{path}: schema_version must be a positive integer, got {shown(version)}.",
             path=path,
             field="schema_version",
         )

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from meta_evaluator._util import shown
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 
 __all__ = ["ConfigModel", "describe_errors", "location"]
@@ -24,7 +25,9 @@ def location(loc: Iterable[str | int], *, root: str = "") -> str:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if text else str(part)
+            name = str(part)
+            name = name if len(name) <= 40 else name[:37] + "..."  # an unknown key may be huge
+            text += f".{name}" if text else name
     return text or "(top level)"
 
 
@@ -47,7 +50,7 @@ def describe_errors(
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden" and loc:
             key = str(loc[-1])
-            message = f"unknown key {key!r}"
+            message = f"unknown key {shown(key)}"
             match = difflib.get_close_matches(key, known, n=1)
             if match:
                 message += f"; did you mean {match[0]!r}?"
@@ -58,15 +61,10 @@ def describe_errors(
             and "input" in error
             and not _SENSITIVE.search(where)
         ):
-            message += f", got {_short(error['input'])}"
+            message += f", got {shown(error['input'])}"
         lines.append(f"{where}: {message}")
         problems.append({"loc": location(loc), "msg": message, "type": error["type"]})
     return "\n".join(lines), problems
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class ConfigModel(BaseModel):

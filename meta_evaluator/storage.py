@@ -87,7 +87,7 @@ def check_safe_name(name: object, *, field: str) -> str:
     """
     if not isinstance(name, str):
         raise UnsafeNameError(
-            f"{field} must be a string, got {type(name).__name__} {name!r}.", field=field
+            f"{field} must be a string, got {type(name).__name__} {shown(name)}.", field=field
         )
     problem = None
     if not name:
@@ -105,7 +105,7 @@ def check_safe_name(name: object, *, field: str) -> str:
         problem = "is a name Windows reserves for devices"
     if problem:
         raise UnsafeNameError(
-            f"{field} {name!r} {problem}; it names a file in the project folder, so choose "
+            f"{field} {shown(name)} {problem}; it names a file in the project folder, so choose "
             f"another id (for example {_suggest_name(name)!r}).",
             field=field,
         )

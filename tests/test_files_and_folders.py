@@ -539,3 +539,107 @@ def test_a_yaml_file_as_a_pointer(tmp_path: Path) -> None:
     path.write_text(POINTER, encoding="utf-8")
     with pytest.raises(JudgeConfigError, match="git lfs pull"):
         MetaEvaluator(tmp_path / "p").load_judges_from_yaml(path)
+
+
+# ----- messages quote at most 80 characters of a value ---------------------------------------
+
+HUGE = "x" * 100_000
+
+
+def assert_capped(message: str) -> None:
+    assert len(message) < 2_000, f"{len(message)} characters: {message[:200]}..."
+    assert "..." in message  # the value was quoted, cut short
+
+
+def test_shown_caps_any_value() -> None:
+    from meta_evaluator._util import shown
+
+    assert shown("abc") == "'abc'"
+    assert len(shown(HUGE)) <= 80 and "..." in shown(HUGE)
+    assert len(shown([[HUGE] * 1000] * 1000)) <= 80
+    assert len(shown({HUGE: HUGE})) <= 80
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        f"judges:\n  - {HUGE}\n",  # an entry that is not a mapping
+        f"judges:\n  - id: a\n    prompt: p\n    ? {HUGE}\n    : 1\n",  # an unknown key
+        f"judges:\n  - id: a\n    prompt: p\n    model: m\n    max_concurrency: {HUGE}\n",
+        f"judges:\n  - id: {HUGE}\n    prompt: p\n",  # an unsafe id
+    ],
+    ids=["entry", "key", "value", "id"],
+)
+def test_judges_yaml_messages_are_capped(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "judges.yaml"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(JudgeConfigError) as caught:
+        MetaEvaluator(tmp_path / "p").load_judges_from_yaml(path)
+    assert_capped(str(caught.value))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [f"metrics:\n  - scorer: {HUGE}\n", f"metrics:\n  - scorer: accuracy\n    ? {HUGE}\n    : 1\n"],
+    ids=["scorer", "key"],
+)
+def test_metrics_yaml_messages_are_capped(tmp_path: Path, content: str) -> None:
+    from meta_evaluator.scores.yaml_config import read_metrics_yaml
+
+    path = tmp_path / "metrics.yaml"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(MetricConfigError) as caught:
+        read_metrics_yaml(path)
+    assert_capped(str(caught.value))
+
+
+def test_an_unsafe_name_message_is_capped() -> None:
+    from meta_evaluator.errors import UnsafeNameError
+    from meta_evaluator.storage import check_safe_name
+
+    with pytest.raises(UnsafeNameError) as caught:
+        check_safe_name(HUGE, field="judge_id")
+    assert_capped(str(caught.value))
+
+
+def test_an_id_message_is_capped(tmp_path: Path) -> None:
+    from meta_evaluator.data import DataLoader
+    from meta_evaluator.errors import IdError
+
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps([{"id": 1}, {"id": HUGE}]), encoding="utf-8")
+    with pytest.raises(IdError) as caught:
+        DataLoader.load_json("d", path, "id")
+    assert_capped(str(caught.value))
+
+
+def test_a_label_message_is_capped() -> None:
+    from meta_evaluator.errors import TaskError
+    from meta_evaluator.eval_task import EvalTask
+
+    with pytest.raises(TaskError) as caught:
+        EvalTask(task_schemas={"t": [HUGE, HUGE.upper()]}, response_columns=["r"])
+    assert_capped(str(caught.value))
+
+
+def test_an_answers_invalid_reason_is_capped() -> None:
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.judge._parse import check_label
+
+    single = EvalTask(task_schemas={"t": ["yes", "no"]}, response_columns=["r"])
+    multi = EvalTask(task_schemas={"t": None}, response_columns=["r"])
+    for task, value in ((single, [HUGE]), (single, {"a": HUGE})):
+        label, reason = check_label(task, "t", value)
+        assert label is None and reason is not None
+        assert_capped(reason)
+    assert multi.allowed_labels("t") is None
+
+
+def test_a_state_file_message_is_capped(project: Path) -> None:
+    state_file = project / "main_state.json"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state["schema_version"] = HUGE
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    with pytest.raises(StateError) as caught:
+        MetaEvaluator(project, load=True)
+    assert_capped(str(caught.value))

@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator._util import shown as _shown
 from meta_evaluator.errors import ColumnError, DataError, IdError
 
 AUTO_ID_COLUMN = "id"
@@ -21,7 +22,7 @@ def where(source: str | None) -> str:
 
 def list_some(values: Sequence[Any]) -> str:
     """`[1, 2, 3]` or `[1, 2, 3, 4, 5] and 7 more`, for messages."""
-    shown = ", ".join(repr(v) for v in values[:_SHOWN])
+    shown = ", ".join(_shown(v) for v in values[:_SHOWN])
     more = f" and {len(values) - _SHOWN} more" if len(values) > _SHOWN else ""
     return f"[{shown}]{more}"
 
@@ -134,7 +135,8 @@ def check_single_type(values: Sequence[Any], id_column: str, *, source: str | No
             first_of[kind] = index
     if len(first_of) > 1:
         seen = ", ".join(
-            f"{kind} at row index {index} ({values[index]!r})" for kind, index in first_of.items()
+            f"{kind} at row index {index} ({_shown(values[index])})"
+            for kind, index in first_of.items()
         )
         raise IdError(
             f"{where(source)}id column {id_column!r} mixes types: {seen}; ids must all be "
@@ -148,7 +150,8 @@ def check_single_type(values: Sequence[Any], id_column: str, *, source: str | No
         kind = kinds.pop()
         raise IdError(
             f"{where(source)}id column {id_column!r} holds {kind} values (row index "
-            f"{first_of[kind]}: {values[first_of[kind]]!r}); ids must be integers or strings.",
+            f"{first_of[kind]}: {_shown(values[first_of[kind]])}); ids must be integers or "
+            "strings.",
             path=source,
             column=id_column,
             row_id=first_of[kind],

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from meta_evaluator._util import repeated
+from meta_evaluator._util import repeated, shown
 from meta_evaluator.data._checks import check_single_type, list_some
 from meta_evaluator.data.eval_data import EvalData
 from meta_evaluator.errors import ColumnError, DataError, DataFileError
@@ -463,8 +463,8 @@ def _from_columns(
     for key, values in columns.items():
         if not isinstance(values, list):
             raise DataFileError(
-                f"{path}: key {key!r} holds a JSON {type(values).__name__}; a JSON object must "
-                "map every column name to a list of values (or the file must be a list of "
+                f"{path}: key {shown(key)} holds a JSON {type(values).__name__}; a JSON object "
+                "must map every column name to a list of values (or the file must be a list of "
                 "records).",
                 path=path,
                 column=key,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from meta_evaluator._util import repeated
+from meta_evaluator._util import repeated, shown
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import TaskError
 from meta_evaluator.eval_task.labels import normalize_label
@@ -160,11 +160,12 @@ class EvalTask(ConfigModel):
                 try:
                     checked[name] = _check_labels(list(schema), minimum=2)
                 except ValueError as exc:
-                    raise ValueError(f"task {name!r}: {exc}") from None
+                    raise ValueError(f"task {shown(name)}: {exc}") from None
             else:
                 raise ValueError(
-                    f"task {name!r}: expected a list of labels, MultiLabelSchema(outcomes=[...]) "
-                    f"or None, got {type(schema).__name__} {schema!r}"
+                    f"task {shown(name)}: expected a list of labels, "
+                    "MultiLabelSchema(outcomes=[...]) or None, got "
+                    f"{type(schema).__name__} {shown(schema)}"
                 )
         return checked
 
@@ -298,8 +299,9 @@ class EvalTask(ConfigModel):
 def _check_task_name(name: Any) -> None:
     if not isinstance(name, str) or not _TASK_NAME.fullmatch(name):
         raise ValueError(
-            f"task name {name!r} must start with a letter or '_' and hold only letters, digits, "
-            "'_' and '-' (at most 64 characters): it becomes a JSON key, an XML tag and a column"
+            f"task name {shown(name)} must start with a letter or '_' and hold only letters, "
+            "digits, '_' and '-' (at most 64 characters): it becomes a JSON key, an XML tag and a "
+            "column"
         )
     if name in RESERVED_NAMES:
         raise ValueError(
@@ -311,16 +313,18 @@ def _check_task_name(name: Any) -> None:
 def _check_labels(labels: Sequence[Any], *, minimum: int) -> list[str]:
     for label in labels:
         if not isinstance(label, str) or not label.strip():
-            raise ValueError(f"labels must be non-empty strings, got {label!r}")
+            raise ValueError(f"labels must be non-empty strings, got {shown(label)}")
     if len(labels) < minimum:
-        raise ValueError(f"needs at least {minimum} labels, got {len(labels)}: {list(labels)}")
+        raise ValueError(
+            f"needs at least {minimum} labels, got {len(labels)}: {shown(list(labels))}"
+        )
     seen: dict[str, str] = {}
     for label in labels:
         key = normalize_label(label)
         if key in seen:
             raise ValueError(
-                f"labels {seen[key]!r} and {label!r} are the same once case and spacing are "
-                "ignored; answers are matched that way, so keep one"
+                f"labels {shown(seen[key])} and {shown(label)} are the same once case and "
+                "spacing are ignored; answers are matched that way, so keep one"
             )
         seen[key] = label
     return list(labels)

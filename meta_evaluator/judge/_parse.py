@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from meta_evaluator._util import shown
 from meta_evaluator.eval_task import EvalTask, normalize_label
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.llm.types import ChatResponse
@@ -159,16 +160,16 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
     if task.task_kind(name) == "multilabel":
         items = _SPLIT.split(value) if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            return None, f"expected a list of labels, got {value!r}"
+            return None, f"expected a list of labels, got {shown(value)}"
         items = [i for i in items if i.strip()]
         unknown = [i for i in items if normalize_label(i) not in canonical]
         if unknown:
-            return None, f"label(s) {unknown} not allowed (allowed: {allowed})"
+            return None, f"label(s) {shown(unknown)} not allowed (allowed: {allowed})"
         chosen = {canonical[normalize_label(i)] for i in items}
         return [label for label in allowed if label in chosen], None
     if not isinstance(value, str):
-        return None, f"expected a label, got {value!r}"
+        return None, f"expected a label, got {shown(value)}"
     key = normalize_label(value)
     if key not in canonical:
-        return None, f"label {value.strip()[:80]!r} not allowed (allowed: {allowed})"
+        return None, f"label {shown(value.strip())} not allowed (allowed: {allowed})"
     return canonical[key], None

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from meta_evaluator._util import shown
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 from meta_evaluator.judge.config import Judge, Prompt
 from meta_evaluator.storage import read_yaml
@@ -35,7 +36,8 @@ def read_judges_yaml(path: str | Path) -> list[Judge]:
     """
     if not isinstance(path, str | Path):
         raise JudgeConfigError(
-            f"the judges file must be a path, got {type(path).__name__} {path!r}.", field="path"
+            f"the judges file must be a path, got {type(path).__name__} {shown(path)}.",
+            field="path",
         )
     file = Path(path)
     try:
@@ -63,7 +65,7 @@ def read_judges_yaml(path: str | Path) -> list[Judge]:
             problems.append(
                 {
                     "loc": f"judges[{index}].id",
-                    "msg": f"id {judge.id!r} is also used by judges[{seen[judge.id]}]",
+                    "msg": f"id {shown(judge.id)} is also used by judges[{seen[judge.id]}]",
                     "type": "duplicate",
                 }
             )
@@ -84,7 +86,9 @@ def read_judges_yaml(path: str | Path) -> list[Judge]:
 def _read_entry(entry: Any, index: int, file: Path, problems: list[dict[str, Any]]) -> Judge | None:
     where = f"judges[{index}]"
     if not isinstance(entry, dict):
-        problems.append({"loc": where, "msg": f"must be a mapping, got {entry!r}", "type": "type"})
+        problems.append(
+            {"loc": where, "msg": f"must be a mapping, got {shown(entry)}", "type": "type"}
+        )
         return None
     fields = dict(entry)
     prompt_file = fields.pop("prompt_file", None)

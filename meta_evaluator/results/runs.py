@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
+from meta_evaluator._util import shown
 from meta_evaluator.errors import StateError, UnsafeNameError
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.storage import (
@@ -350,7 +351,7 @@ class RunLock:
                 if _alive(owner):
                     raise StateError(
                         f"{self.path}: run {self.path.parent.name!r} of judge "
-                        f"{self.path.stem!r} is being written by process {owner!r}; wait for "
+                        f"{self.path.stem!r} is being written by process {shown(owner)}; wait for "
                         "it to finish, or run under another run_id.",
                         path=self.path,
                     ) from None

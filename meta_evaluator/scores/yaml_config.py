@@ -18,6 +18,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from meta_evaluator._util import shown
 from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ScoringError
 from meta_evaluator.scores.base_scorer import BaseScorer
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
@@ -67,11 +68,11 @@ def scorer_by_name(name: str, args: dict[str, Any] | None = None) -> BaseScorer:
     if not isinstance(name, str) or name not in registry:
         close = difflib.get_close_matches(str(name), registry, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; scorers are {', '.join(registry)}"
-        raise MetricConfigError(f"unknown scorer {name!r}{hint}", field="scorer")
+        raise MetricConfigError(f"unknown scorer {shown(name)}{hint}", field="scorer")
     try:
         return registry[name](**(args or {}))
     except TypeError as exc:
-        raise MetricConfigError(f"scorer {name!r}: {exc}", field="args") from exc
+        raise MetricConfigError(f"scorer {shown(name)}: {exc}", field="args") from exc
 
 
 def read_metrics_yaml(path: str | Path) -> MetricsConfig:
@@ -108,7 +109,7 @@ def read_metrics_yaml(path: str | Path) -> MetricsConfig:
             if key not in _ENTRY_KEYS:
                 close = difflib.get_close_matches(str(key), _ENTRY_KEYS, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                problems.append(f"{where}: unknown key {key!r}{hint}")
+                problems.append(f"{where}: unknown key {shown(key)}{hint}")
         try:
             args = entry.get("args") or {}
             if not isinstance(args, dict):
