@@ -255,6 +255,7 @@ def test_a_run_stopped_by_the_file_system_exits_4_and_resumes(
     assert words in done.stderr.lower()
     kept = run_rows(project)
     assert len(kept) == 5
+    assert not (project / ".meta-evaluator.lock").exists()  # the project lock is released
     monkeypatch.undo()
     done = entry("run", project)
     assert done.returncode == 0, (done.stdout, done.stderr)
