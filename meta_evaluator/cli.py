@@ -79,10 +79,27 @@ def init(
     _status(project_dir)
 
 
+CheckOption = Annotated[
+    bool,
+    typer.Option(
+        "--check",
+        help="Also send one cheap request to each judge's endpoint (it lists the provider's "
+        "models; no tokens) and say per endpoint: ok, its HTTP status, or why it cannot be "
+        "reached. Exit status 1 when one fails.",
+    ),
+]
+
+
 @app.command()
-def status(project_dir: ProjectDir = Path(".")) -> None:
+def status(project_dir: ProjectDir = Path("."), check: CheckOption = False) -> None:
     """Show what a project holds: data, task, judges with their latest run, and annotators."""
     _status(project_dir)
+    if check:
+        from meta_evaluator.project import MetaEvaluator
+
+        judges = list(MetaEvaluator(project_dir, load=True).judge_registry.values())
+        if not _print_checks(judges):
+            raise typer.Exit(1)
 
 
 @app.command()
@@ -160,6 +177,7 @@ def run(
             "collect what they answered; the rest become errors that --retry error asks again."
         ),
     ] = False,
+    check: CheckOption = False,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
@@ -176,6 +194,10 @@ def run(
     judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges else None
     retry_outcomes = [r.strip() for r in retry.split(",") if r.strip()]
     part = parse_shard(shard) if shard is not None else None
+    if check and not dry_run:
+        raise typer.BadParameter(
+            "goes with --dry-run (or use `status --check`)", param_hint="--check"
+        )
     if dry_run:
         from meta_evaluator.judge._dry_run import plan_run
         from meta_evaluator.judge._runner import RunSettings
@@ -197,6 +219,8 @@ def run(
             run_id=run_id, settings=settings, resume=not no_resume, shard=part,
         )  # fmt: skip
         _print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
+        if check and not _print_checks(selected):
+            raise typer.Exit(1)
         return
     with _sigterm_as_exit(), ProjectLock(evaluator.project_dir):
         try:
@@ -224,6 +248,23 @@ def run(
         raise typer.Exit(3)
     if errors:
         raise typer.Exit(1)
+
+
+def _print_checks(judges: list[Judge]) -> bool:
+    """Check each endpoint of `judges` once and print one line each; whether all passed."""
+    from meta_evaluator._async import run_sync
+    from meta_evaluator.judge._check import check_endpoints
+
+    print("Endpoint check (one request per endpoint, listing its models):")
+    checks = run_sync(check_endpoints, judges)
+    for result in checks:
+        print(f"  {result.line()}")
+    failed = sum(not result.ok for result in checks)
+    if failed:
+        print(f"{failed} of {len(checks)} endpoints failed.")
+    else:
+        print("Every endpoint answered.")
+    return not failed
 
 
 def _print_run_summary(

@@ -1,0 +1,130 @@
+"""`--check`: one cheap request per endpoint, to tell before a run which judges can be reached.
+
+The request lists the provider's models (`GET {base_url}/models` for OpenAI-compatible servers,
+`GET {base_url}/openai/models?api-version=` for Azure OpenAI, `GET {base_url}/v1/models` for
+Anthropic): it costs no tokens, and it needs the key, so a wrong key shows as 401. The offline
+mock always passes. Results name the endpoint and its judges, never a key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio
+import httpx
+
+from meta_evaluator.errors import JudgeConfigError
+from meta_evaluator.judge._clients import judge_endpoint
+from meta_evaluator.judge.config import Judge
+from meta_evaluator.llm import anthropic, openai
+from meta_evaluator.llm._classify import CallFailed, EndpointRejected
+from meta_evaluator.llm._http import send
+from meta_evaluator.llm._transport import make_transport
+from meta_evaluator.llm.limits import EndpointKey
+
+__all__ = ["CHECK_TIMEOUT", "EndpointCheck", "check_endpoints"]
+
+CHECK_TIMEOUT = 10.0
+"""Seconds for one check request, connect to last byte."""
+
+
+@dataclass(frozen=True)
+class EndpointCheck:
+    """What one endpoint answered to the check."""
+
+    endpoint: str
+    """`client base_url`, as progress and errors name it (never the key)."""
+    judge_ids: tuple[str, ...]
+    ok: bool
+    detail: str
+    """`ok`, `HTTP 401 from …`, `connection refused at host:port` ..."""
+
+    def line(self) -> str:
+        """`openai http://127.0.0.1:9/v1 (gpt4, gpt4_mini): connection refused at 127.0.0.1:9`."""
+        return f"{self.endpoint} ({', '.join(self.judge_ids)}): {self.detail}"
+
+
+@dataclass
+class _Target:
+    key: EndpointKey
+    api_key: str | None
+    judge: Judge
+    judge_ids: list[str]
+
+
+async def check_endpoints(
+    judges: Sequence[Judge],
+    *,
+    timeout: float = CHECK_TIMEOUT,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> list[EndpointCheck]:
+    """Ask each distinct endpoint (and key) of `judges` once, all at the same time.
+
+    A judge whose key cannot be read fails its check with the reason; it makes no request.
+    Results come in the order the endpoints first appear among `judges`.
+    """
+    targets: dict[EndpointKey, _Target] = {}
+    order: list[EndpointKey | str] = []
+    unusable: dict[str, EndpointCheck] = {}
+    for judge in judges:
+        try:
+            key, api_key = judge_endpoint(judge)
+        except JudgeConfigError as exc:
+            where = judge.base_url or judge.llm_client
+            unusable[judge.id] = EndpointCheck(f"{judge.llm_client} {where}", (judge.id,), False,
+                                               exc.message)  # fmt: skip
+            order.append(judge.id)
+            continue
+        if key in targets:
+            targets[key].judge_ids.append(judge.id)
+        else:
+            targets[key] = _Target(key, api_key, judge, [judge.id])
+            order.append(key)
+    found: dict[EndpointKey, EndpointCheck] = {}
+    async with httpx.AsyncClient(
+        transport=transport or make_transport(max(1, len(targets))),
+        timeout=httpx.Timeout(timeout),
+    ) as http:
+
+        async def check(target: _Target) -> None:
+            found[target.key] = await _check(http, target, timeout)
+
+        async with anyio.create_task_group() as group:
+            for target in targets.values():
+                group.start_soon(check, target)
+    return [found[item] if isinstance(item, EndpointKey) else unusable[item] for item in order]
+
+
+def _request_for(judge: Judge, base: str, api_key: str | None) -> tuple[str, dict[str, str]]:
+    """The models-list URL of a judge's provider and the headers it needs (the key among them)."""
+    headers = dict(judge.extra_headers or {})
+    if judge.llm_client == "anthropic":
+        headers["anthropic-version"] = anthropic.API_VERSION
+        if api_key:
+            headers["x-api-key"] = api_key
+        return (f"{base}/models" if base.endswith("/v1") else f"{base}/v1/models"), headers
+    if judge.llm_client == "azure_openai":
+        if api_key:
+            headers["api-key"] = api_key
+        return f"{base}/openai/models?api-version={judge.api_version}", headers
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return f"{base or openai.DEFAULT_BASE_URL}/models", headers
+
+
+async def _check(http: httpx.AsyncClient, target: _Target, timeout: float) -> EndpointCheck:
+    key = target.key
+    ids = tuple(target.judge_ids)
+    if key.client == "mock":
+        return EndpointCheck(str(key), ids, True, "ok")
+    url, headers = _request_for(target.judge, key.base_url, target.api_key)
+    try:
+        await send(http, "GET", url, headers=headers, timeout=timeout, secret=target.api_key)
+    except EndpointRejected as exc:
+        return EndpointCheck(str(key), ids, False, str(exc))
+    except CallFailed as exc:
+        if exc.status == "rate_limited":  # reachable, key accepted: only busy right now
+            return EndpointCheck(str(key), ids, True, "ok (rate limited right now: HTTP 429)")
+        return EndpointCheck(str(key), ids, False, str(exc))
+    return EndpointCheck(str(key), ids, True, "ok")

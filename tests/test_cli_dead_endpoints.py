@@ -1,0 +1,173 @@
+"""Failures said plainly: the end-of-run error summary, `--check` of endpoints, and `score` of a
+judge without one valid row. All through the command line, not on a terminal (as in a scheduler).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.cli import app, main
+
+JUDGE = "mock_refusal_judge"
+KEY = "sk-check-endpoint-SECRET"
+
+
+def invoke(*args: str | Path) -> Result:
+    return CliRunner().invoke(app, list(map(str, args)))
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = tmp_path_factory.mktemp("example") / "refusal"
+    done = invoke("init", project, "--example", "refusal")
+    assert done.exit_code == 0, done.output
+    return project
+
+
+@pytest.fixture
+def project(example: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "refusal"
+    shutil.copytree(example, copy)
+    return copy
+
+
+def add_judge(project: Path, judge_id: str, client: str, **settings: object) -> None:
+    evaluator = MetaEvaluator(project, load=True)
+    prompt = evaluator.judge_registry[JUDGE].prompt
+    evaluator.add_judge(judge_id, client, "m", prompt, **settings)
+    evaluator.save_state()
+
+
+class _Models(http.server.BaseHTTPRequestHandler):
+    """GET /v1/models answers 200 with the right key, 401 otherwise."""
+
+    def do_GET(self) -> None:
+        good = self.headers.get("Authorization") == f"Bearer {KEY}"
+        status = 200 if good and self.path == "/v1/models" else 401
+        body = json.dumps({"data": []} if status == 200 else {"error": "bad key"}).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def models_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Models)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ----- the summary at the end of a run -------------------------------------------------------
+
+
+def test_every_run_ends_with_each_judges_top_error_reasons(project: Path) -> None:
+    add_judge(project, "flaky", "mock", mock={"error_rate": 0.5})
+    done = invoke("run", project)
+    assert done.exit_code == 1, done.output
+    errors = json.loads(
+        next((project / "results").glob("*/flaky_state.json")).read_text(encoding="utf-8")
+    )["counts"]["error"]
+    assert errors > 0
+    assert f"judge flaky: {errors} errors — {errors}× mock: simulated server error" in done.output
+    assert f"judge {JUDGE}:" not in done.output  # a judge without errors has no reasons line
+
+
+def test_a_run_with_an_unreachable_judge_names_the_address(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = closed_port()
+    add_judge(project, "dead", "openai", base_url=f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setattr(sys, "argv", ["meta-evaluator", "run", str(project)])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    out, err = capsys.readouterr()
+    assert stopped.value.code != 0
+    assert f"connection refused at 127.0.0.1:{port}" in err
+    assert "judge dead: " in out and f"× connection refused at 127.0.0.1:{port}" in out
+    assert f"{JUDGE}: valid=" in out  # the mock judge finished, and is saved
+    assert JUDGE in MetaEvaluator(project, load=True).load_all_judge_results()
+
+
+# ----- --check ---------------------------------------------------------------------------------
+
+
+def test_dry_run_check_asks_each_endpoint_once(
+    project: Path, models_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = closed_port()
+    monkeypatch.setenv("CHECK_GOOD_KEY", KEY)
+    monkeypatch.setenv("CHECK_BAD_KEY", "sk-wrong-SECRET")
+    add_judge(project, "alive", "openai", base_url=models_server, api_key_env="CHECK_GOOD_KEY")
+    add_judge(project, "alive_too", "openai", base_url=models_server, api_key_env="CHECK_GOOD_KEY")
+    add_judge(project, "wrong_key", "openai", base_url=models_server, api_key_env="CHECK_BAD_KEY")
+    add_judge(project, "dead", "openai", base_url=f"http://127.0.0.1:{port}/v1")
+    done = invoke("run", project, "--dry-run", "--check")
+    assert done.exit_code == 1, done.output
+    out = done.output
+    assert "Dry run" in out  # the plan, then the check
+    lines = [line.strip() for line in out.splitlines()]
+    assert f"mock mock://offline ({JUDGE}): ok" in lines
+    assert f"openai {models_server} (alive, alive_too): ok" in lines
+    assert any(
+        line.startswith(f"openai {models_server} (wrong_key): HTTP 401") for line in lines
+    ), out
+    assert f"openai http://127.0.0.1:{port}/v1 (dead): connection refused at 127.0.0.1:{port}" in (
+        lines
+    )
+    assert "2 of 4 endpoints failed" in out
+    assert KEY not in out and "sk-wrong-SECRET" not in out
+    assert not (project / "results").exists()  # a check writes nothing
+
+
+def test_status_check_passes_when_every_endpoint_answers(
+    project: Path, models_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHECK_GOOD_KEY", KEY)
+    add_judge(project, "alive", "openai", base_url=models_server, api_key_env="CHECK_GOOD_KEY")
+    done = invoke("status", project, "--check")
+    assert done.exit_code == 0, done.output
+    assert f"openai {models_server} (alive): ok" in done.output
+    assert "every endpoint answered" in done.output.lower()
+
+
+# ----- score -----------------------------------------------------------------------------------
+
+
+def test_score_says_why_a_judge_has_no_valid_rows(project: Path) -> None:
+    add_judge(project, "broken", "mock", mock={"error_rate": 1.0})
+    assert invoke("run", project).exit_code == 1
+    done = invoke("score", project)
+    assert done.exit_code == 1, done.output
+    assert (
+        "judge 'broken' has no valid rows (40 errors: 40× mock: simulated server error)"
+        in done.output
+    )
+    assert "0 of 0 ids" not in done.output
