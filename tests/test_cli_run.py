@@ -300,6 +300,22 @@ def test_dry_run_reports_every_judge_that_cannot_run(
     ]
 
 
+def test_a_missing_key_blocks_only_its_judge_and_the_mock_still_runs(
+    project: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_openai_judges(project, "ME_TEST_UNSET_KEY_1")
+    monkeypatch.delenv("ME_TEST_UNSET_KEY_1", raising=False)
+    done = entry("run", project)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "judge 'gpt_0': api_key_env: variable ME_TEST_UNSET_KEY_1 is not set" in done.stderr
+    assert f"The other judges ran ('{JUDGE}')" in done.stderr
+    mock_run = latest_run(project / "results", JUDGE, complete=True)
+    assert mock_run is not None  # the offline judge ran and was saved
+    assert latest_run(project / "results", "gpt_0", complete=False) is None
+    selected = entry("run", project, "--judges", JUDGE)  # not selected: no obstacle
+    assert selected.returncode == 0, selected.stderr
+
+
 # ----- the project lock ---------------------------------------------------------------------
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Protocol
 
 import httpx
 
+from meta_evaluator.api_keys import read_api_key
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm import anthropic, openai
@@ -60,15 +60,14 @@ def _api_key(judge: Judge) -> str | None:
         variable = DEFAULT_KEY_VARIABLES[judge.llm_client]
     if variable is None:
         return None
-    value = os.environ.get(variable)
-    if not value:
+    try:
+        return read_api_key(variable)
+    except ValueError as exc:  # names the variable and the problem, never the key
         raise JudgeConfigError(
-            f"judge {judge.id!r}: api_key_env: variable {variable} is not set; export it, or name "
-            "another variable in api_key_env.",
+            f"judge {judge.id!r}: api_key_env: {exc}.",
             judge_id=judge.id,
             field="api_key_env",
-        )
-    return value
+        ) from exc
 
 
 def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:

@@ -66,6 +66,7 @@ from meta_evaluator.results.runs import (
 __all__ = [
     "RunSettings",
     "check_judge",
+    "check_judges",
     "check_listed_once",
     "fingerprint",
     "plan_judge",
@@ -189,14 +190,20 @@ async def run_judges(
     With `shard=(k, N)`, only the rows with `shard_of(id, N) == k - 1` are asked, into files
     of that shard in the run `run_id` (which a sharded run needs, as all its shards share it).
 
+    A judge whose key cannot be read (variable not set, stray characters in the key) makes no
+    call; the other judges run, and the error naming it is raised when they are done.
+
     Raises:
-        JudgeConfigError: Before any call: a key variable is not set, a judge's answering
-            method does not fit the task, or a bad shard (or one without a run_id).
+        JudgeConfigError: Before any call: a judge's answering method does not fit the task,
+            or a bad shard (or one without a run_id). After the other judges finished (at
+            once when no other judge was selected): a judge's key could not be read.
         JudgeRunError: After the other judges finished: an endpoint refused a judge's requests.
     """
     check_listed_once(judges)
     # Every judge is checked before any file is touched or any call made.
-    checked = [(j, *check_judge(j, task)) for j in judges]
+    checked, blocked = check_judges(judges, task)
+    if blocked and not checked:
+        raise _blocked_error(blocked, ran=[], failures=[])
     rows, ids = shard_rows(data, shard, run_id)
     fresh = new_run_id()  # judges starting a new run in this call share its id
     runs = [
@@ -270,9 +277,30 @@ async def run_judges(
     for run in runs:
         results[run.judge.id] = _finish(run, ids, task, data)
     failures = [r.failure for r in runs if r.failure]
+    if blocked:
+        raise _blocked_error(blocked, ran=[r.judge.id for r in runs], failures=failures)
     if failures:
         raise JudgeRunError("\n".join(failures), results=results)
     return results
+
+
+def _blocked_error(
+    blocked: list[JudgeConfigError], *, ran: list[str], failures: list[str]
+) -> JudgeConfigError:
+    """One error naming every judge whose key could not be read, after the others ran."""
+    if len(blocked) == 1 and not ran:
+        return blocked[0]
+    lines = [exc.message for exc in blocked]
+    if ran:
+        lines.append(
+            f"The other judges ran ({', '.join(map(repr, ran))}); their finished rows are saved."
+        )
+    return JudgeConfigError(
+        "\n".join(lines + failures),
+        judge_id=blocked[0].judge_id,
+        field="api_key_env",
+        errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in blocked],
+    )
 
 
 async def _run_batches(
@@ -328,6 +356,25 @@ def shard_rows(
         )
     keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
     return [rows[index] for index in keep], [ids[index] for index in keep]
+
+
+def check_judges(
+    judges: Sequence[Judge], task: EvalTask
+) -> tuple[list[tuple[Judge, AnsweringMethod, EndpointKey, str | None]], list[JudgeConfigError]]:
+    """`check_judge` for each judge; those whose key cannot be read are returned apart.
+
+    A missing key blocks only the judge that needs it, so that the others (the offline mock,
+    judges of another provider) still run; any other problem raises at once.
+    """
+    checked, blocked = [], []
+    for judge in judges:
+        try:
+            checked.append((judge, *check_judge(judge, task)))
+        except JudgeConfigError as exc:
+            if exc.field != "api_key_env":
+                raise
+            blocked.append(exc)
+    return checked, blocked
 
 
 def check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:

@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import Field, field_validator, model_validator
 
 from meta_evaluator._validation import ConfigModel
+from meta_evaluator.api_keys import check_key_variable
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
 from meta_evaluator.storage import check_safe_name
@@ -19,7 +20,6 @@ __all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
 
 LLMClientName = Literal["openai", "azure_openai", "anthropic", "mock"]
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Headers that carry credentials; they belong in an environment variable, never in a config file.
 # Header or query names that carry credentials; those belong in an environment variable, never
 # in a config file (`Authorization`, `x-api-key`, `X-Goog-Api-Key`, `api-key`, `access_token` ...).
@@ -236,12 +236,8 @@ class Judge(ConfigModel):
     @field_validator("api_key_env")
     @classmethod
     def _check_env_name(cls, name: str | None) -> str | None:
-        if name is not None and not _ENV_NAME.fullmatch(name):
-            raise ValueError(
-                "api_key_env must be the NAME of an environment variable (like OPENAI_API_KEY), "
-                "not the key itself"
-            )
-        return name
+        # Never echoed: a refused value is likely a key (meta_evaluator/api_keys.py).
+        return None if name is None else check_key_variable(name)
 
     @field_validator("extra_headers")
     @classmethod

@@ -170,6 +170,77 @@ def test_missing_key_variable_fails_before_any_call(
     assert caught.value.judge_id == "j" and server.total == 0
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("sk-live-ab12cd34ef56gh78\n", "ends with a newline"),
+        ("sk-live-ab12cd34ef56gh78 ", "ends with a space"),
+        ("sk-live-ab12 cd34ef56gh78", "contains a space at position 13"),
+        ("sk-live-ab12cd34ef56gh78\u00e9", "contains a non-ASCII character at position 25"),
+        ("sk-live-ab12cd34\x1bef56gh78", "contains a control character at position 17"),
+    ],
+)
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_key_with_stray_characters_fails_before_any_call(
+    tmp_path: Path,
+    frame: pl.DataFrame,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    value: str,
+    problem: str,
+    batch: bool,
+) -> None:
+    """A key pasted from a web page is named (never shown) before any request, live or batch."""
+    monkeypatch.setenv("JUDGE_KEY", value)
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
+                        api_key_env="JUDGE_KEY")  # fmt: skip
+    requests: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(500)
+
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.run_judges_async(transport=httpx.MockTransport(record), batch=batch)
+    exc = caught.value
+    assert (exc.judge_id, exc.field) == ("j", "api_key_env")
+    assert "judge 'j'" in str(exc) and "JUDGE_KEY" in str(exc) and problem in str(exc)
+    assert requests == []
+    core = value.strip()
+    for text in (str(exc), repr(exc.errors), caplog.text):
+        assert core[:12] not in text and core[-12:] not in text
+    assert not (tmp_path / "p" / "results").exists() or not any(
+        (tmp_path / "p" / "results").rglob("*.jsonl")
+    )
+
+
+def test_a_missing_key_blocks_only_its_judge_and_the_mock_still_runs(
+    tmp_path: Path, frame: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("offline", "mock", "m", "Judge {response}")
+    evaluator.add_judge("live", "openai", "m", "Judge {response}", base_url=BASE)
+    evaluator.add_judge("keyed", "openai", "m", "Judge {response}", base_url=BASE,
+                        api_key_env="NO_SUCH_KEY_VAR")  # fmt: skip
+    server = Server(lambda request, n: None)
+    with pytest.raises(JudgeConfigError, match="NO_SUCH_KEY_VAR is not set") as caught:
+        run(evaluator, server)
+    exc = caught.value
+    assert (exc.judge_id, exc.field) == ("keyed", "api_key_env")
+    assert "'keyed'" in str(exc) and "'offline'" not in str(exc).split("NO_SUCH_KEY_VAR")[0]
+    assert [e["loc"] for e in exc.errors] == [("keyed", "api_key_env")]
+    saved = evaluator.load_all_judge_results()
+    assert set(saved) == {"offline", "live"}  # the others ran, and their rows are saved
+    assert saved["offline"].counts()["valid"] == len(frame) and saved["offline"].complete
+    assert saved["live"].counts()["valid"] == len(frame)
+    assert server.total == len(frame)  # only the live judge called; the blocked one never did
+    # Unselected, the blocked judge is no obstacle at all.
+    assert set(run(evaluator, server, judge_ids=["offline", "live"])) == {"offline", "live"}
+
+
 def test_the_key_reaches_the_server_and_nothing_else(
     tmp_path: Path,
     frame: pl.DataFrame,
@@ -279,17 +350,17 @@ def test_consistency_takes_the_majority_of_several_answers(
 
 
 def test_a_call_that_fails_its_checks_leaves_finished_runs_untouched(
-    tmp_path: Path, frame: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, frame: pl.DataFrame
 ) -> None:
-    monkeypatch.delenv("UNSET_KEY_VAR", raising=False)
+    # A missing key blocks only its own judge (test_a_missing_key_blocks_only_its_judge_...);
+    # an Azure judge without api_version is a check that stops the whole call.
     evaluator = project(tmp_path, frame)
     evaluator.add_judge("a", "openai", "m", "Judge {response}", base_url=BASE)
     first = run(evaluator, Server(lambda request, n: None))["a"]
     before = snapshot(tmp_path / "p" / "results")
-    evaluator.add_judge("b", "openai", "m", "Judge {response}", base_url=BASE,
-                        api_key_env="UNSET_KEY_VAR")  # fmt: skip
+    evaluator.add_judge("b", "azure_openai", "m", "Judge {response}", base_url=BASE)
     for resume in (True, False):
-        with pytest.raises(JudgeConfigError, match="UNSET_KEY_VAR"):
+        with pytest.raises(JudgeConfigError, match="api_version"):
             run(evaluator, Server(lambda request, n: None), run_id=first.run_id, resume=resume)
         assert snapshot(tmp_path / "p" / "results") == before
 

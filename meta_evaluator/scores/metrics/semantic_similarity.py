@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anyio
 import numpy as np
 import numpy.typing as npt
 
+from meta_evaluator.api_keys import check_key_variable, read_api_key
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.scores.metrics.text_similarity import SimilarityScorer, as_text
@@ -29,8 +29,10 @@ class SemanticSimilarityScorer(SimilarityScorer):
     Args:
         model: The embedding model.
         base_url: The server (default OpenAI's); any OpenAI-compatible one works.
-        api_key_env: Variable holding the key (default OPENAI_API_KEY when base_url is not
-            given; none needed for a local server without it).
+        api_key_env: The NAME of the variable holding the key (default OPENAI_API_KEY when
+            base_url is not given; none needed for a local server without it). A value that
+            looks like a key is refused, and so is a key with white space, control or
+            non-ASCII characters (see `meta_evaluator.api_keys`).
         batch_size: Texts per request.
         max_concurrency: Requests in flight.
         max_retries: Retries after the first attempt of a request.
@@ -65,6 +67,11 @@ class SemanticSimilarityScorer(SimilarityScorer):
             problems.append(f"model must be a non-empty string; got {model!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             problems.append(f"timeout must be a number of seconds > 0; got {timeout!r}")
+        if api_key_env is not None:
+            try:
+                check_key_variable(api_key_env)
+            except ValueError as exc:  # never repeats the value: it may be the key itself
+                problems.append(str(exc))
         if problems:
             raise ScoringError("SemanticSimilarityScorer: " + "; ".join(problems) + ".")
         super().__init__(scorer_name="semantic_similarity")
@@ -89,7 +96,8 @@ class SemanticSimilarityScorer(SimilarityScorer):
         """Embed `texts` into the cache.
 
         Raises:
-            ScoringError: The key variable is not set, or a batch failed after its retries.
+            ScoringError: The key variable is not set or its key holds stray characters, or a
+                batch failed after its retries.
         """
         if not texts:
             return
@@ -102,12 +110,12 @@ class SemanticSimilarityScorer(SimilarityScorer):
 
         key = None
         if self.api_key_env is not None:
-            key = os.environ.get(self.api_key_env)
-            if not key:
+            try:
+                key = read_api_key(self.api_key_env)
+            except ValueError as exc:  # names the variable and the problem, never the key
                 raise ScoringError(
-                    f"semantic_similarity: variable {self.api_key_env} is not set; export the "
-                    "embedding endpoint's key, or pass api_key_env=."
-                )
+                    f"semantic_similarity: api_key_env: {exc} (the embedding endpoint's key)."
+                ) from exc
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         limiter = anyio.CapacityLimiter(self.max_concurrency)
         transport = self._transport or make_transport(self.max_concurrency)
