@@ -443,8 +443,9 @@ class MetaEvaluator:
 
         Raises:
             ProjectError: The project has no data or no task yet.
-            JudgeConfigError: An unknown judge id, bad settings, or an unset key variable;
-                raised before any call.
+            JudgeConfigError: An unknown judge id or bad settings, raised before any call; or
+                a selected judge's key variable is unset or its key holds stray characters:
+                that judge makes no call, the others run and are saved, then this is raised.
             JudgeRunError: An endpoint refused a judge's requests (other judges completed).
         """
         from meta_evaluator._async import run_sync
