@@ -204,6 +204,8 @@ async def run_judges(
     checked, blocked = check_judges(judges, task)
     if blocked and not checked:
         raise _blocked_error(blocked, ran=[], failures=[])
+    for exc in blocked:  # said now too: the other judges may take hours
+        logger.warning("%s The other judges run.", exc.message)
     rows, ids = shard_rows(data, shard, run_id)
     fresh = new_run_id()  # judges starting a new run in this call share its id
     runs = [

@@ -217,7 +217,10 @@ def test_a_key_with_stray_characters_fails_before_any_call(
 
 
 def test_a_missing_key_blocks_only_its_judge_and_the_mock_still_runs(
-    tmp_path: Path, frame: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    frame: pl.DataFrame,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     evaluator = project(tmp_path, frame)
@@ -237,6 +240,8 @@ def test_a_missing_key_blocks_only_its_judge_and_the_mock_still_runs(
     assert saved["offline"].counts()["valid"] == len(frame) and saved["offline"].complete
     assert saved["live"].counts()["valid"] == len(frame)
     assert server.total == len(frame)  # only the live judge called; the blocked one never did
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("'keyed'" in m and "NO_SUCH_KEY_VAR is not set" in m for m in warned)
     # Unselected, the blocked judge is no obstacle at all.
     assert set(run(evaluator, server, judge_ids=["offline", "live"])) == {"offline", "live"}
 
