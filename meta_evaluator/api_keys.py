@@ -63,7 +63,7 @@ def check_key_variable(name: object) -> str:
 
 def _name_problem(name: object) -> str | None:
     if not isinstance(name, str):
-        return f"got a {type(name).__name__}, not a string"
+        return f"got {type(name).__name__} instead of a string"
     if len(name) > MAX_NAME_LENGTH:
         return f"the value given is longer than {MAX_NAME_LENGTH} characters"
     if not _NAME.fullmatch(name):
@@ -99,7 +99,7 @@ def _random_looking(part: str, *, after_prefix: bool = False) -> bool:
     if len(part) >= 16 and digits and lower and upper:
         return True
     # Random base52 has as many upper as lower case letters; camelCase about one in six.
-    return len(part) >= 20 and min(lower, upper) >= 0.3 * len(part)
+    return len(part) >= 28 and min(lower, upper) >= 0.3 * len(part)
 
 
 def read_api_key(variable: str) -> str:
