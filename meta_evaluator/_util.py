@@ -7,6 +7,8 @@ import reprlib
 from collections.abc import Hashable, Iterable
 from typing import Any, TypeGuard, TypeVar
 
+from meta_evaluator.api_keys import redact_keys
+
 __all__ = ["finite_number", "repeated", "shown"]
 
 T = TypeVar("T", bound=Hashable)
@@ -24,9 +26,10 @@ def shown(value: object, *, limit: int = SHOWN_LIMIT) -> str:
 
     A message quoting a user-supplied value (a label, an id, a YAML entry) must stay readable
     and cheap however large the value is: nested containers are abbreviated by `reprlib` before
-    anything is built, then the text is cut.
+    anything is built, then the text is cut. What starts like a provider's key is hidden
+    (`meta_evaluator.api_keys.redact_keys`): a key pasted in the wrong place is not repeated.
     """
-    text = _SHORT.repr(value)
+    text = redact_keys(_SHORT.repr(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

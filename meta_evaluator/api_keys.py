@@ -8,7 +8,8 @@ of letters mixed with digits). A key read from the variable is refused when it c
 space, control or non-ASCII characters (pasted from a web page), before any request is sent.
 
 No message here ever repeats a refused value, nor any part of a key: they name the variable,
-the kind of problem and at most a position.
+the kind of problem and at most a position. `redact_keys` hides what starts like a provider's
+key in any text quoted in a message (a key pasted where a judge or a label belongs).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["MAX_NAME_LENGTH", "check_key_variable", "read_api_key"]
+__all__ = ["HIDDEN", "MAX_NAME_LENGTH", "check_key_variable", "read_api_key", "redact_keys"]
 
 MAX_NAME_LENGTH = 64
 """The longest name accepted for a key's variable (longer values are keys, not names)."""
@@ -33,6 +34,21 @@ _KEY_PREFIXES = (
 )  # fmt: skip
 # Keys with a fixed, upper-case shape: AWS access key ids, Google API keys.
 _KEY_SHAPES = re.compile(r"(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}|AIza[\w-]{35}")
+
+# A provider's key inside any text: its prefix, then a long run of its alphabet (or a bearer
+# token, as in an Authorization header); `...` and a tail are taken along, as `reprlib` cuts
+# long strings in the middle.
+_KEY_IN_TEXT = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    r"(?:sk-(?:ant-|proj-|svcacct-)?|gsk_|hf_|fw_|xai-|gh[pousr]_|github_pat_|glpat-|r8_|pplx-"
+    r"|nvapi-|csk-|[spr]k_(?:live|test)_|xox[abpr]-)[A-Za-z0-9_-]{16,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
+    r"|AIza[A-Za-z0-9_-]{35}"
+    r"|(?:Bearer|Basic)\s+[A-Za-z0-9._~+/-]{16,}=*"
+    r")(?:\.\.\.[A-Za-z0-9_-]*)?"
+)
+HIDDEN = "<hidden: looks like an API key>"
+"""What `redact_keys` puts in place of a key."""
 
 _NAMED = {"\n": "a newline", "\r": "a carriage return", " ": "a space", "\t": "a tab"}
 
@@ -149,3 +165,16 @@ def _describe(char: str) -> str:
     if char in _NAMED:
         return _NAMED[char]
     return "a non-ASCII space" if not char.isascii() else "a control character"
+
+
+def redact_keys(text: str) -> str:
+    """`text` with every run that starts like a provider's key (`sk-...`, `gsk_...`) hidden.
+
+    For messages quoting a user's value: a key pasted in the wrong place (a judge entry, a
+    label) is not repeated. Ids and labels without such a prefix are left as they are.
+
+    Example:
+        >>> redact_keys("got 'gsk_9naHVck6pbd4ZRj2Sxphv'")
+        "got '<hidden: looks like an API key>'"
+    """
+    return _KEY_IN_TEXT.sub(HIDDEN, text)

@@ -182,3 +182,44 @@ def test_semantic_similarity_refuses_a_key_with_stray_characters_before_any_requ
     assert "semantic_similarity" in message and "EMB_TEST_KEY" in message and problem in message
     assert_not_echoed(value.strip(), message)
     assert route.call_count == 0
+
+
+# ----- a key pasted elsewhere ----------------------------------------------------------------
+
+# The refused values that carry a provider's prefix; hex or base62 runs without one (Azure,
+# Mistral) are too much like the ids and hashes messages must still show.
+PREFIXED = {
+    case: value
+    for case, value in REFUSED.items()
+    if not case.startswith(("azure", "mistral", "cohere", "uppercase", "base52"))
+}
+
+
+@pytest.mark.parametrize(("case", "value"), list(PREFIXED.items()), ids=list(PREFIXED))
+def test_a_key_pasted_as_a_judge_entry_is_not_quoted(
+    case: str, value: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    yaml_file = tmp_path / "judges.yaml"
+    yaml_file.write_text(json.dumps({"judges": [value]}), encoding="utf-8")
+    with pytest.raises(JudgeConfigError) as caught:
+        read_judges_yaml(yaml_file)
+    assert "judges[0]: must be a mapping" in str(caught.value)
+    assert_not_echoed(value, *everything_said(caught.value, caplog))
+    evaluator = project(tmp_path)
+    evaluator.save_state()
+    state_file = tmp_path / "p" / "main_state.json"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state["judges"] = {"j": value}
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    with pytest.raises(StateError) as stated:
+        MetaEvaluator(tmp_path / "p", load=True)
+    assert "judges.j" in str(stated.value)
+    assert_not_echoed(value, *everything_said(stated.value, caplog))
+
+
+def test_ids_and_hashes_are_still_quoted() -> None:
+    from meta_evaluator._util import shown
+
+    for value in ("abc0487faa7afa0b7a153ca4a3aaef3c", "q-10", "sk-1", "hf_token", "skill-42"):
+        assert shown(value) == repr(value)
+    assert shown("gsk_" + "a1B2" * 50) == "'<hidden: looks like an API key>'"
