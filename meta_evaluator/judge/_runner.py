@@ -522,10 +522,15 @@ async def _run_judge(
         run.failure = (
             f"judge {judge.id!r}: stopped, its first {run.breaker.failures} calls failed to "
             f"connect ({run.breaker.cause}; {run.endpoint}); start the server or fix base_url, "
-            f"then run again: rows not asked yet are asked then, and the {failed} rows that "
-            "failed with --retry error."
+            f"then run again with --retry error (retry=['error']): it asks the {failed} rows "
+            "that failed and the rows not asked yet."
         )
-        logger.error("%s", run.failure)
+        logger.warning(  # at once: the run's error comes only when the other judges are done
+            "judge=%s stopped: %s (its first %d calls failed to connect); the other judges go on",
+            judge.id,
+            run.breaker.cause,
+            run.breaker.failures,
+        )
 
 
 async def _one_row(
