@@ -10,7 +10,7 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 ├── TaskError (ValueError)          an EvalTask that is inconsistent, or does not fit the data
 ├── JudgeConfigError (ValueError)   a judge configuration (Python or YAML) that cannot be used
 ├── UnsafeNameError (ValueError)    an id that is not a safe file name (`../x`, `a/b`, `CON`)
-├── JudgeRunError                   judges stopped: endpoint refused the calls (401, 404) or unreachable
+├── JudgeRunError                   judges stopped: calls refused (401, 404) or endpoint unreachable
 ├── ScoringError (ValueError)       labels that cannot be scored, or a metric given bad arguments
 │   └── MetricConfigError           a MetricConfig / MetricsConfig that cannot be used
 ├── ProjectError                    the project folder as a whole
