@@ -97,8 +97,8 @@ def status(project_dir: ProjectDir = Path("."), check: CheckOption = False) -> N
     if check:
         from meta_evaluator.project import MetaEvaluator
 
-        judges = list(MetaEvaluator(project_dir, load=True).judge_registry.values())
-        if not _print_checks(judges):
+        evaluator = MetaEvaluator(project_dir, load=True)
+        if not _print_checks(evaluator, None):
             raise typer.Exit(1)
 
 
@@ -219,7 +219,7 @@ def run(
             run_id=run_id, settings=settings, resume=not no_resume, shard=part,
         )  # fmt: skip
         _print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
-        if check and not _print_checks(selected):
+        if check and not _print_checks(evaluator, [judge.id for judge in selected]):
             raise typer.Exit(1)
         return
     with _sigterm_as_exit(), ProjectLock(evaluator.project_dir):
@@ -250,13 +250,10 @@ def run(
         raise typer.Exit(1)
 
 
-def _print_checks(judges: list[Judge]) -> bool:
-    """Check each endpoint of `judges` once and print one line each; whether all passed."""
-    from meta_evaluator._async import run_sync
-    from meta_evaluator.judge._check import check_endpoints
-
+def _print_checks(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> bool:
+    """Check each endpoint of the judges once and print one line each; whether all passed."""
     print("Endpoint check (one request per endpoint, listing its models):")
-    checks = run_sync(check_endpoints, judges)
+    checks = evaluator.check_endpoints(judge_ids)
     for result in checks:
         print(f"  {result.line()}")
     failed = sum(not result.ok for result in checks)
@@ -278,7 +275,7 @@ def _print_run_summary(
 
     Printed on every run, terminal or not: a scheduler's log says why rows failed.
     """
-    from meta_evaluator._reasons import describe_errors
+    from meta_evaluator.results.reasons import describe_errors
 
     errors, waiting = 0, 0
     for judge_id, result in results.items():

@@ -46,6 +46,7 @@ from meta_evaluator.storage import check_safe_name, read_json, write_json
 if TYPE_CHECKING:
     import httpx
 
+    from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores import MetricsConfig
@@ -494,14 +495,7 @@ class MetaEvaluator:
                 path=self._paths.root,
                 field="data" if self._data is None else "eval_task",
             )
-        ids = list(self._judges) if judge_ids is None else list(judge_ids)
-        unknown = [j for j in ids if j not in self._judges]
-        if unknown or not ids:
-            raise JudgeConfigError(
-                f"no registered judge {unknown or '(none given)'}; judges are "
-                f"{sorted(self._judges)}.",
-                field="judge_ids",
-            )
+        judges = self._selected_judges(judge_ids)
         if run_id is not None:
             check_safe_name(run_id, field="run_id")
         settings = RunSettings(
@@ -520,7 +514,7 @@ class MetaEvaluator:
         )
         return await run_judges(
             self._paths.results_dir,
-            [self._judges[j] for j in ids],
+            judges,
             self._data,
             self._eval_task,
             run_id=run_id,
@@ -529,6 +523,50 @@ class MetaEvaluator:
             transport=transport,
             shard=shard,
         )
+
+    def check_endpoints(
+        self,
+        judge_ids: list[str] | None = None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> list[EndpointCheck]:
+        """Send one cheap request to each endpoint the judges use, and say what each answered.
+
+        The request lists the provider's models: no tokens are spent, and a wrong key shows as
+        HTTP 401. Judges sharing an endpoint and key share one check; a judge whose key cannot
+        be read fails its check without a request; the offline mock always passes. Call it
+        without await, like `run_judges_async`.
+
+        Args:
+            judge_ids: The judges whose endpoints to check; all registered judges by default.
+            timeout: Seconds for one check request, connect to last byte.
+            transport: An httpx transport to send through (tests, proxies).
+
+        Returns:
+            One `EndpointCheck` per endpoint (ok, and what it answered: `ok`, `HTTP 401 ...`,
+            `connection refused at host:port`), in the order the judges first name them.
+
+        Raises:
+            JudgeConfigError: An unknown judge id.
+        """
+        from meta_evaluator._async import run_sync
+        from meta_evaluator.judge.endpoint_check import check_endpoints
+
+        judges = self._selected_judges(judge_ids)
+        return run_sync(lambda: check_endpoints(judges, timeout=timeout, transport=transport))
+
+    def _selected_judges(self, judge_ids: Iterable[str] | None) -> list[Judge]:
+        """The registered judges named by `judge_ids` (all by default), in that order."""
+        ids = list(self._judges) if judge_ids is None else list(judge_ids)
+        unknown = [j for j in ids if j not in self._judges]
+        if unknown or not ids:
+            raise JudgeConfigError(
+                f"no registered judge {unknown or '(none given)'}; judges are "
+                f"{sorted(self._judges)}.",
+                field="judge_ids",
+            )
+        return [self._judges[j] for j in ids]
 
     def add_external_judge_results(
         self,

@@ -171,3 +171,28 @@ def test_score_says_why_a_judge_has_no_valid_rows(project: Path) -> None:
         in done.output
     )
     assert "0 of 0 ids" not in done.output
+
+
+def test_the_facade_checks_the_endpoints_of_the_judges_named(project: Path) -> None:
+    """`MetaEvaluator.check_endpoints`: what `--check` prints, for scripts; ids are checked."""
+    import httpx
+
+    from meta_evaluator.errors import JudgeConfigError
+
+    evaluator = MetaEvaluator(project, load=True)
+    evaluator.add_judge(
+        "local", "openai", "m", "Judge {llm_response}", base_url="http://server.test:8000/v1"
+    )
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(401, json={"error": {"message": "bad key"}})
+
+    checks = evaluator.check_endpoints(transport=httpx.MockTransport(handler))
+    assert [(c.judge_ids, c.ok) for c in checks] == [((JUDGE,), True), (("local",), False)]
+    assert "401" in checks[1].detail
+    assert asked == ["http://server.test:8000/v1/models"]
+    assert [c.judge_ids for c in evaluator.check_endpoints([JUDGE])] == [(JUDGE,)]
+    with pytest.raises(JudgeConfigError, match="no registered judge"):
+        evaluator.check_endpoints(["nobody"])

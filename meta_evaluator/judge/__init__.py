@@ -1,6 +1,7 @@
-"""Judges: their configuration (and, in later modules, parsing answers and running calls)."""
+"""Judges: their configuration, YAML files, and a check that their endpoints answer."""
 
 from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prompt
+from meta_evaluator.judge.endpoint_check import EndpointCheck
 from meta_evaluator.judge.yaml_config import read_judges_yaml
 
-__all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt", "read_judges_yaml"]
+__all__ = ["EndpointCheck", "Judge", "LLMClientName", "MockSettings", "Prompt", "read_judges_yaml"]

@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from meta_evaluator._reasons import describe_errors
 from meta_evaluator.errors import ScoringError
+from meta_evaluator.results.reasons import describe_errors
 from meta_evaluator.scores.enums import TaskAggregationMode
 
 __all__ = [

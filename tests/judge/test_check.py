@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from meta_evaluator.judge._check import check_endpoints
 from meta_evaluator.judge.config import Judge, Prompt
+from meta_evaluator.judge.endpoint_check import check_endpoints
 
 
 @pytest.fixture

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import anyio
-import httpx
+from typing import TYPE_CHECKING
 
 from meta_evaluator.errors import JudgeConfigError
-from meta_evaluator.judge._clients import judge_endpoint
 from meta_evaluator.judge.config import Judge
-from meta_evaluator.llm import anthropic, openai
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-from meta_evaluator.llm._http import send
-from meta_evaluator.llm._transport import make_transport
-from meta_evaluator.llm.limits import EndpointKey
+
+if TYPE_CHECKING:  # HTTP loads on first check, not with `meta_evaluator.judge`
+    import httpx
+
+    from meta_evaluator.llm.limits import EndpointKey
 
 __all__ = ["CHECK_TIMEOUT", "EndpointCheck", "check_endpoints"]
 
@@ -64,6 +61,13 @@ async def check_endpoints(
     A judge whose key cannot be read fails its check with the reason; it makes no request.
     Results come in the order the endpoints first appear among `judges`.
     """
+    import anyio
+    import httpx
+
+    from meta_evaluator.judge._clients import judge_endpoint
+    from meta_evaluator.llm._transport import make_transport
+    from meta_evaluator.llm.limits import EndpointKey
+
     targets: dict[EndpointKey, _Target] = {}
     order: list[EndpointKey | str] = []
     unusable: dict[str, EndpointCheck] = {}
@@ -98,6 +102,8 @@ async def check_endpoints(
 
 def _request_for(judge: Judge, base: str, api_key: str | None) -> tuple[str, dict[str, str]]:
     """The models-list URL of a judge's provider and the headers it needs (the key among them)."""
+    from meta_evaluator.llm import anthropic, openai
+
     headers = dict(judge.extra_headers or {})
     if judge.llm_client == "anthropic":
         headers["anthropic-version"] = anthropic.API_VERSION
@@ -114,6 +120,9 @@ def _request_for(judge: Judge, base: str, api_key: str | None) -> tuple[str, dic
 
 
 async def _check(http: httpx.AsyncClient, target: _Target, timeout: float) -> EndpointCheck:
+    from meta_evaluator.llm._classify import CallFailed, EndpointRejected
+    from meta_evaluator.llm._http import send
+
     key = target.key
     ids = tuple(target.judge_ids)
     if key.client == "mock":

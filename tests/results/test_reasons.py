@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from meta_evaluator._reasons import describe_errors, error_reasons
+from meta_evaluator.results.reasons import describe_errors, error_reasons
 
 
 def rows(*messages: str | None) -> pl.DataFrame:
