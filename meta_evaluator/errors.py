@@ -144,17 +144,27 @@ class UnsafeNameError(MetaEvaluatorError, ValueError):
 
 
 class JudgeRunError(MetaEvaluatorError):
-    """A judge's endpoint refused its requests (HTTP 400/401/403/404/422), or was never reached.
+    """Judges stopped during a run while the others finished and were saved.
 
-    Never reached: its first calls all failed to connect (refused, no such host). Retrying
-    cannot help, so the judge was stopped at once; the message names each judge, its endpoint
-    and the status or `host:port`. Other judges of the run finished and were saved, and
-    `results` holds every judge's rows as the run left them. Fix the key, model name or URL (or
-    start the server) and run again: rows already done are reused, rows not asked are asked.
+    A judge stops when its endpoint refuses the requests themselves (HTTP 400/401/403/404/422),
+    when it is never reached (its first calls all fail to connect: refused, no such host), or
+    when its key cannot be read (variable not set, stray characters): retrying cannot help, so
+    it makes no further call. The message names each judge and the cause (status, `host:port`,
+    variable); `errors` lists them with `loc` (judge id, field) and `msg`; `results` holds every
+    judge's rows as the run left them. Fix the key, model name or URL (or start the server) and
+    run again: rows already done are reused, rows not asked are asked.
     """
 
-    def __init__(self, message: str, *, results: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        results: Mapping[str, Any] | None = None,
+        judge_id: str | None = None,
+        field: str | None = None,
+        errors: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        super().__init__(message, judge_id=judge_id, field=field, errors=errors)
         self.results: dict[str, Any] = dict(results or {})
         """Each judge's `JudgeResults` by judge id, stopped judges' unfinished runs included."""
 

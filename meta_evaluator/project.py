@@ -444,10 +444,12 @@ class MetaEvaluator:
 
         Raises:
             ProjectError: The project has no data or no task yet.
-            JudgeConfigError: An unknown judge id or bad settings, raised before any call; or
-                a selected judge's key variable is unset or its key holds stray characters:
-                that judge makes no call, the others run and are saved, then this is raised.
-            JudgeRunError: An endpoint refused a judge's requests (other judges completed).
+            JudgeConfigError: An unknown judge id or bad settings, raised before any call
+                (also when no selected judge's key can be read).
+            JudgeRunError: Some judges were stopped while the others ran and were saved: a
+                judge's key variable is unset or its key holds stray characters (it makes no
+                call), its endpoint refused its requests, or was never reached. `errors` names
+                each stopped judge; `results` holds every judge's rows.
         """
         from meta_evaluator._async import run_sync
 

@@ -195,15 +195,15 @@ async def run_judges(
 
     Raises:
         JudgeConfigError: Before any call: a judge's answering method does not fit the task,
-            or a bad shard (or one without a run_id). After the other judges finished (at
-            once when no other judge was selected): a judge's key could not be read.
-        JudgeRunError: After the other judges finished: an endpoint refused a judge's requests.
+            a bad shard (or one without a run_id), or no selected judge's key can be read.
+        JudgeRunError: After the other judges finished: a judge's key could not be read, its
+            endpoint refused its requests, or was never reached (`errors` names each).
     """
     check_listed_once(judges)
     # Every judge is checked before any file is touched or any call made.
     checked, blocked = check_judges(judges, task)
     if blocked and not checked:
-        raise _blocked_error(blocked, ran=[], failures=[])
+        raise _blocked_error(blocked)
     for exc in blocked:  # said now too: the other judges may take hours
         logger.warning("%s The other judges run.", exc.message)
     rows, ids = shard_rows(data, shard, run_id)
@@ -278,30 +278,45 @@ async def run_judges(
     results = {}
     for run in runs:
         results[run.judge.id] = _finish(run, ids, task, data)
-    failures = [r.failure for r in runs if r.failure]
-    if blocked:
-        raise _blocked_error(blocked, ran=[r.judge.id for r in runs], failures=failures)
-    if failures:
-        raise JudgeRunError("\n".join(failures), results=results)
+    stopped = [(exc.judge_id, exc.field, exc.message) for exc in blocked]
+    stopped += [(r.judge.id, "endpoint", r.failure) for r in runs if r.failure]
+    if stopped:
+        raise _stopped_error(stopped, finished=[r.judge.id for r in runs if not r.failure],
+                             results=results)  # fmt: skip
     return results
 
 
-def _blocked_error(
-    blocked: list[JudgeConfigError], *, ran: list[str], failures: list[str]
-) -> JudgeConfigError:
-    """One error naming every judge whose key could not be read, after the others ran."""
-    if len(blocked) == 1 and not ran:
+def _blocked_error(blocked: list[JudgeConfigError]) -> JudgeConfigError:
+    """One error naming every judge whose key could not be read, when no other judge runs."""
+    if len(blocked) == 1:
         return blocked[0]
-    lines = [exc.message for exc in blocked]
-    if ran:
-        lines.append(
-            f"The other judges ran ({', '.join(map(repr, ran))}); their finished rows are saved."
-        )
     return JudgeConfigError(
-        "\n".join(lines + failures),
+        "\n".join(exc.message for exc in blocked),
         judge_id=blocked[0].judge_id,
         field="api_key_env",
         errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in blocked],
+    )
+
+
+def _stopped_error(
+    stopped: list[tuple[str | None, str | None, str]],
+    *,
+    finished: list[str],
+    results: dict[str, JudgeResults],
+) -> JudgeRunError:
+    """One error naming every judge stopped (judge id, field at fault, message), after the rest."""
+    lines = [message for _, _, message in stopped]
+    if finished:
+        lines.append(
+            f"The other judges ran ({', '.join(map(repr, finished))}); their rows are saved."
+        )
+    judge_id, field, _ = stopped[0]
+    return JudgeRunError(
+        "\n".join(lines),
+        results=results,
+        judge_id=judge_id,
+        field=field,
+        errors=[{"loc": (judge, where), "msg": message} for judge, where, message in stopped],
     )
 
 

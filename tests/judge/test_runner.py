@@ -229,10 +229,11 @@ def test_a_missing_key_blocks_only_its_judge_and_the_mock_still_runs(
     evaluator.add_judge("keyed", "openai", "m", "Judge {response}", base_url=BASE,
                         api_key_env="NO_SUCH_KEY_VAR")  # fmt: skip
     server = Server(lambda request, n: None)
-    with pytest.raises(JudgeConfigError, match="NO_SUCH_KEY_VAR is not set") as caught:
+    with pytest.raises(JudgeRunError, match="NO_SUCH_KEY_VAR is not set") as caught:
         run(evaluator, server)
     exc = caught.value
     assert (exc.judge_id, exc.field) == ("keyed", "api_key_env")
+    assert set(exc.results) == {"offline", "live"}
     assert "'keyed'" in str(exc) and "'offline'" not in str(exc).split("NO_SUCH_KEY_VAR")[0]
     assert [e["loc"] for e in exc.errors] == [("keyed", "api_key_env")]
     saved = evaluator.load_all_judge_results()
