@@ -243,18 +243,24 @@ def merge_web_labels(imported: pl.DataFrame, web: pl.DataFrame) -> pl.DataFrame:
     on the page after the import replaces the imported row; an import made after the page's
     label replaces it. Imported rows come first, in their order, then rows only the page has.
     """
-    page_rows = {row["original_id"]: row for row in web.iter_rows(named=True)}
-    rows = []
-    for row in imported.iter_rows(named=True):
-        page = page_rows.pop(row["original_id"], None)
-        if page is not None and (page["timestamp"] or "") >= (row["timestamp"] or ""):
-            row = page
-        rows.append(row)
-    rows.extend(page_rows.values())
-    return pl.DataFrame(
-        [{c: r.get(c) for c in imported.schema} for r in rows], schema=imported.schema,
-        orient="row",
-    )  # fmt: skip
+    at = pl.col("timestamp").fill_null("")
+    ordered = imported.with_row_index("_position")
+    page = (
+        web.select(imported.columns)
+        .cast(imported.schema)
+        .join(
+            ordered.select("original_id", "_position", at.alias("_imported_at")),
+            on="original_id",
+            how="left",
+            maintain_order="left",
+        )
+    )
+    newer = page.filter(pl.col("_position").is_not_null() & (at >= pl.col("_imported_at")))
+    columns = [*imported.columns, "_position"]
+    kept = ordered.join(newer.select("original_id"), on="original_id", how="anti")
+    merged = pl.concat([kept.select(columns), newer.select(columns)]).sort("_position")
+    only_page = page.filter(pl.col("_position").is_null()).select(columns)
+    return pl.concat([merged, only_page]).drop("_position")
 
 
 def read_table(path: Path) -> pl.DataFrame:

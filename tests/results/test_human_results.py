@@ -296,3 +296,46 @@ def test_labels_are_normalised_like_a_judges(tmp_path: Path) -> None:
     assert data["rejection"].to_list() == ["rejection"]
     assert data["harm"].to_list() == ["high"]
     assert data["note"][0].strip() == "kept as text"
+
+
+@pytest.mark.parametrize("id_dtype", [pl.Int64, pl.String])
+def test_page_labels_merge_into_the_imported_set_row_by_row(id_dtype: Any) -> None:
+    """For each id the later label counts (ties to the page); imported order, then page-only."""
+    from meta_evaluator.results.human_results import merge_web_labels
+
+    def table(rows: list[tuple[Any, str | None, str]], run: str) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "original_id": [r[0] for r in rows],
+                "run_id": [run] * len(rows),
+                "timestamp": [r[1] for r in rows],
+                "label": [r[2] for r in rows],
+            },
+            schema={"original_id": id_dtype, "run_id": pl.String, "timestamp": pl.String,
+                    "label": pl.String},
+        )  # fmt: skip
+
+    cast = int if id_dtype == pl.Int64 else str
+    imported = table(
+        [(cast(3), "2026-01-02", "i3"), (cast(1), "2026-01-02", "i1"),
+         (cast(2), "2026-01-02", "i2"), (cast(4), None, "i4")],
+        "import_1",
+    )  # fmt: skip
+    web = table(
+        [(cast(9), "2026-01-01", "w9"), (cast(2), "2026-01-03", "w2"),
+         (cast(1), "2026-01-01", "w1"), (cast(3), "2026-01-02", "w3"),
+         (cast(4), "2026-01-01", "w4")],
+        "web",
+    )  # fmt: skip
+    merged = merge_web_labels(imported, web)
+    assert merged.schema == imported.schema
+    # 3: same time, the page wins; 1: the import is newer; 2: the page is newer; 4: an import
+    # without a time is older than any page label; 9: only the page has it, last.
+    assert merged.rows() == [
+        (cast(3), "web", "2026-01-02", "w3"),
+        (cast(1), "import_1", "2026-01-02", "i1"),
+        (cast(2), "web", "2026-01-03", "w2"),
+        (cast(4), "web", "2026-01-01", "w4"),
+        (cast(9), "web", "2026-01-01", "w9"),
+    ]
+    assert merge_web_labels(imported, web.clear()).equals(imported)
