@@ -275,7 +275,7 @@ def _print_run_summary(
 
     Printed on every run, terminal or not: a scheduler's log says why rows failed.
     """
-    from meta_evaluator.results.reasons import describe_errors
+    from meta_evaluator.results.reasons import summarize_errors
 
     errors, waiting = 0, 0
     for judge_id, result in results.items():
@@ -292,7 +292,7 @@ def _print_run_summary(
             )
         print(f"{judge_id}: {shown} (run {result.run_id}{of})")
     for judge_id, result in results.items():
-        reasons = describe_errors(result.results_data, sep=" — ")
+        reasons = summarize_errors(result.results_data, sep=" — ")
         if reasons is not None:
             print(f"judge {judge_id}: {reasons}")
     print(f"Results are in {results_dir}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["describe_errors", "error_reasons"]
+__all__ = ["error_reasons", "summarize_errors"]
 
 _REASON_CHARS = 160
 
@@ -31,7 +31,7 @@ def error_reasons(rows: pl.DataFrame) -> list[tuple[str, int]]:
     return [(str(reason), int(count)) for reason, count in counted.iter_rows()]
 
 
-def describe_errors(rows: pl.DataFrame, *, top: int = 3, sep: str = ": ") -> str | None:
+def summarize_errors(rows: pl.DataFrame, *, top: int = 3, sep: str = ": ") -> str | None:
     """`400 errors: 400× connection refused at 127.0.0.1:9`: the count and the top reasons.
 
     None when no row is an error. Reasons beyond `top` are summed into one last part; `sep`

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.results.reasons import describe_errors
+from meta_evaluator.results.reasons import summarize_errors
 from meta_evaluator.scores.enums import TaskAggregationMode
 
 __all__ = [
@@ -104,7 +104,7 @@ def no_valid_rows(frame: pl.DataFrame, judge_id: str, *, include_invalid: bool) 
     if include_invalid and invalid:
         return None
     parts = [f"{invalid} invalid"] if invalid else []
-    errors = describe_errors(frame)
+    errors = summarize_errors(frame)
     if errors is not None:
         parts.append(errors)
     what = "; ".join(parts) or "no rows at all"

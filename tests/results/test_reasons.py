@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from meta_evaluator.results.reasons import describe_errors, error_reasons
+from meta_evaluator.results.reasons import error_reasons, summarize_errors
 
 
 def rows(*messages: str | None) -> pl.DataFrame:
@@ -25,10 +25,10 @@ def test_reasons_are_counted_most_frequent_first_ties_by_text() -> None:
 
 def test_the_top_three_and_the_rest_summed() -> None:
     frame = rows("b", "a", "b", None, "c", "a", "b", "d")
-    assert describe_errors(frame) == ("8 errors: 3× b; 2× a; 1× c; 2× for 2 other reasons")
-    assert describe_errors(rows("x"), sep=" — ") == "1 error — 1× x"
+    assert summarize_errors(frame) == ("8 errors: 3× b; 2× a; 1× c; 2× for 2 other reasons")
+    assert summarize_errors(rows("x"), sep=" — ") == "1 error — 1× x"
 
 
 def test_no_errors_no_description() -> None:
-    assert describe_errors(rows()) is None
+    assert summarize_errors(rows()) is None
     assert error_reasons(pl.DataFrame()) == []
