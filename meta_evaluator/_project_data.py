@@ -60,11 +60,13 @@ def _pending(data_dir: Path, filename: str) -> Path:
     return data_dir / f".{filename}.pending"
 
 
-def stage(data: EvalData, data_dir: Path, filename: str, data_format: DataFormat) -> DataState:
-    """Write `data` to the staging file and describe it for the state."""
+def stage(
+    data: EvalData, data_dir: Path, filename: str, data_format: DataFormat, *, root: Path
+) -> DataState:
+    """Write `data` to the staging file (inside the project `root`); describe it for the state."""
     pending = _pending(data_dir, filename)
     frame = data.data
-    write_frame(frame, pending, data_format)
+    write_frame(frame, pending, data_format, root=root)
     sample = None
     if isinstance(data, SampleEvalData):
         sample = SampleState(

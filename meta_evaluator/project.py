@@ -41,7 +41,7 @@ from meta_evaluator.errors import (
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import RESERVED_NAMES
 from meta_evaluator.judge import Judge, Prompt, read_judges_yaml
-from meta_evaluator.storage import check_safe_name, read_json, write_json
+from meta_evaluator.storage import check_inside_project, check_safe_name, read_json, write_json
 
 if TYPE_CHECKING:
     import httpx
@@ -69,6 +69,26 @@ class ProjectPaths:
         self.annotations_dir = root / "annotations"
         self.scores_dir = root / "scores"
         self.reports_dir = root / "reports"
+
+    def check_inside(self) -> None:
+        """Refuse to write while `main_state.json` or a folder written to links out of the project.
+
+        A `MetaEvaluator` calls it before it writes: until the first save no `main_state.json`
+        marks the folder as a project, so a write deeper down could not find the project by it.
+        `judges/` is only read (prompts), so it may link elsewhere.
+
+        Raises:
+            OutsideProjectError: One of them is a symbolic link to a place outside `root`.
+        """
+        for path in (
+            self.state_file,
+            self.data_dir,
+            self.results_dir,
+            self.annotations_dir,
+            self.scores_dir,
+            self.reports_dir,
+        ):
+            check_inside_project(path, root=self.root)
 
 
 class MetaEvaluator:
@@ -500,6 +520,7 @@ class MetaEvaluator:
         judges = self._selected_judges(judge_ids)
         if run_id is not None:
             check_safe_name(run_id, field="run_id")
+        self._paths.check_inside()
         settings = RunSettings(
             max_concurrency=max_concurrency,
             max_retries=max_retries,
@@ -599,6 +620,7 @@ class MetaEvaluator:
             )
         if run_id is not None:
             check_safe_name(run_id, field="run_id")
+        self._paths.check_inside()
         return import_judge_results(
             path,
             judge_id,
@@ -650,6 +672,7 @@ class MetaEvaluator:
                 f"{self._paths.root}: add data and a task before importing annotations.",
                 path=self._paths.root,
             )
+        self._paths.check_inside()
         return import_annotations(
             path,
             annotator_id,
@@ -694,6 +717,7 @@ class MetaEvaluator:
 
         pairs = read_preference_pairs(path)
         check_safe_name(trait_judge_id, field="trait_judge_id")
+        self._paths.check_inside()
         # Names first: a trait task must not clash with the preference task or a results
         # column, and every annotator id must be a safe file name.
         renamed = {
@@ -780,6 +804,7 @@ class MetaEvaluator:
         """
         from meta_evaluator.annotate import serve
 
+        self._paths.check_inside()
         serve(self, host=host, port=port, token=token)
 
     # ----- scoring ----------------------------------------------------------------------------
@@ -841,6 +866,7 @@ class MetaEvaluator:
             raise MetricConfigError(
                 "compare_async: no metrics; pass a MetricsConfig or call add_metrics_config."
             )
+        self._paths.check_inside()
         return await compare(
             config,
             judge_results if judge_results is not None else self.load_all_judge_results(),
@@ -879,8 +905,10 @@ class MetaEvaluator:
             DataError: `data_format` is unknown or the file name does not fit it.
             UnsafeNameError: `data_filename` is not a safe file name.
             ColumnError: CSV was asked for but a column is nested.
+            OutsideProjectError: A folder of the project links out of it.
             StorageError: A file could not be written.
         """
+        self._paths.check_inside()  # the first save has no main_state.json to find the root by
         data_dir = self._paths.data_dir
         data_state = self._saved_data
         staged = None
@@ -888,11 +916,12 @@ class MetaEvaluator:
             previous = self._saved_data.format if self._saved_data is not None else None
             fmt = data_format or previous or "parquet"
             filename = _project_data.check_target(data_dir, fmt, data_filename)
-            staged = _project_data.stage(self._data, data_dir, filename, fmt)
+            staged = _project_data.stage(self._data, data_dir, filename, fmt, root=self._paths.root)
             data_state = staged
         task = self._eval_task if include_task else self._saved_task
         try:
-            write_json(self._paths.state_file, dump_state(data_state, task, self._judges))
+            state = dump_state(data_state, task, self._judges)
+            write_json(self._paths.state_file, state, root=self._paths.root)
         except BaseException:
             if staged is not None:
                 _project_data.discard(data_dir, staged.file)

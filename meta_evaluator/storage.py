@@ -9,10 +9,16 @@ two fsyncs (slow on some network file systems), and a killed process may leave a
 automatically because another process may be writing it.
 
 No write leaves the project through a symbolic link: before a file is written (and before its
-folders are created), `check_inside_project` finds the project folder the path lies in (the
-nearest folder above it holding `main_state.json`) and refuses a path whose real location, every
-link followed, is outside it. A folder that holds no project yet, or a path the user chose
-outside any project (`report --output`), is written as given.
+folders are created), `check_inside_project` refuses a path whose real location is outside its
+project folder. The real location is the path as given with every link followed component by
+component, as the operating system will follow them (so `results/link/../x` is where `link`
+points, not `results/x`). The project folder is the `root` the writer passes (a `MetaEvaluator`
+passes its own when it saves, and checks its folders against it before any write, so the first
+save, before `main_state.json` exists, is checked too); without one, it is the nearest folder
+above the path holding `main_state.json`, and a path in no project (`report --output`) is
+written as given. The check happens before the write: a link
+swapped in by another process in between is not caught (the row file's own name excepted, which
+`results/row_store.py` opens with `O_NOFOLLOW`).
 
 Names derived from user-supplied ids (judge ids, annotator ids, run ids) must be one safe path
 component; `check_safe_name` enforces it before any path is built.
@@ -194,25 +200,32 @@ def check_lfs_pointer(path: str | Path, head: bytes | None = None) -> None:
 PROJECT_MARKER = "main_state.json"  # the file that makes a folder a project (_state.STATE_FILE)
 
 
-def check_inside_project(path: str | Path) -> None:
+def check_inside_project(path: str | Path, *, root: str | Path | None = None) -> None:
     """Raise `OutsideProjectError` if writing `path` would land outside its project folder.
 
-    The project is the nearest folder above `path` (lexically, no link followed) holding
-    `main_state.json`; one that is itself a symlink counts only when no other is found, so a
-    `results/` linked into another project is still caught. The path's real location, with every
-    link followed (the file's own included), must be inside the project's real location.
+    The path's real location is `os.path.realpath` of the path as given: each component in
+    turn, a link followed before a later `..` applies, as the operating system will (the file's
+    own link included). It must be inside the project's real location.
+
+    Args:
+        path: The file or folder about to be written.
+        root: The project folder. Without it, the project is the nearest folder above `path`
+            (lexically, `..` collapsed, no link followed) holding `main_state.json`; one that is
+            itself a symlink counts only when no other is found, so a `results/` linked into
+            another project is still caught; a path in no project is not checked.
 
     Raises:
         OutsideProjectError: A folder or file on the way is a symlink pointing outside.
     """
-    target = Path(os.path.abspath(path))
-    root = _project_root(target)
     if root is None:
-        return
-    real_root = root.resolve()
-    real = target.resolve()
+        root = _project_root(Path(os.path.abspath(path)))  # only to find the project
+        if root is None:
+            return
+    real_root = Path(os.path.realpath(root))  # as given: a `..` after a link stays after it
+    real = Path(os.path.realpath(path))
     if real == real_root or real_root in real.parents:
         return
+    target, root = Path(path).absolute(), Path(root).absolute()  # `..` kept, for the message
     link = next(
         (p for p in [target, *target.parents] if p.is_symlink() and root in p.parents),
         target,
@@ -240,7 +253,9 @@ def _project_root(target: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
+def atomic_write(
+    path: str | Path, mode: str = "wb", *, root: str | Path | None = None
+) -> Iterator[IO[Any]]:
     r"""Open a temporary file beside `path`; on success, fsync it and move it over `path`.
 
     If the block raises, the temporary file is removed and `path` is left as it was.
@@ -248,6 +263,7 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
     Args:
         path: The file to write; its folder is created if missing.
         mode: `"wb"` or `"w"` (text, UTF-8, `\\n` line endings).
+        root: The project folder the file must stay in (see `check_inside_project`).
 
     Raises:
         OutsideProjectError: The path leads out of its project through a symlink.
@@ -256,7 +272,7 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
     target = Path(path)
     if mode not in ("wb", "w"):
         raise ValueError(f"atomic_write: mode must be 'wb' or 'w', got {mode!r}")
-    check_inside_project(target)
+    check_inside_project(target, root=root)
     if target.is_dir():
         raise StorageError(
             f"{target}: cannot write a file here, a folder of that name is in the way; "
@@ -265,9 +281,9 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
         )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=_TMP_SUFFIX
-        )
+        # The folder the check saw; mkstemp would collapse a `..` after a link (abspath).
+        folder = Path(os.path.realpath(target.parent))
+        fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=_TMP_SUFFIX)
     except OSError as exc:
         raise os_error(target, exc) from exc
     tmp = Path(tmp_name)
@@ -278,14 +294,14 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
+        os.replace(tmp, folder / target.name)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(exc, OSError) and not isinstance(exc, StorageError):
             raise os_error(target, exc) from exc  # the previous file, if any, is unchanged
         raise
-    _fsync_folder(target.parent)
+    _fsync_folder(folder)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -298,31 +314,34 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` atomically."""
-    with atomic_write(path, "wb") as handle:
+def atomic_write_bytes(path: str | Path, data: bytes, *, root: str | Path | None = None) -> None:
+    """Write `data` to `path` atomically (`root`: as for `atomic_write`)."""
+    with atomic_write(path, "wb", root=root) as handle:
         handle.write(data)
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    r"""Write `text` to `path` atomically, as UTF-8 with `\\n` line endings."""
-    with atomic_write(path, "w") as handle:
+def atomic_write_text(path: str | Path, text: str, *, root: str | Path | None = None) -> None:
+    r"""Write `text` to `path` atomically, as UTF-8 with `\\n` line endings (`root`: as above)."""
+    with atomic_write(path, "w", root=root) as handle:
         handle.write(text)
 
 
-def write_json(path: str | Path, obj: Any) -> None:
+def write_json(path: str | Path, obj: Any, *, root: str | Path | None = None) -> None:
     """Write `obj` as indented, key-ordered-as-given UTF-8 JSON, atomically, ending in a newline."""
-    atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    atomic_write_text(path, text, root=root)
 
 
-def write_csv(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
+def write_csv(
+    path: str | Path, rows: Sequence[Mapping[str, Any]], *, root: str | Path | None = None
+) -> None:
     """Write rows (dicts with the same keys) as CSV with a header, atomically; empty: no rows."""
     buffer = io.StringIO()
     if rows:
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    atomic_write_text(path, buffer.getvalue())
+    atomic_write_text(path, buffer.getvalue(), root=root)
 
 
 def read_json(path: str | Path) -> Any:
@@ -343,19 +362,21 @@ def read_json(path: str | Path) -> Any:
         ) from exc
 
 
-def write_yaml(path: str | Path, obj: Any) -> None:
+def write_yaml(path: str | Path, obj: Any, *, root: str | Path | None = None) -> None:
     """Write `obj` as block-style YAML, atomically, keys in the order given."""
     import yaml
 
-    atomic_write_text(path, yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
+    text = yaml.safe_dump(obj, sort_keys=False, allow_unicode=True)
+    atomic_write_text(path, text, root=root)
 
 
 def read_yaml(path: str | Path) -> Any:
     """Read a YAML file as `yaml.safe_load` would (no arbitrary objects), refusing aliases.
 
-    Every YAML file of a project is read here. Anchors and aliases (`&x`, `*x`) are refused, so a
-    small file cannot expand to gigabytes once read (the "billion laughs"), and a key given twice
-    is refused instead of silently keeping the last.
+    Every YAML file of a project is read here. Aliases (`*x`) are refused, so a small file cannot
+    expand to gigabytes once read (the "billion laughs"); an anchor (`&x`) that no alias uses
+    expands nothing and is read as if absent. A key given twice is refused instead of silently
+    keeping the last.
 
     Raises:
         StorageError: The file cannot be read.
@@ -388,8 +409,8 @@ def _unique_key_loader() -> type[Any]:
                 raise yaml.composer.ComposerError(
                     None,
                     None,
-                    f"alias {shown('*' + str(event.anchor))} is not allowed (YAML anchors and "
-                    "aliases are refused); write the value out in full",
+                    f"alias {shown('*' + str(event.anchor))} is not allowed (YAML aliases are "
+                    "refused); write the value out in full",
                     event.start_mark,
                 )
             return super().compose_node(parent, index)
@@ -408,9 +429,9 @@ def _unique_key_loader() -> type[Any]:
     return UniqueKeyLoader
 
 
-def write_parquet(path: str | Path, frame: pl.DataFrame) -> None:
+def write_parquet(path: str | Path, frame: pl.DataFrame, *, root: str | Path | None = None) -> None:
     """Write a polars frame as Parquet (zstd), atomically."""
-    with atomic_write(path, "wb") as handle:
+    with atomic_write(path, "wb", root=root) as handle:
         frame.write_parquet(handle, compression="zstd")
 
 

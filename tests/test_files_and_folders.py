@@ -59,11 +59,18 @@ def test_read_yaml_refuses_aliases(tmp_path: Path) -> None:
     assert "line 2" in str(caught.value)
 
 
-def test_read_yaml_refuses_a_lone_anchor_and_alias(tmp_path: Path) -> None:
+def test_read_yaml_refuses_a_single_alias(tmp_path: Path) -> None:
     path = tmp_path / "small.yaml"
     path.write_text("a: &x 1\nb: *x\n", encoding="utf-8")
     with pytest.raises(StateError, match="alias"):
         read_yaml(path)
+
+
+def test_read_yaml_accepts_an_anchor_no_alias_uses(tmp_path: Path) -> None:
+    """An anchor alone expands nothing, so it is read as if it were not there."""
+    path = tmp_path / "small.yaml"
+    path.write_text("a: &x 1\nb: 2\n", encoding="utf-8")
+    assert read_yaml(path) == {"a": 1, "b": 2}
 
 
 def test_judges_yaml_bomb_fails_fast(tmp_path: Path) -> None:
@@ -439,6 +446,163 @@ def test_row_store_refuses_a_symlinked_row_file(tmp_path: Path) -> None:
         store.append({"original_id": 2})
     assert caught.value.path == rows
     assert outside.read_bytes() == b'{"original_id": 1}\n'
+
+
+def test_a_dotdot_path_through_a_link_outside_is_refused(tmp_path: Path) -> None:
+    """`results/link/..` is where the OS goes: the link's target's parent, not `results/`."""
+    from meta_evaluator.storage import atomic_write_text
+
+    project = tmp_path / "project"
+    (project / "results").mkdir(parents=True)
+    (project / "main_state.json").write_text("{}", encoding="utf-8")
+    outside = tmp_path / "outside"
+    (outside / "inner").mkdir(parents=True)
+    (project / "results" / "link").symlink_to(outside / "inner", target_is_directory=True)
+    target = project / "results" / "link" / ".." / "escaped.txt"
+    with pytest.raises(OutsideProjectError) as caught:
+        atomic_write_text(target, "x")
+    assert str(project / "results" / "link") in str(caught.value)
+    assert sorted(p.name for p in outside.iterdir()) == ["inner"]
+
+
+def test_a_dotdot_path_that_stays_inside_is_written(tmp_path: Path) -> None:
+    from meta_evaluator.storage import atomic_write_text
+
+    project = tmp_path / "project"
+    (project / "results" / "sub").mkdir(parents=True)
+    (project / "main_state.json").write_text("{}", encoding="utf-8")
+    atomic_write_text(project / "results" / "sub" / ".." / "x.txt", "x")
+    assert (project / "results" / "x.txt").read_text(encoding="utf-8") == "x"
+
+
+def test_an_explicit_root_is_checked_without_a_marker(tmp_path: Path) -> None:
+    from meta_evaluator.storage import check_inside_project, write_json
+
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = link_outside(project, "data", tmp_path)
+    check_inside_project(project / "data" / "x.json")  # no main_state.json: nothing to guess
+    with pytest.raises(OutsideProjectError):
+        check_inside_project(project / "data" / "x.json", root=project)
+    with pytest.raises(OutsideProjectError):
+        write_json(project / "data" / "x.json", {"a": 1}, root=project)
+    assert list(outside.iterdir()) == []
+
+
+def refusal_unsaved(project_dir: Path) -> MetaEvaluator:
+    """The refusal example's data, task and mock judge in a new project, nothing saved yet."""
+    from importlib.resources import as_file, files
+
+    from meta_evaluator.data import DataLoader
+    from meta_evaluator.eval_task import EvalTask
+
+    evaluator = MetaEvaluator(project_dir, load=False)
+    with as_file(files("meta_evaluator.examples").joinpath("refusal")) as source:
+        evaluator.add_data(DataLoader.load_csv("refusal", source / "data.csv", "sample_id"))
+        evaluator.add_judge("mock_judge", "mock", "mock-1", prompt_file=source / "prompt.md")
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"]},
+            prompt_columns=["prompt"],
+            response_columns=["llm_response"],
+            annotation_prompt="Did the assistant refuse?",
+        )
+    )
+    return evaluator
+
+
+def test_a_project_named_with_dotdot_after_a_link_is_saved(tmp_path: Path) -> None:
+    """`link/../project` is the project beside the link's target; its files are inside it."""
+    (tmp_path / "elsewhere" / "inner").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere" / "inner", target_is_directory=True)
+    refusal_unsaved(tmp_path / "link" / ".." / "project").save_state()
+    assert (tmp_path / "elsewhere" / "project" / "main_state.json").is_file()
+
+
+def test_the_first_save_refuses_data_linked_outside(tmp_path: Path) -> None:
+    """Before the first save there is no main_state.json to find the project by."""
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = link_outside(project, "data", tmp_path)
+    evaluator = refusal_unsaved(project)
+    with pytest.raises(OutsideProjectError) as caught:
+        evaluator.save_state()
+    assert str(project / "data") in str(caught.value)
+    assert list(outside.iterdir()) == []
+    assert not (project / "main_state.json").exists()
+
+
+@pytest.mark.parametrize("folder", ["results", "scores", "annotations", "reports"])
+def test_a_new_project_refuses_folders_linked_outside(tmp_path: Path, folder: str) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = link_outside(project, folder, tmp_path)
+    evaluator = refusal_unsaved(project)
+    with pytest.raises(OutsideProjectError) as caught:
+        evaluator.run_judges_async()
+    assert str(project / folder) in str(caught.value)
+    with pytest.raises(OutsideProjectError):
+        evaluator.save_state()
+    assert list(outside.iterdir()) == []
+    assert not (project / "main_state.json").exists()
+
+
+@pytest.mark.parametrize("name", ["data", "annotations", "metrics.yaml"])
+def test_init_example_refuses_links_outside(tmp_path: Path, entry: Main, name: str) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    if name == "metrics.yaml":
+        outside = tmp_path / "outside.yaml"
+        outside.write_text("mine\n", encoding="utf-8")
+        (project / name).symlink_to(outside)
+    else:
+        outside = link_outside(project, name, tmp_path)
+    done = entry("init", project, "--example", "refusal")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(project / name) in done.stderr and "Traceback" not in done.stderr
+    if name == "metrics.yaml":
+        assert outside.read_text(encoding="utf-8") == "mine\n"
+    else:
+        assert list(outside.iterdir()) == []
+    assert not (project / "main_state.json").exists()
+
+
+# ----- the row file on Windows ----------------------------------------------------------------
+
+
+def test_row_store_drops_a_torn_line_without_pread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows has no os.pread; the torn tail is found with lseek and read instead."""
+    from meta_evaluator.results.row_store import RowStore, read_rows
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"original_id": 1}\n{"original_id": 2}\n{"original_id"')
+    monkeypatch.delattr(os, "pread")
+    with RowStore(path) as store:
+        store.append({"original_id": 3})
+    assert [r["original_id"] for r in read_rows(path)] == [1, 2, 3]
+
+
+def test_row_store_opens_the_file_in_binary_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Windows a file opened without O_BINARY turns each \\n into \\r\\n."""
+    from meta_evaluator.results.row_store import RowStore
+
+    binary = 1 << 29  # stands in for Windows' O_BINARY; removed before the real call
+    flags: list[int] = []
+    real_open = os.open
+
+    def spy(path: object, flag: int, *args: object, **kwargs: object) -> int:
+        flags.append(flag)
+        return real_open(path, flag & ~binary, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "O_BINARY", binary, raising=False)
+    monkeypatch.setattr(os, "open", spy)
+    with RowStore(tmp_path / "rows.jsonl") as store:
+        store.append({"original_id": 1})
+    assert flags and all(flag & binary for flag in flags)
 
 
 # ----- git-lfs pointers where data should be -------------------------------------------------

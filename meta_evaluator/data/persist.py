@@ -53,15 +53,24 @@ def parse_dtype(name: str) -> pl.DataType | None:
     return pl.Datetime(time_unit=unit, time_zone=tz)  # type: ignore[arg-type]
 
 
-def write_frame(frame: pl.DataFrame, path: Path, data_format: DataFormat) -> None:
+def write_frame(
+    frame: pl.DataFrame, path: Path, data_format: DataFormat, *, root: Path | None = None
+) -> None:
     """Write `frame` atomically in `data_format`.
 
+    Args:
+        frame: The data.
+        path: The file to write.
+        data_format: `parquet`, `csv` or `json`.
+        root: The project folder the file must stay in (see `storage.check_inside_project`).
+
     Raises:
+        OutsideProjectError: The path leads out of the project through a symlink.
         ColumnError: CSV or JSON was asked for but a column would not survive it: its type, a
             quote or line break in its name (CSV), or NaN/infinite values (JSON).
     """
     if data_format == "parquet":
-        write_parquet(path, frame)
+        write_parquet(path, frame, root=root)
         return
     for column, dtype in frame.schema.items():
         problem = None
@@ -81,10 +90,10 @@ def write_frame(frame: pl.DataFrame, path: Path, data_format: DataFormat) -> Non
                 column=column,
             )
     if data_format == "csv":
-        with atomic_write(path, "wb") as handle:
+        with atomic_write(path, "wb", root=root) as handle:
             frame.write_csv(handle)
     else:
-        atomic_write_text(path, frame.write_json())
+        atomic_write_text(path, frame.write_json(), root=root)
 
 
 def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> pl.DataFrame:

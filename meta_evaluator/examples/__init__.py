@@ -13,6 +13,7 @@ from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import ProjectError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.project import MetaEvaluator
+from meta_evaluator.storage import atomic_write_bytes, check_inside_project
 
 __all__ = ["create_example_project", "example_names"]
 
@@ -27,8 +28,6 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
     against the three with accuracy, Cohen's kappa, the alt-test, explanation similarity and
     Krippendorff's alpha.
     """
-    import shutil
-
     files = _HERE / "refusal"
     evaluator = MetaEvaluator(project_dir, load=False)
     evaluator.add_data(DataLoader.load_csv("refusal_demo", files / "data.csv", "sample_id"))
@@ -53,7 +52,7 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
         evaluator.add_external_annotation_results(
             files / "annotations" / f"{annotator}.csv", annotator
         )
-    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    _copy_metrics(files, project_dir)
     return evaluator
 
 
@@ -64,8 +63,6 @@ def _pairwise(project_dir: Path) -> MetaEvaluator:
     trait-following AI annotators (imported as the judge `annotated_pairs`); a mock judge
     votes on the same traits. `metrics.yaml` scores both against the crowd.
     """
-    import shutil
-
     files = _HERE / "pairwise"
     evaluator = MetaEvaluator(project_dir, load=False)
     evaluator.add_preference_pairs(files / "pairs.json", trait_judge_id="annotated_pairs")
@@ -77,7 +74,7 @@ def _pairwise(project_dir: Path) -> MetaEvaluator:
         mock={"invalid_rate": 0.05},
     )
     evaluator.save_state(data_format="csv")
-    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    _copy_metrics(files, project_dir)
     return evaluator
 
 
@@ -88,8 +85,6 @@ def _fairness(project_dir: Path) -> MetaEvaluator:
     with the gender swapped in the text; a mock model predicts. `metrics.yaml` scores group
     fairness against the true band and the counterfactual change rate.
     """
-    import shutil
-
     from meta_evaluator.data import counterfactual_variants
 
     files = _HERE / "fairness"
@@ -113,14 +108,12 @@ def _fairness(project_dir: Path) -> MetaEvaluator:
         mock={"invalid_rate": 0.05},
     )  # fmt: skip
     evaluator.save_state(data_format="csv")
-    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    _copy_metrics(files, project_dir)
     return evaluator
 
 
 def _stereotype(project_dir: Path) -> MetaEvaluator:
     """Stereotypes: does a model prefer stereotyped continuations? 18 made-up CAT items."""
-    import shutil
-
     files = _HERE / "stereotype"
     evaluator = MetaEvaluator(project_dir, load=False)
     evaluator.add_data(DataLoader.load_csv("cat_items", files / "items.csv", "item_id"))
@@ -138,7 +131,7 @@ def _stereotype(project_dir: Path) -> MetaEvaluator:
         mock={"invalid_rate": 0.1},
     )  # fmt: skip
     evaluator.save_state(data_format="csv")
-    shutil.copyfile(files / "metrics.yaml", Path(project_dir) / "metrics.yaml")
+    _copy_metrics(files, project_dir)
     return evaluator
 
 
@@ -148,6 +141,12 @@ _EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {
     "refusal": _refusal,
     "stereotype": _stereotype,
 }
+
+
+def _copy_metrics(files: Path, project_dir: Path) -> None:
+    """Copy the example's `metrics.yaml` into the project, never through a link out of it."""
+    source = (files / "metrics.yaml").read_bytes()
+    atomic_write_bytes(project_dir / "metrics.yaml", source, root=project_dir)
 
 
 def example_names() -> list[str]:
@@ -161,9 +160,14 @@ def create_example_project(name: str, project_dir: str | Path) -> MetaEvaluator:
     Raises:
         ProjectError: There is no such example.
         ProjectExistsError: `project_dir` already holds a project.
+        OutsideProjectError: A folder of the project, or its `metrics.yaml`, links out of it.
     """
     if name not in _EXAMPLES:
         raise ProjectError(
             f"no example named {name!r}; examples are {example_names()}.", field="example"
         )
-    return _EXAMPLES[name](Path(project_dir))
+    project = Path(project_dir)
+    # Checked before anything is saved, so a link out of it does not leave half a project (the
+    # project's folders are checked by its first save_state).
+    check_inside_project(project / "metrics.yaml", root=project)
+    return _EXAMPLES[name](project)

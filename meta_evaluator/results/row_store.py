@@ -53,25 +53,36 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 class RowStore:
-    """Append-only JSON Lines file of result rows; use as a context manager.
+    r"""Append-only JSON Lines file of result rows; use as a context manager.
 
-    The file is opened without following a symbolic link (`O_NOFOLLOW`), and a row the file
-    system refuses (disk full, read-only, no permission) raises a typed `StorageError` after the
-    file is cut back to its last whole line, so the rows before it stay readable and are reused
-    by the next run.
+    The file is opened in binary mode (`O_BINARY` on Windows, so `\n` stays one byte and cut
+    offsets are exact) without following a symbolic link (`O_NOFOLLOW` where the platform has
+    it). A row the file system refuses (disk full, read-only, no permission) raises a typed
+    `StorageError` after the file is cut back to its last whole line, so the rows before it stay
+    readable and are reused by the next run.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, root: Path | None = None) -> None:
+        """Name the row file; nothing is opened before the with-block.
+
+        Args:
+            path: The JSON Lines file.
+            root: The project folder it must stay in (see `storage.check_inside_project`).
+        """
         self.path = path
+        self.root = root
         self._fd: int | None = None
 
     def __enter__(self) -> RowStore:
         if self.path.is_symlink():
             raise _symlink_error(self.path)
-        check_inside_project(self.path)  # results/ or the run's folder linked outside
+        check_inside_project(self.path, root=self.root)  # results/ or its run linked outside
+        # Read at each open, not at import: only POSIX has O_NOFOLLOW, only Windows O_BINARY.
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND
+        flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
+            fd = os.open(self.path, flags, 0o644)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _symlink_error(self.path) from exc
@@ -124,9 +135,6 @@ class RowStore:
                 self._fd = None
 
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
 def _symlink_error(path: Path) -> OutsideProjectError:
     return OutsideProjectError(
         f"{path}: the row file is a symbolic link; rows are never written through one. Replace "
@@ -138,14 +146,31 @@ def _symlink_error(path: Path) -> OutsideProjectError:
 def _drop_torn_tail(fd: int) -> None:
     """Truncate a last line that has no newline: it was being written when a process died."""
     size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+    if size == 0 or _read_at(fd, 1, size - 1) == b"\n":
         return
     end = size
     while end > 0:
         start = max(0, end - (1 << 16))
-        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        cut = _read_at(fd, end - start, start).rfind(b"\n")
         if cut >= 0:
             os.ftruncate(fd, start + cut + 1)
             return
         end = start
     os.ftruncate(fd, 0)
+
+
+def _read_at(fd: int, size: int, offset: int) -> bytes:
+    """`size` bytes from `offset` (fewer at the end of the file); `os.pread` is POSIX-only.
+
+    Moving the position is harmless: the file is opened with `O_APPEND`, so every write goes to
+    the end wherever the position is.
+    """
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
