@@ -1,11 +1,16 @@
 """The breaker that stops a judge whose endpoint was never reached.
 
-A judge whose first calls all fail to connect (refused, no such host) would otherwise spend
-every row's retries and backoff on an address where nothing listens: 400 rows, 95 s, 400 error
-rows. The breaker trips on the `threshold`-th such failure when no call of the judge has been
-answered yet; from then on no new row starts, and rows waiting between attempts or in flight
-are cancelled through their `guard` scope. One answer of any kind (even an HTTP error) shows
-the endpoint is there, and disarms the breaker for the rest of the run.
+A judge whose first calls all fail to connect (refused, no such host, no answer to connect,
+TLS handshake failed) would otherwise spend every row's retries and backoff on an address where
+nothing listens: 400 rows, 95 s, 400 error rows. The breaker trips on the `threshold`-th such
+failure when no call of the judge has been answered yet; from then on no new row starts, and
+rows waiting between attempts or in flight are cancelled through their `guard` scope.
+
+One answer of the server (a success, an HTTP status of any kind, a 2xx body we cannot read)
+shows the endpoint is there, and disarms the breaker for the rest of the run. A failure that is
+no answer (a timeout after connecting, a connection reset) says nothing either way: it neither
+counts towards tripping nor disarms, so a blackholed host whose connects time out is stopped
+like one that refuses.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from meta_evaluator.llm._classify import CallFailed
+from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse
 
 __all__ = ["CONNECT_FAILURES_TO_STOP", "Breaker"]
 
@@ -44,9 +49,11 @@ class Breaker:
         """Count one finished attempt: None when answered, else what it raised."""
         if self.answered or self.tripped:
             return
-        if not (isinstance(failure, CallFailed) and failure.unreachable is not None):
+        if _is_answer(failure):
             self.answered = True
             return
+        if not (isinstance(failure, CallFailed) and failure.unreachable is not None):
+            return  # no answer, but no proof that nothing is there either
         self.failures += 1
         if self.failures >= self.threshold:
             self.cause = failure
@@ -64,3 +71,10 @@ class Breaker:
                 yield scope
             finally:
                 self._scopes.discard(scope)
+
+
+def _is_answer(outcome: BaseException | None) -> bool:
+    """Whether the server answered: a success, any HTTP status, or a 2xx body we cannot read."""
+    if outcome is None or isinstance(outcome, EndpointRejected | MalformedResponse):
+        return True
+    return isinstance(outcome, CallFailed) and outcome.http_status is not None

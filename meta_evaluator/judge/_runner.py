@@ -81,6 +81,9 @@ OUTCOMES = ("valid", "invalid", "error", "skipped")
 BATCH_TIMEOUT = 600.0
 """Seconds for one batch API call: uploads and downloads of up to a few hundred MB."""
 
+CONNECT_TIMEOUT = 10.0
+"""Most seconds to open a connection (at most half of an attempt's timeout)."""
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -252,11 +255,14 @@ async def run_judges(
             if key.client == "mock" or key not in live:
                 continue
             size = int(limit.in_flight.total_tokens)
+            # The connect timeout ends before the attempt's: a connect that times out shows no
+            # host is there (the breaker counts it), while the attempt's own timeout says nothing.
+            connect = min(CONNECT_TIMEOUT, settings.timeout / 2)
             http[key] = await stack.enter_async_context(
                 httpx.AsyncClient(
                     transport=transport or make_transport(size),
                     limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-                    timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
+                    timeout=httpx.Timeout(settings.timeout, connect=connect),
                 )
             )
         with progress, our_error_first():  # a full disk: one DiskFullError, not a group
@@ -534,11 +540,16 @@ async def _run_judge(
                 )  # fmt: skip
     if run.breaker.tripped and run.failure is None:
         failed = sum(1 for values in run.new_rows.values() if values["outcome"] == "error")
+        cause = run.breaker.cause
+        # A cause with its own advice (a TLS failure) has said what to fix already.
+        fix = (
+            "fix that" if cause is not None and cause.advice else "start the server or fix base_url"
+        )
         run.failure = (
             f"judge {judge.id!r}: stopped, its first {run.breaker.failures} calls failed to "
-            f"connect ({run.breaker.cause}; {run.endpoint}); start the server or fix base_url, "
-            f"then run again with --retry error (retry=['error']): it asks the {failed} rows "
-            "that failed and the rows not asked yet."
+            f"connect ({cause}; {run.endpoint}); {fix}, then run again with --retry error "
+            f"(retry=['error']): it asks the {failed} rows that failed and the rows not asked "
+            "yet."
         )
         logger.warning(  # at once: the run's error comes only when the other judges are done
             "judge=%s stopped: %s (its first %d calls failed to connect); the other judges go on",
@@ -570,11 +581,14 @@ async def _one_row(
             samples.append(sample)
             if run.breaker.tripped:
                 break
-        values = samples[0] if len(samples) == 1 else majority(samples, task)
-        if values is None:
+        if len(samples) < settings.consistency:
+            # The judge is stopping: a row with fewer answers than asked for is not done, and
+            # saved it would be kept as if it were; left unasked, a later run asks it whole.
             if not run.breaker.tripped:  # the endpoint refused the request itself
                 judge_scope.cancel()
-            return  # not asked: a later run asks this row
+            return
+        values = samples[0] if len(samples) == 1 else majority(samples, task)
+        assert values is not None, "consistency answers make a row"
         mark_started(run)
         store.append(values)  # synchronous: a cancellation cannot cut a row in half
         run.new_rows[row_id] = values
@@ -609,20 +623,22 @@ async def _ask(
     last_failure: CallFailed | None = None
 
     async def attempt() -> ChatResponse:
+        # An attempt counts (with its duration) when it ends with an answer or a failure; one
+        # cancelled in flight (the breaker tripped) is not counted, as its row keeps the failure
+        # of the attempt before.
         nonlocal attempts, duration, last_failure
         await limits.admit(request.estimated_tokens())
         async with limits.in_flight:
-            attempts += 1
             begun = time.perf_counter()
             try:
                 answer = await client.complete(request)
             except (CallFailed, EndpointRejected) as exc:
+                attempts, duration = attempts + 1, time.perf_counter() - begun
                 if isinstance(exc, CallFailed):
                     last_failure = exc
                 run.breaker.record(exc)
                 raise
-            finally:
-                duration = time.perf_counter() - begun
+            attempts, duration = attempts + 1, time.perf_counter() - begun
         run.breaker.record(None)
         return answer
 

@@ -49,6 +49,7 @@ class CallFailed(Exception):
         retry_after: float | None = None,
         retryable: bool = True,
         unreachable: str | None = None,
+        advice: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status: Status = status
@@ -56,8 +57,12 @@ class CallFailed(Exception):
         self.retry_after = retry_after
         self.retryable = retryable
         self.unreachable = unreachable
-        """`host:port` when no connection could be opened at all (refused, no such host): the
-        endpoint, not the row, is at fault. None for every other failure."""
+        """`host:port` when no connection could be opened at all (refused, no such host, no
+        answer to connect, TLS handshake failed): the endpoint, not the row, is at fault. None
+        for every other failure."""
+        self.advice = advice
+        """How to fix an endpoint that is never reached, when the message already says it (a TLS
+        failure); None when the fix is to start the server or correct `base_url`."""
 
 
 class MalformedResponse(CallFailed):

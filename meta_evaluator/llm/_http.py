@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
+import ssl
 import time
 from typing import Any
 
@@ -142,11 +144,11 @@ async def _send(
         # The aiohttp transport reports a connection closed or reset mid-request as
         # ConnectTimeout; only a real timeout is recorded as one.
         cause = exc.__cause__
-        if (
-            isinstance(exc, httpx.ConnectTimeout)
-            and cause
-            and "Timeout" not in type(cause).__name__
-        ):
+        if isinstance(exc, httpx.ConnectTimeout):
+            if cause is None or "Timeout" in type(cause).__name__:
+                # No TCP connection within the connect timeout: packets dropped (a wrong
+                # address, a VPN down). Nothing answered, as with a refused connection.
+                raise _no_answer_to_connect(http, request) from exc
             if "ClientConnectorError" in _names(cause):  # aiohttp: connecting failed
                 raise _not_connected(exc, request.url, secret) from exc
             raise CallFailed(
@@ -189,18 +191,78 @@ def _names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
+def _address(url: httpx.URL) -> str:
+    """`host:port` of `url`, the scheme's default port filled in."""
+    return f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+
+
+def _no_answer_to_connect(http: httpx.AsyncClient, request: httpx.Request) -> CallFailed:
+    """A connect timeout: no TCP connection was made, so the endpoint never answered."""
+    address = _address(request.url)
+    seconds = request.extensions.get("timeout", {}).get("connect", http.timeout.connect)
+    within = f" within {seconds:g} s" if isinstance(seconds, int | float) else ""
+    return CallFailed(
+        f"no answer to connect{within} at {address}", status="timeout", unreachable=address
+    )
+
+
+# `[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: ... (_ssl.c:1006)` → the words.
+_SSL_REASON = re.compile(r"\[SSL(?:: [A-Z_]+)?\] ([^(\]']+?)\s*(?:\(_ssl\.c:\d+\))?(?:[)\]']|$)")
+
+_TLS_ADVICE = "check the certificate or SSL_CERT_FILE/ca bundle"
+"""What to do when the TLS handshake fails (a self-signed or corporate certificate)."""
+
+
+def _tls_failure(chain: list[BaseException], address: str) -> CallFailed | None:
+    """The failure of a TLS handshake found in `chain` (or its words), else None.
+
+    Retrying cannot help, as with an unreachable host, so it is marked `unreachable` too, but
+    its advice is about certificates, not about starting the server.
+    """
+    errors = [e for e in chain if isinstance(e, ssl.SSLError)]
+    text = " ".join(str(e) for e in chain)
+    if not errors and not re.search(r"\[SSL[:\]]|certificate verify failed|SSLError", text):
+        return None
+    inner = errors[-1] if errors else None
+    verify = getattr(inner, "verify_message", None)
+    if verify:
+        detail = f"certificate verify failed: {verify}"
+    else:
+        found = _SSL_REASON.search(text)
+        detail = found.group(1).strip() if found else type(inner or chain[0]).__name__
+    if "certificate" in detail.lower():
+        advice = _TLS_ADVICE
+    else:  # wrong version number and the like: often https:// to a plain-HTTP port
+        advice = f"{_TLS_ADVICE}, or use http:// if the server does not speak TLS"
+    return CallFailed(
+        f"TLS handshake failed at {address} ({detail}): {advice}",
+        status="connection_error",
+        unreachable=address,
+        advice=advice,
+    )
+
+
 def _not_connected(exc: BaseException, url: httpx.URL, secret: str | None) -> CallFailed:
     """The failure of a connection that could not be opened: its cause and `host:port`.
 
-    Refused connections and failed name lookups are told apart from the exception chain (the
-    OS error inside httpx's or aiohttp's) or, failing that, from the words of the message.
+    Failed TLS handshakes, refused connections and failed name lookups are told apart from the
+    exception chain (the OS or SSL error inside httpx's or aiohttp's) or, failing that, from the
+    words of the message.
     """
-    address = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+    address = _address(url)
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in chain:
         chain.append(current)
-        current = current.__cause__ or getattr(current, "os_error", None) or current.__context__
+        current = (
+            current.__cause__
+            or getattr(current, "certificate_error", None)  # aiohttp's certificate errors
+            or getattr(current, "os_error", None)
+            or current.__context__
+        )
+    tls = _tls_failure(chain, address)
+    if tls is not None:
+        return tls
     text = " ".join(str(e) for e in chain).lower()
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
         message = f"connection refused at {address}"

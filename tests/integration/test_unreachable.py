@@ -5,16 +5,23 @@ Each is stopped after a few calls, naming the address; the offline judge beside 
 
 from __future__ import annotations
 
+import http.server
 import json
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
+from meta_evaluator.errors import JudgeRunError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.row_store import read_rows
 
@@ -81,3 +88,51 @@ def test_unreachable_judges_stop_at_once_and_the_others_are_saved(tmp_path: Path
         assert {row["status"] for row in rows} == {"connection_error"}
         state = json.loads(rows_file.with_name(f"{judge_id}_state.json").read_text())
         assert state["completed_at"] is None  # unfinished: a later run asks the rest
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[int]:
+    """An HTTPS server on loopback with a self-signed certificate no trust store accepts."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_untrusted_certificate_stops_the_judge_with_tls_advice(
+    tmp_path: Path, tls_server: int
+) -> None:
+    """Through the production transport: the handshake fails, which no retry cures."""
+    evaluator = MetaEvaluator(tmp_path / "p")
+    frame = pl.DataFrame({"qid": [1, 2, 3], "prompt": ["q"] * 3, "response": ["a"] * 3})
+    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame, "qid"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"]},
+            prompt_columns=["prompt"],
+            response_columns=["response"],
+        )
+    )
+    evaluator.add_judge("selfsigned", "openai", "m", "Did {response} refuse?",
+                        base_url=f"https://127.0.0.1:{tls_server}/v1")  # fmt: skip
+    with pytest.raises(JudgeRunError) as caught:
+        evaluator.run_judges_async(max_concurrency=1, backoff_base=0.001)
+    message = str(caught.value)
+    assert f"TLS handshake failed at 127.0.0.1:{tls_server} (certificate verify failed" in message
+    assert "SSL_CERT_FILE" in message
+    assert "start the server" not in message

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import httpx
 import polars as pl
 import pytest
@@ -170,3 +171,111 @@ def test_an_endpoint_that_answered_once_is_not_stopped(tmp_path: Path) -> None:
     assert set(results.results_data.filter(pl.col("outcome") == "error")["error_message"]) == {
         "connection refused at flaky.test:80"
     }
+
+
+@pytest.mark.parametrize(("timeout", "connect"), [(60.0, "10"), (4.0, "2")])
+def test_a_blackholed_endpoint_stops_after_a_few_calls(
+    tmp_path: Path, timeout: float, connect: str
+) -> None:
+    """Connects that time out (packets dropped: wrong IP, VPN down) are no answer either.
+
+    The connect timeout is at most half the attempt's, so that it, not the attempt's own
+    timeout (which says nothing of the host), ends a connect to nowhere.
+    """
+    evaluator = project(tmp_path)
+    evaluator.add_judge("hole", "openai", "m", "Judge {response}", base_url="http://10.9.9.9/v1")
+    calls = {"n": 0}
+
+    def blackhole(request: httpx.Request) -> httpx.Response:
+        calls["n"] += 1
+        raise httpx.ConnectTimeout("timed out")
+
+    with pytest.raises(JudgeRunError) as caught:
+        evaluator.run_judges_async(
+            transport=httpx.MockTransport(blackhole), max_concurrency=8, backoff_base=0.001,
+            timeout=timeout,
+        )  # fmt: skip
+    assert f"no answer to connect within {connect} s at 10.9.9.9:80" in str(caught.value)
+    assert calls["n"] <= 2 * 8  # a handful of attempts, not 400 rows x 4
+
+
+def test_timeouts_after_connecting_neither_stop_nor_disarm_the_breaker(tmp_path: Path) -> None:
+    """A read timeout says nothing of the endpoint: refusals after it still stop the judge."""
+    evaluator = project(tmp_path)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://slow.test/v1")
+    calls = {"n": 0}
+
+    def slow_then_refused(request: httpx.Request) -> httpx.Response:
+        calls["n"] += 1
+        if calls["n"] <= 3:
+            raise httpx.ReadTimeout("timed out")
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with pytest.raises(JudgeRunError, match=r"connection refused at slow\.test:80"):
+        evaluator.run_judges_async(
+            transport=httpx.MockTransport(slow_then_refused), max_concurrency=1,
+            backoff_base=0.001,
+        )  # fmt: skip
+    assert calls["n"] <= 3 + 5
+
+
+def test_a_row_cancelled_mid_attempt_counts_only_its_finished_attempts(tmp_path: Path) -> None:
+    """The breaker cancels row 0's 2nd attempt: the row keeps its 1st one's failure and count."""
+    evaluator = MetaEvaluator(tmp_path / "p")
+    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame().head(2), "qid"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"]},
+            prompt_columns=["prompt"],
+            response_columns=["response"],
+        )
+    )
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://down.test/v1")
+    seen: dict[str, int] = {}
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        row = "0" if "answer 0" in request.content.decode() else "1"
+        seen[row] = seen.get(row, 0) + 1
+        if row == "0" and seen[row] == 2:
+            await anyio.sleep(60)  # in flight when the breaker trips
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with pytest.raises(JudgeRunError):
+        evaluator.run_judges_async(
+            transport=httpx.MockTransport(handler), max_concurrency=2, max_retries=3,
+            backoff_base=0.001,
+        )  # fmt: skip
+    assert seen == {"0": 2, "1": 4}
+    stopped = evaluator.paths.results_dir
+    rows = {r["original_id"]: r for path in stopped.glob("*/j.jsonl") for r in read_rows(path)}
+    assert rows[1]["attempts"] == 4
+    assert rows[0]["attempts"] == 1  # the cancelled second attempt is not counted
+    assert rows[0]["llm_call_duration_seconds"] < 30
+    assert rows[0]["error_message"] == "connection refused at down.test:80"
+
+
+@pytest.mark.parametrize("way", ["unreachable", "rejected"])
+def test_a_row_with_fewer_answers_than_consistency_is_left_unasked(
+    tmp_path: Path, way: str
+) -> None:
+    """consistency=3: a judge stopped between a row's answers leaves the row for a later run."""
+    evaluator = project(tmp_path)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://x.test/v1")
+    calls = {"n": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls["n"] += 1
+        if way == "rejected":
+            if calls["n"] == 1:
+                return answer(request)
+            return httpx.Response(401, json={"error": {"message": "bad key"}})
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with pytest.raises(JudgeRunError) as caught:
+        evaluator.run_judges_async(
+            transport=httpx.MockTransport(handler), max_concurrency=1, max_retries=3,
+            backoff_base=0.001, consistency=3,
+        )  # fmt: skip
+    stopped = caught.value.results["j"]
+    assert stopped.results_data.height == 0  # no row saved with 1 or 2 of its 3 answers
+    assert not list(read_rows(evaluator.paths.results_dir / stopped.run_id / "j.jsonl"))

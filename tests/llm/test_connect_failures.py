@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 
 import httpx
 import pytest
@@ -81,3 +82,74 @@ async def test_a_failure_after_connecting_is_not_unreachable() -> None:
     exc = await failure("http://127.0.0.1:9/v1", httpx.ReadError("connection reset"))
     assert exc.status == "connection_error"
     assert exc.unreachable is None
+
+
+def aiohttp_error(name: str, *args: object) -> BaseException:
+    import aiohttp
+
+    return getattr(aiohttp, name)(*args)  # type: ignore[no-any-return]
+
+
+def mapped(outer: type[httpx.HTTPError], cause: BaseException) -> httpx.HTTPError:
+    """`outer` raised from `cause`, as httpx's and httpx-aiohttp's transports chain them."""
+    try:
+        raise outer(str(cause)) from cause
+    except httpx.HTTPError as exc:
+        return exc
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(httpx.ConnectTimeout("timed out"), id="httpcore"),
+        pytest.param(
+            mapped(
+                httpx.ConnectTimeout,
+                aiohttp_error("ConnectionTimeoutError", "Connection timeout to host"),
+            ),
+            id="aiohttp",
+        ),
+    ],
+)
+async def test_a_connect_timeout_is_unreachable(error: Exception) -> None:
+    """No TCP connection within the connect timeout: packets dropped, the host is not there."""
+    exc = await failure("http://10.9.9.9:8000/v1", error)
+    assert str(exc) == "no answer to connect within 5 s at 10.9.9.9:8000"  # httpx's default
+    assert exc.status == "timeout"
+    assert exc.unreachable == "10.9.9.9:8000"
+
+
+@pytest.mark.anyio
+async def test_a_read_timeout_is_not_unreachable() -> None:
+    exc = await failure("http://127.0.0.1:9/v1", httpx.ReadTimeout("timed out"))
+    assert exc.status == "timeout"
+    assert exc.unreachable is None
+
+
+CERT_FAILED = (
+    "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate "
+    "(_ssl.c:1006)"
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(
+            mapped(httpx.ConnectError, ssl.SSLCertVerificationError(1, CERT_FAILED)),
+            id="httpcore",
+        ),
+        pytest.param(httpx.ConnectError(CERT_FAILED), id="message-only"),
+    ],
+)
+async def test_a_certificate_failure_says_tls_not_unreachable_host(error: Exception) -> None:
+    exc = await failure("https://llm.test/v1", error)
+    assert str(exc) == (
+        "TLS handshake failed at llm.test:443 (certificate verify failed: self-signed "
+        "certificate): check the certificate or SSL_CERT_FILE/ca bundle"
+    )
+    assert "refused" not in str(exc) and "not found" not in str(exc)
+    assert exc.unreachable == "llm.test:443"  # retrying cannot help: the judge still stops
+    assert exc.advice is not None
