@@ -16,7 +16,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated
@@ -183,8 +183,9 @@ def run(
 
     One `run` of a project at a time: a second one exits with 2, naming the process that holds
     the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
-    (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration, 3 when
-    batches are still running (run again later to collect them; 3 wins over 1), 4 when the file
+    (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration or a judge
+    stopped (key, refused requests, endpoint unreachable), 3 when batches are still running (run
+    again later to collect them; 3 wins over 1 and 2, whose error is printed too), 4 when the file
     system stopped the run (disk full, read-only, no permission; finished rows are kept).
     """
     from meta_evaluator.judge._shards import parse_shard
@@ -241,8 +242,16 @@ def run(
                 cancel_batches=cancel_batches,
             )
         except JudgeRunError as exc:  # some judges were stopped: say what the others did
-            _print_run_summary(exc.results, part, evaluator.paths.results_dir, stopped=True)
-            raise
+            stopped = {error["loc"][0] for error in exc.errors}
+            _, waiting = _print_run_summary(
+                exc.results, part, evaluator.paths.results_dir, stopped=stopped
+            )
+            if not waiting:
+                raise
+            # Batches still running win, as over rows in error: a scheduler runs `run` again
+            # to collect them, and the stopped judges' error is said on the way.
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(3) from None
     errors, waiting = _print_run_summary(results, part, evaluator.paths.results_dir)
     if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
         raise typer.Exit(3)
@@ -269,11 +278,13 @@ def _print_run_summary(
     part: tuple[int, int] | None,
     results_dir: Path,
     *,
-    stopped: bool = False,
+    stopped: Collection[str] = (),
 ) -> tuple[int, int]:
     """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
 
-    Printed on every run, terminal or not: a scheduler's log says why rows failed.
+    Printed on every run, terminal or not: a scheduler's log says why rows failed. A judge in
+    `stopped` (named by the run's `JudgeRunError`) is labelled so; any other unfinished judge
+    has batches still running, and counts in `waiting`.
     """
     from meta_evaluator.results.reasons import summarize_errors
 
@@ -283,13 +294,11 @@ def _print_run_summary(
         errors += counts["error"]
         shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
-        if not result.complete:
+        if judge_id in stopped:
+            shown += " (stopped: see the error below)"
+        elif not result.complete:
             waiting += 1
-            shown += (
-                " (stopped: see the error below)"
-                if stopped
-                else " (batches still running: run again with --batch to collect them)"
-            )
+            shown += " (batches still running: run again with --batch to collect them)"
         print(f"{judge_id}: {shown} (run {result.run_id}{of})")
     for judge_id, result in results.items():
         reasons = summarize_errors(result.results_data, sep=" — ")

@@ -196,3 +196,25 @@ def test_the_facade_checks_the_endpoints_of_the_judges_named(project: Path) -> N
     assert [c.judge_ids for c in evaluator.check_endpoints([JUDGE])] == [(JUDGE,)]
     with pytest.raises(JudgeConfigError, match="no registered judge"):
         evaluator.check_endpoints(["nobody"])
+
+
+def test_a_stopped_judge_beside_running_batches_keeps_their_label_and_exit_3(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the judges the error names are labelled stopped; batches still running exit 3."""
+    from tests.fake_llm.server import start_in_thread
+
+    monkeypatch.delenv("ME_TEST_UNSET_KEY_9", raising=False)
+    add_judge(project, "nokey", "openai", base_url="http://127.0.0.1:9/v1",
+              api_key_env="ME_TEST_UNSET_KEY_9")  # fmt: skip
+    with start_in_thread(batch_seconds=5.0, seed=3) as server:
+        add_judge(project, "batched", "openai", base_url=f"{server.base_url}/v1")
+        argv = ["meta-evaluator", "run", str(project), "--batch", "--batch-wait", "0"]
+        monkeypatch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit) as stopped:
+            main()
+    out, err = capsys.readouterr()
+    assert stopped.value.code == 3, (out, err)
+    [line] = [line for line in out.splitlines() if line.startswith("batched: ")]
+    assert "batches still running" in line and "stopped" not in line
+    assert "judge 'nokey': api_key_env: variable ME_TEST_UNSET_KEY_9 is not set" in err
