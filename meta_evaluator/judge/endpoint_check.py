@@ -65,7 +65,7 @@ async def check_endpoints(
     import httpx
 
     from meta_evaluator.judge._clients import judge_endpoint
-    from meta_evaluator.llm._transport import make_transport
+    from meta_evaluator.llm import make_transport
     from meta_evaluator.llm.limits import EndpointKey
 
     targets: dict[EndpointKey, _Target] = {}
@@ -100,36 +100,19 @@ async def check_endpoints(
     return [found[item] if isinstance(item, EndpointKey) else unusable[item] for item in order]
 
 
-def _request_for(judge: Judge, base: str, api_key: str | None) -> tuple[str, dict[str, str]]:
-    """The models-list URL of a judge's provider and the headers it needs (the key among them)."""
-    from meta_evaluator.llm import anthropic, openai
-
-    headers = dict(judge.extra_headers or {})
-    if judge.llm_client == "anthropic":
-        headers["anthropic-version"] = anthropic.API_VERSION
-        if api_key:
-            headers["x-api-key"] = api_key
-        return (f"{base}/models" if base.endswith("/v1") else f"{base}/v1/models"), headers
-    if judge.llm_client == "azure_openai":
-        if api_key:
-            headers["api-key"] = api_key
-        return f"{base}/openai/models?api-version={judge.api_version}", headers
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    return f"{base or openai.DEFAULT_BASE_URL}/models", headers
-
-
 async def _check(http: httpx.AsyncClient, target: _Target, timeout: float) -> EndpointCheck:
-    from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-    from meta_evaluator.llm._http import send
+    """List the models of one endpoint through the judge's own client (its URL and headers)."""
+    from meta_evaluator.judge._clients import build_client
+    from meta_evaluator.llm import AnthropicClient, CallFailed, EndpointRejected, OpenAIClient
 
     key = target.key
     ids = tuple(target.judge_ids)
     if key.client == "mock":
         return EndpointCheck(str(key), ids, True, "ok")
-    url, headers = _request_for(target.judge, key.base_url, target.api_key)
+    client = build_client(target.judge, http, target.api_key, timeout=timeout)
+    assert isinstance(client, OpenAIClient | AnthropicClient), "HTTP judges have HTTP clients"
     try:
-        await send(http, "GET", url, headers=headers, timeout=timeout, secret=target.api_key)
+        await client.list_models(target.judge.extra_headers)
     except EndpointRejected as exc:
         return EndpointCheck(str(key), ids, False, str(exc))
     except CallFailed as exc:

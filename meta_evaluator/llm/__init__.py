@@ -1,5 +1,7 @@
 """Our own async LLM clients over httpx: OpenAI-compatible, Azure OpenAI, Anthropic, and mock."""
 
+from meta_evaluator.llm._classify import CallFailed, EndpointRejected
+from meta_evaluator.llm._transport import make_transport
 from meta_evaluator.llm.anthropic import AnthropicClient
 from meta_evaluator.llm.limits import EndpointLimits, RateBudget
 from meta_evaluator.llm.mock import MockClient
@@ -8,11 +10,14 @@ from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema
 
 __all__ = [
     "AnthropicClient",
+    "CallFailed",
     "ChatRequest",
     "ChatResponse",
     "EndpointLimits",
+    "EndpointRejected",
     "MockClient",
     "OpenAIClient",
     "OutputSchema",
     "RateBudget",
+    "make_transport",
 ]

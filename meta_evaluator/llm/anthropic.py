@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
 from meta_evaluator.llm._classify import MalformedResponse
-from meta_evaluator.llm._http import post_json
+from meta_evaluator.llm._http import json_object, post_json, send
+from meta_evaluator.llm.openai import model_ids
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["AnthropicClient"]
@@ -31,7 +33,9 @@ class AnthropicClient:
     ) -> None:
         self._http = http
         base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self._url = f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+        versioned = base if base.endswith("/v1") else f"{base}/v1"
+        self._url = f"{versioned}/messages"
+        self._models_url = f"{versioned}/models"
         self._parsed_url = httpx.URL(self._url)
         self._timeout = timeout
         self._key = api_key
@@ -71,6 +75,24 @@ class AnthropicClient:
             ]
             body["tool_choice"] = {"type": "tool", "name": name}
         return body
+
+    async def list_models(self, extra_headers: Mapping[str, str] | None = None) -> list[str]:
+        """The ids of the models the endpoint serves: one cheap GET, no tokens, the key checked.
+
+        Raises:
+            CallFailed: A timeout, connection error, 429/5xx; MalformedResponse when the answer
+                is not a JSON object.
+            EndpointRejected: 401/403/404 ...: a wrong key or URL.
+        """
+        response = await send(
+            self._http,
+            "GET",
+            self._models_url,
+            headers={**self._headers, **(extra_headers or {})},
+            timeout=self._timeout,
+            secret=self._key,
+        )
+        return model_ids(json_object(response, self._key))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""

@@ -6,12 +6,13 @@ LM Studio, OpenRouter, Together, Groq ...
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
 from meta_evaluator.llm._classify import MalformedResponse
-from meta_evaluator.llm._http import post_json
+from meta_evaluator.llm._http import json_object, post_json, send
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["OpenAIClient"]
@@ -76,6 +77,30 @@ class OpenAIClient:
             }
         return body
 
+    def models_url(self) -> str:
+        """Where the models list is: `{base}/models`, or Azure's `{base}/openai/models`."""
+        if self._azure_version:
+            return f"{self._base}/openai/models?api-version={self._azure_version}"
+        return f"{self._base}/models"
+
+    async def list_models(self, extra_headers: Mapping[str, str] | None = None) -> list[str]:
+        """The ids of the models the endpoint serves: one cheap GET, no tokens, the key checked.
+
+        Raises:
+            CallFailed: A timeout, connection error, 429/5xx; MalformedResponse when the answer
+                is not a JSON object.
+            EndpointRejected: 401/403/404 ...: a wrong key or URL.
+        """
+        response = await send(
+            self._http,
+            "GET",
+            self.models_url(),
+            headers={**self._headers, **(extra_headers or {})},
+            timeout=self._timeout,
+            secret=self._key,
+        )
+        return model_ids(json_object(response, self._key))
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""
         url = self._urls.get(request.model)
@@ -128,3 +153,11 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
         prompt_tokens=token_count(usage.get("prompt_tokens")),
         completion_tokens=token_count(usage.get("completion_tokens")),
     )
+
+
+def model_ids(answer: dict[str, Any]) -> list[str]:
+    """The `id` of each entry of `data` in a models list (OpenAI's and Anthropic's shape)."""
+    entries = answer.get("data")
+    if not isinstance(entries, list):
+        return []
+    return [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]

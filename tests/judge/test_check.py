@@ -69,3 +69,15 @@ async def test_each_provider_is_asked_for_its_models_once(
     assert by_host["anthropic.test"]["x-api-key"] == "ant-SECRET"
     assert by_host["acme.openai.azure.com"]["api-key"] == "azure-SECRET"
     assert not any("SECRET" in line for line in lines)
+
+
+def test_the_check_goes_through_the_clients_not_llm_internals() -> None:
+    """The models-list request is the clients' own (`list_models`): one place for URLs, keys."""
+    import ast
+    from pathlib import Path
+
+    import meta_evaluator.judge.endpoint_check as module
+
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {name for name in imported if name and name.startswith("meta_evaluator.llm._")}

@@ -590,3 +590,46 @@ async def test_azure_rejection_does_not_show_the_key() -> None:
                 await client.complete(ChatRequest("d", MESSAGES))
     assert caught.value.http_status == 401
     assert KEY not in exception_text(caught.value)
+
+
+# --- list_models: the cheap request of --check -------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_list_models_of_each_provider_with_its_key_header() -> None:
+    models = {"data": [{"id": "m1"}, {"id": "m2"}]}
+    async with httpx.AsyncClient() as http:
+        with respx.mock(assert_all_called=True) as router:
+            openai_route = router.get(f"{BASE}/models").respond(200, json=models)
+            azure_route = router.get(
+                f"{AZURE}/openai/models", params={"api-version": "2024-06-01"}
+            ).respond(200, json=models)
+            anthropic_route = router.get(f"{ANTHROPIC}/v1/models").respond(200, json=models)
+            assert await OpenAIClient(http, base_url=BASE, api_key=KEY).list_models(
+                extra_headers={"x-team": "eval"}
+            ) == ["m1", "m2"]
+            azure = OpenAIClient(http, base_url=AZURE, api_key=KEY, azure_api_version="2024-06-01")
+            assert await azure.list_models() == ["m1", "m2"]
+            assert await AnthropicClient(http, base_url=ANTHROPIC, api_key=KEY).list_models() == [
+                "m1",
+                "m2",
+            ]
+    sent = openai_route.calls.last.request
+    assert sent.headers["authorization"] == f"Bearer {KEY}" and sent.headers["x-team"] == "eval"
+    assert azure_route.calls.last.request.headers["api-key"] == KEY
+    assert anthropic_route.calls.last.request.headers["x-api-key"] == KEY
+    assert anthropic_route.calls.last.request.headers["anthropic-version"] == "2023-06-01"
+
+
+@pytest.mark.anyio
+async def test_list_models_failures_are_ours_and_exported() -> None:
+    from meta_evaluator.llm import CallFailed as PublicCallFailed
+    from meta_evaluator.llm import EndpointRejected as PublicEndpointRejected
+
+    assert PublicCallFailed is CallFailed and PublicEndpointRejected is EndpointRejected
+    async with httpx.AsyncClient() as http:
+        with respx.mock() as router:
+            router.get(f"{BASE}/models").respond(401, json={"error": f"bad key {KEY}"})
+            with pytest.raises(EndpointRejected, match="HTTP 401") as caught:
+                await OpenAIClient(http, base_url=BASE, api_key=KEY).list_models()
+    assert KEY not in str(caught.value)
