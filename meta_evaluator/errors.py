@@ -64,12 +64,36 @@ __all__ = [
 ]
 
 
+MESSAGE_LINE_LIMIT = 1000
+"""The most characters a line of an error message keeps; the rest is cut, saying how much."""
+
+
+def bounded_message(message: str) -> str:
+    """`message` as an error may show it: keys hidden, each line cut to `MESSAGE_LINE_LIMIT`.
+
+    Messages quote what the user gave (a label, a placeholder, a YAML value); whatever its size
+    or content, the message stays readable, cheap to print and free of anything shaped like a
+    provider's key (`meta_evaluator.api_keys.redact_keys`).
+    """
+    from meta_evaluator.api_keys import redact_keys
+
+    lines = []
+    for line in redact_keys(message).split("\n"):
+        if len(line) > MESSAGE_LINE_LIMIT:
+            cut = len(line) - MESSAGE_LINE_LIMIT
+            line = f"{line[:MESSAGE_LINE_LIMIT]}... ({cut} more characters not shown)"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 class MetaEvaluatorError(Exception):
     """Base of every error meta-evaluator raises for bad input; catch it to handle them all.
 
     The message says what failed, where and how to fix it; the attributes name the place so a
     program can act on it without parsing text. Where one input had several problems (a config
-    file, a model), `errors` lists each as a dict with `loc` and `msg`.
+    file, a model), `errors` lists each as a dict with `loc` and `msg`. Every message passes
+    through `bounded_message`: no line is longer than `MESSAGE_LINE_LIMIT`, and nothing shaped
+    like an API key is shown.
     """
 
     def __init__(
@@ -83,6 +107,7 @@ class MetaEvaluatorError(Exception):
         judge_id: str | None = None,
         errors: Sequence[dict[str, Any]] = (),
     ) -> None:
+        message = bounded_message(message)
         super().__init__(message)
         self.message = message
         self.errors = list(errors)

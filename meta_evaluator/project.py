@@ -24,6 +24,7 @@ import polars as pl
 
 from meta_evaluator import _project_data
 from meta_evaluator._state import STATE_FILE, DataState, dump_state, parse_state
+from meta_evaluator._util import shown
 from meta_evaluator.data import EvalData
 from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import (
@@ -969,8 +970,9 @@ def _placeholder_problems(
         unknown = _unknown_placeholders(judge, data, task)
         if unknown:
             known = data.columns if data is not None else task.columns_shown() if task else []
+            placeholders = shown(["{" + u + "}" for u in unknown])
             problems.append(
-                f"judge {judge.id!r}: prompt placeholder(s) {['{' + u + '}' for u in unknown]} "
-                f"name no column (columns: {known}); fix the prompt or the data."
+                f"judge {judge.id!r}: prompt placeholder(s) {placeholders} "
+                f"name no column (columns: {shown(known, limit=400)}); fix the prompt or the data."
             )
     return problems

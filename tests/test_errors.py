@@ -65,3 +65,32 @@ def test_attributes_carry_the_place() -> None:
 
 def test_all_is_sorted() -> None:
     assert errors.__all__ == sorted(errors.__all__)
+
+
+def test_every_message_is_bounded_and_hides_keys() -> None:
+    """Whatever a message quotes, no line exceeds the limit and no key-shaped text is shown."""
+    key = "sk-proj-SECRETabcdefghijklmnop0123456789XYZ"
+    exc = errors.ScoringError(f"epsilon must be a number; got {key!r}\nlabel {'Q' * 300_000!r}")
+    lines = str(exc).split("\n")
+    assert "SECRET" not in str(exc) and errors.MetaEvaluatorError.__doc__
+    assert lines[0] == "epsilon must be a number; got '<hidden: looks like an API key>'"
+    assert len(lines[1]) < errors.MESSAGE_LINE_LIMIT + 50
+    assert lines[1].endswith(f"({300_008 - errors.MESSAGE_LINE_LIMIT} more characters not shown)")
+    assert exc.message == str(exc)
+
+
+def test_a_huge_placeholder_and_a_key_as_scorer_argument_are_not_quoted_whole(
+    tmp_path: Path,
+) -> None:
+    from meta_evaluator import MetaEvaluator
+    from meta_evaluator.examples import create_example_project
+    from meta_evaluator.scores.metrics import AltTestScorer
+
+    create_example_project("refusal", tmp_path / "p")
+    evaluator = MetaEvaluator(tmp_path / "p", load=True)
+    with pytest.raises(errors.JudgeConfigError) as caught:
+        evaluator.add_judge("pj", "mock", "m", prompt="{" + "Q" * 300_000 + "}")
+    assert len(str(caught.value)) < 2 * errors.MESSAGE_LINE_LIMIT
+    with pytest.raises(errors.MetaEvaluatorError) as caught:
+        AltTestScorer(epsilon="sk-proj-SECRETabcdefghijklmnop0123456789XYZ")  # type: ignore[arg-type]
+    assert "SECRET" not in str(caught.value)
