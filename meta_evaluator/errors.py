@@ -172,7 +172,8 @@ class JudgeRunError(MetaEvaluatorError):
     """Judges stopped during a run while the others finished and were saved.
 
     A judge stops when its endpoint refuses the requests themselves (HTTP 400/401/403/404/422),
-    when it is never reached (its first calls all fail to connect: refused, no such host), or
+    when it is never reached (its first calls all fail to connect: refused, no such host, no
+    answer to connect in time, a failed TLS handshake), or
     when its key cannot be read (variable not set, stray characters): retrying cannot help, so
     it makes no further call. The message names each judge and the cause (status, `host:port`,
     variable); `errors` lists them with `loc` (judge id, field) and `msg`; `results` holds every
