@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.data import DataLoader, EvalData
-from meta_evaluator.errors import StateError, UnsafeNameError
+from meta_evaluator.errors import ColumnError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.external import (
     align_ids,
@@ -34,6 +34,7 @@ from meta_evaluator.results.runs import new_run_id, now_iso
 from meta_evaluator.storage import (
     check_lfs_pointer,
     check_safe_name,
+    os_error,
     read_json,
     sha256,
     write_json,
@@ -44,6 +45,7 @@ __all__ = [
     "WEB_RUN",
     "HumanAnnotationResults",
     "annotation_schema",
+    "conform_annotations",
     "import_annotation_frame",
     "import_annotations",
     "latest_annotations",
@@ -220,7 +222,12 @@ def latest_annotations(annotations_dir: Path) -> dict[str, HumanAnnotationResult
             )
         else:
             run, table = imported[annotator]
-            merged = merge_web_labels(read_table(table), read_table(web[annotator]))
+            merged = merge_web_labels(
+                read_table(table),
+                read_table(web[annotator]),
+                imported_file=table,
+                web_file=web[annotator],
+            )
             found[annotator] = HumanAnnotationResults(annotator, f"{run}+{WEB_RUN}", merged)
     return found
 
@@ -236,31 +243,94 @@ def latest_imported_table(annotations_dir: Path, annotator_id: str) -> tuple[str
     return imported.get(annotator_id)
 
 
-def merge_web_labels(imported: pl.DataFrame, web: pl.DataFrame) -> pl.DataFrame:
+def merge_web_labels(
+    imported: pl.DataFrame,
+    web: pl.DataFrame,
+    *,
+    imported_file: Path | None = None,
+    web_file: Path | None = None,
+) -> pl.DataFrame:
     """An imported set with the annotation page's labels merged in, row by row.
 
     For each id the row with the later `timestamp` counts (ties go to the page): a row labelled
     on the page after the import replaces the imported row; an import made after the page's
     label replaces it. Imported rows come first, in their order, then rows only the page has.
+
+    The two tables may come from different versions of the task: the result has the imported
+    set's columns, then any column only the page's table has (a task added after the import),
+    and a column one table lacks is null in its rows (that table holds no label for that task).
+
+    Args:
+        imported: The annotator's latest imported set.
+        web: The annotator's labels from the annotation page.
+        imported_file: Where `imported` was read, named in errors.
+        web_file: Where `web` was read, named in errors.
+
+    Raises:
+        ColumnError: A column both tables have differs in dtype (the data's id dtype or a
+            task's kind changed between the import and the page's labels).
     """
+    schema = dict(imported.schema)
+    for column, dtype in web.schema.items():
+        schema.setdefault(column, dtype)
+    imported = conform_annotations(imported, schema, imported_file, other=web_file)
+    web = conform_annotations(web, schema, web_file, other=imported_file)
     at = pl.col("timestamp").fill_null("")
     ordered = imported.with_row_index("_position")
-    page = (
-        web.select(imported.columns)
-        .cast(imported.schema)
-        .join(
-            ordered.select("original_id", "_position", at.alias("_imported_at")),
-            on="original_id",
-            how="left",
-            maintain_order="left",
-        )
+    page = web.join(
+        ordered.select("original_id", "_position", at.alias("_imported_at")),
+        on="original_id",
+        how="left",
+        maintain_order="left",
     )
     newer = page.filter(pl.col("_position").is_not_null() & (at >= pl.col("_imported_at")))
-    columns = [*imported.columns, "_position"]
+    columns = [*schema, "_position"]
     kept = ordered.join(newer.select("original_id"), on="original_id", how="anti")
     merged = pl.concat([kept.select(columns), newer.select(columns)]).sort("_position")
     only_page = page.filter(pl.col("_position").is_null()).select(columns)
     return pl.concat([merged, only_page]).drop("_position")
+
+
+def conform_annotations(
+    frame: pl.DataFrame,
+    schema: dict[str, pl.DataType],
+    path: Path | None = None,
+    *,
+    other: Path | None = None,
+) -> pl.DataFrame:
+    """`frame` with exactly the columns of `schema`, in its order: missing ones null, extra dropped.
+
+    A column the frame lacks is a task added after the frame was saved: it holds no label for
+    it, so null is its value. A column present with another dtype cannot be reconciled.
+
+    Args:
+        frame: An annotator's table as read.
+        schema: The columns and dtypes wanted.
+        path: Where `frame` was read, named in the error.
+        other: The file `schema` comes from (the other table, or the data), named in the error.
+
+    Raises:
+        ColumnError: A column has another dtype than `schema` gives it.
+    """
+    for column, dtype in frame.schema.items():
+        wanted = schema.get(column)
+        if wanted is None or dtype == wanted or dtype == pl.Null:
+            continue
+        what = "the ids" if column == "original_id" else f"column {column!r}"
+        where = f"{path}" if path is not None else "an annotator's table"
+        against = f"{other}" if other is not None else "the project's data and task"
+        raise ColumnError(
+            f"{where}: {what} are {dtype}, but {wanted} in {against}; the data's id dtype or "
+            "the task changed since these labels were saved. Re-import the annotator's labels "
+            "(or give the data its former id dtype) so both tables agree, or move the older "
+            "file out of annotations/.",
+            path=path,
+            column=column,
+        )
+    return frame.select(
+        pl.col(c).cast(t) if c in frame.columns else pl.lit(None, dtype=t).alias(c)
+        for c, t in schema.items()
+    )
 
 
 def read_table(path: Path) -> pl.DataFrame:
@@ -268,10 +338,24 @@ def read_table(path: Path) -> pl.DataFrame:
 
     The bytes are read at once: polars opens a path more than once, and a file replaced in
     between (the annotation page saving) would mix two versions ("Invalid thrift").
+
+    Raises:
+        LfsPointerError: The file is a git-lfs pointer.
+        StorageError: The file cannot be read, or is not Parquet.
     """
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise os_error(path, exc, "read") from exc
     check_lfs_pointer(path, data[:64])
-    return pl.read_parquet(io.BytesIO(data))
+    try:
+        return pl.read_parquet(io.BytesIO(data))
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise StorageError(
+            f"{path}: is not a readable Parquet table ({exc}); restore it from version "
+            "control or a backup, or move it out of annotations/ and label those rows again.",
+            path=path,
+        ) from exc
 
 
 def _latest_sets(

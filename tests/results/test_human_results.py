@@ -339,3 +339,79 @@ def test_page_labels_merge_into_the_imported_set_row_by_row(id_dtype: Any) -> No
         (cast(9), "web", "2026-01-01", "w9"),
     ]
     assert merge_web_labels(imported, web.clear()).equals(imported)
+
+
+def _annotator_table(ids: list[Any], run: str, labels: dict[str, list[Any]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "original_id": ids,
+            "run_id": [run] * len(ids),
+            "timestamp": ["2026-01-02"] * len(ids),
+            **labels,
+        }
+    )
+
+
+def test_a_task_added_after_the_import_is_null_in_the_imported_rows() -> None:
+    """The import predates task `harm`: its rows hold no `harm` label; the page's rows do."""
+    from meta_evaluator.results.human_results import merge_web_labels
+
+    imported = _annotator_table([1, 2], "import_1", {"rejection": ["rejection", "rejection"]})
+    web = _annotator_table(
+        [2, 3], "web", {"rejection": ["not rejection", "rejection"], "harm": ["low", "high"]}
+    )
+    merged = merge_web_labels(imported, web)
+    assert merged.columns == ["original_id", "run_id", "timestamp", "rejection", "harm"]
+    assert merged.rows() == [
+        (1, "import_1", "2026-01-02", "rejection", None),
+        (2, "web", "2026-01-02", "not rejection", "low"),
+        (3, "web", "2026-01-02", "rejection", "high"),
+    ]
+    # and the other way round: page labels saved before the task gained `harm`
+    merged = merge_web_labels(web, imported)
+    assert merged.filter(pl.col("original_id") == 1)["harm"].to_list() == [None]
+    assert merged.filter(pl.col("original_id") == 3)["harm"].to_list() == ["high"]
+
+
+@pytest.mark.parametrize(("imported_ids", "web_ids"), [([1, 2], ["1", "2"]), (["q1"], [1])])
+def test_an_id_dtype_change_between_import_and_page_is_a_column_error(
+    tmp_path: Path, imported_ids: list[Any], web_ids: list[Any]
+) -> None:
+    from meta_evaluator.results.human_results import merge_web_labels
+
+    imported = _annotator_table(imported_ids, "import_1", {})
+    web = _annotator_table(web_ids, "web", {})
+    first, second = tmp_path / "import_1" / "ana.parquet", tmp_path / "web" / "ana.parquet"
+    with pytest.raises(ColumnError) as caught:
+        merge_web_labels(imported, web, imported_file=first, web_file=second)
+    error = caught.value
+    assert error.column == "original_id" and error.path == second
+    assert str(first) in error.message and str(second) in error.message
+    assert str(web.schema["original_id"]) in error.message
+    assert str(imported.schema["original_id"]) in error.message
+
+
+def test_a_page_label_and_an_import_whose_ids_changed_dtype_in_a_project(tmp_path: Path) -> None:
+    """Through the project: the data's ids became strings between the page and the import."""
+    from meta_evaluator.results.human_results import latest_annotations, save_annotations
+
+    annotations = tmp_path / "annotations"
+    valid = {"outcome": ["valid"]}
+    save_annotations(
+        annotations, "web", "ana", _annotator_table([1], "web", valid), source="annotation page"
+    )
+    save_annotations(annotations, "import_1", "ana", _annotator_table(["1"], "import_1", valid),
+                     source="external")  # fmt: skip
+    with pytest.raises(ColumnError, match="the ids are"):
+        latest_annotations(annotations)
+
+
+def test_a_table_that_is_not_parquet_is_a_storage_error(tmp_path: Path) -> None:
+    from meta_evaluator.errors import StorageError
+    from meta_evaluator.results.human_results import read_table
+
+    broken = tmp_path / "ana.parquet"
+    broken.write_bytes(b"PAR1 half a file")
+    with pytest.raises(StorageError, match="not a readable Parquet table") as caught:
+        read_table(broken)
+    assert caught.value.path == broken
