@@ -11,7 +11,8 @@ import socket
 import sys
 from typing import TYPE_CHECKING
 
-from meta_evaluator.annotate.app import AnnotationApp, _is_loopback
+from meta_evaluator.annotate._http import is_loopback
+from meta_evaluator.annotate.app import AnnotationApp
 from meta_evaluator.errors import ProjectError
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def serve(
     """
     import uvicorn
 
-    if token is None and not _is_loopback(host):
+    if token is None and not is_loopback(host):
         raise ProjectError(
             f"launch_annotator: host {host!r} lets others reach the page; give a token "
             "(token=... or --token) that they must present, or use 127.0.0.1.",

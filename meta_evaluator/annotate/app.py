@@ -13,26 +13,50 @@ With a token, every request needs it: `?token=...` once (a cookie keeps it), the
 `Authorization: Bearer ...`.
 
 Other sites are kept out, before the token is looked at:
-- Bound to loopback, the `Host` header must be a loopback name (`localhost`, `127.0.0.1`,
-  `[::1]` ...) at the server's port, else 421: a site whose DNS name was rebound to 127.0.0.1
-  still sends its own name. Bound to any other address (which needs a token), any name is
-  accepted: others reach the page under names the server cannot know (a LAN name, a proxy),
-  and the token, which a foreign site does not have, is what keeps it out.
+- Bound to loopback, the `Host` header must be a loopback name (`localhost`, `127.0.0.0/8`,
+  `[::1]`), at any port, else 421: a site whose DNS name was rebound to 127.0.0.1 still sends
+  its own name. The port is not compared, so an SSH tunnel or an editor's port forwarding
+  (`ssh -L 9000:localhost:8000`: the browser sends `Host: localhost:9000`) works. Bound to
+  any other address (which needs a token), any name is accepted: others reach the page under
+  names the server cannot know (a LAN name, a proxy), and the token, which a foreign site
+  does not have, is what keeps it out.
 - A POST whose `Origin` (or, without one, `Referer`) is not this server's own address is
   refused with 403 (`Origin: null` too); requests without either (scripts, curl) are served.
-- A body over `_MAX_BODY` bytes is refused with 413; nothing of it is saved.
+  Its own address is the `Host` header, or the first name of `X-Forwarded-Host`: a reverse
+  proxy that rewrites `Host` sets that header to the name the browser used. A browser cannot
+  send that header with another site's form (and a script's request carrying it needs a CORS
+  preflight, which this server never grants), so only a proxy in front can set it.
+- A body over `MAX_BODY` bytes (`_http.py`) is refused with 413; nothing of it is saved.
+
+A label that cannot be saved, or labels that cannot be read (disk full, no permission,
+`annotations/` linked out of the project, a git-lfs pointer, files that disagree), is answered
+with a page saying what failed and that nothing was saved: 507 for a full disk, 409 for files
+that disagree with the project (`DataError`), 400 for an unsafe annotator id, 500 otherwise.
 """
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote
 
+import anyio.to_thread
+
+from meta_evaluator.annotate._http import (
+    MAX_BODY,
+    Receive,
+    Scope,
+    Send,
+    TooLarge,
+    declared_length,
+    host_is_loopback_name,
+    is_loopback,
+    read_form,
+    respond,
+    same_origin,
+)
 from meta_evaluator.annotate.pages import (
     done_page,
     index_page,
@@ -41,7 +65,13 @@ from meta_evaluator.annotate.pages import (
     summary_page,
 )
 from meta_evaluator.annotate.store import WEB_RUN, AnnotatorLabels
-from meta_evaluator.errors import ProjectError, UnsafeNameError
+from meta_evaluator.errors import (
+    DataError,
+    DiskFullError,
+    MetaEvaluatorError,
+    ProjectError,
+    UnsafeNameError,
+)
 from meta_evaluator.judge._parse import check_values
 from meta_evaluator.storage import check_safe_name
 
@@ -52,25 +82,16 @@ __all__ = ["AnnotationApp"]
 
 logger = logging.getLogger(__name__)
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 _COOKIE = "meta_evaluator_token"
 #: Hidden form field naming each multi-label task shown (so "none ticked" reaches the server).
 _SHOWN = "_shown"
-#: The largest request body read (bytes); a larger one is refused with 413.
-_MAX_BODY = 1_000_000
-
-
-class _TooLarge(Exception):
-    """A request body over `_MAX_BODY`."""
 
 
 class AnnotationApp:
     """ASGI app serving the annotation page of one project (its data and task).
 
-    `host` and `port` are the address the server listens on (`port=None`: any port); they
-    decide which `Host` headers are accepted (see the module docstring).
+    `host` and `port` are the address the server listens on (`port=None`: not known); `host`
+    decides which `Host` headers are accepted (see the module docstring), at any port.
     """
 
     def __init__(
@@ -116,52 +137,47 @@ class AnnotationApp:
         extra: list[tuple[str, str]] = []
         if not self._host_allowed(headers.get("host")):
             shown = f"[{self.host}]" if ":" in self.host else self.host
-            await _respond(send, 421, message_page("Wrong address", (
-                f"This annotation page answers at {shown}:{self.port or '<port>'} (or localhost"
-                " at that port) only, not at the name this request was sent to; open the "
-                "address the server printed.")))  # fmt: skip
+            wrong = (
+                f"This annotation page answers at {shown} (or localhost) only, not at the "
+                "name this request was sent to; open the address the server printed."
+            )
+            await respond(send, 421, message_page("Wrong address", wrong))
             return
         if self.token is not None:
             given = self._token_of(query, headers)
             if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
-                await _respond(send, 401, message_page("Token needed", "Open the link with "
+                await respond(send, 401, message_page("Token needed", "Open the link with "
                                "?token=... that the project owner shared."))  # fmt: skip
                 return
             if query.get("token"):
                 extra.append(("set-cookie", f"{_COOKIE}={quote(self.token)}; HttpOnly; "
                               "SameSite=Strict; Path=/"))  # fmt: skip
-        if method not in ("GET", "HEAD") and not _same_origin(headers):
-            await _respond(send, 403, message_page("Refused", (
+        if method not in ("GET", "HEAD") and not same_origin(headers):
+            await respond(send, 403, message_page("Refused", (
                 "This request comes from another site, not from the annotation page itself; "
                 "nothing was saved. Label rows on the page the server printed.")))  # fmt: skip
             return
         try:
-            if _declared_length(headers) > _MAX_BODY:
-                raise _TooLarge
+            if declared_length(headers) > MAX_BODY:
+                raise TooLarge
             status, body, more = await self._route(method, path, query, receive)
         except UnsafeNameError as exc:
             status, body, more = 400, message_page("Not a valid annotator id", exc.message), []
-        except _TooLarge:
+        except MetaEvaluatorError as exc:
+            status, body, more = _failure_status(exc), _failure_page(method, exc), []
+            logger.error("%s %s: %s", method, path, exc.message)
+        except TooLarge:
             status, more = 413, []
             body = message_page("Too large", (
-                f"The labels sent are too large (over {_MAX_BODY:,} bytes); nothing was saved. "
+                f"The labels sent are too large (over {MAX_BODY:,} bytes); nothing was saved. "
                 "Shorten the free text and save again."))  # fmt: skip
-        await _respond(send, status, body, [*extra, *more])
+        await respond(send, status, body, [*extra, *more])
 
     def _host_allowed(self, host: str | None) -> bool:
         """Whether the `Host` header names this server (see the module docstring)."""
-        if not _is_loopback(self.host):
+        if not is_loopback(self.host):
             return True  # the token guards it (serve refuses a non-loopback host without one)
-        if not host:
-            return False
-        name, _, port = host.lower().rpartition(":")
-        if not name or name.endswith(":") or (name.startswith("[") != name.endswith("]")):
-            name, port = host.lower(), ""  # no port given (a bare IPv6 literal is no name)
-        if not port:
-            port = "80"
-        if self.port is not None and port != str(self.port):
-            return False
-        return _is_loopback(name.removeprefix("[").removesuffix("]"))
+        return host_is_loopback_name(host)
 
     def _token_of(self, query: dict[str, list[str]], headers: dict[str, str]) -> str | None:
         if query.get("token"):
@@ -210,8 +226,8 @@ class AnnotationApp:
             if method == "GET":
                 return 200, self._row(labels, position), []
             if method == "POST":
-                form = await _form(receive)
-                return self._submit(labels, position, form)
+                form = await read_form(receive)
+                return await self._submit(labels, position, form)
         return 404, message_page("Not found", f"Nothing at {path}."), []
 
     # ----- pages ------------------------------------------------------------------------------
@@ -237,29 +253,49 @@ class AnnotationApp:
         return notice
 
     def _labels(self, annotator_id: str) -> AnnotatorLabels:
+        """The annotator's labels as on disk now (refreshed: call once per request)."""
         check_safe_name(annotator_id, field="annotator_id")
         if annotator_id not in self._annotators:
             self._annotators[annotator_id] = AnnotatorLabels(
-                self.evaluator.paths.annotations_dir, annotator_id, self.data, self.task
+                self.evaluator.paths.annotations_dir,
+                annotator_id,
+                self.data,
+                self.task,
+                root=self.evaluator.project_dir,
             )
-        return self._annotators[annotator_id]
+        labels = self._annotators[annotator_id]
+        labels.refresh()
+        return labels
+
+    def _everyone(self) -> list[AnnotatorLabels]:
+        """Every annotator with labels (from the page or imported) or seen here, by id."""
+        found = set(self._annotators)
+        annotations = self.evaluator.paths.annotations_dir
+        if annotations.is_dir():
+            for state in annotations.glob("*/*_state.json"):
+                found.add(state.name.removesuffix("_state.json"))
+        everyone = []
+        for annotator in sorted(found):
+            try:
+                everyone.append(self._labels(annotator))
+            except UnsafeNameError:
+                continue
+        return everyone
 
     def _progress(self) -> dict[str, int]:
-        counts = {a: len(labels.labelled()) for a, labels in self._annotators.items()}
-        web = self.evaluator.paths.annotations_dir / "web"
-        if web.is_dir():
-            for state in web.glob("*_state.json"):
-                annotator = state.name.removesuffix("_state.json")
-                if annotator not in counts:
-                    try:
-                        counts[annotator] = len(self._labels(annotator).labelled())
-                    except UnsafeNameError:
-                        continue
-        return dict(sorted(counts.items()))
+        return {labels.annotator_id: len(labels.labelled()) for labels in self._everyone()}
 
     def _index(self) -> str:
         total = len(self._ids)
-        return index_page(self._name, {a: (n, total) for a, n in self._progress().items()})
+        return index_page(
+            self._name,
+            {labels.annotator_id: (len(labels.labelled()), total) for labels in self._everyone()},
+            {
+                labels.annotator_id: labels.imported[1]
+                for labels in self._annotators.values()
+                if labels.imported is not None
+            },
+        )
 
     def _row(self, labels: AnnotatorLabels, position: int, error: str | None = None,
              given: dict[str, Any] | None = None) -> str:  # fmt: skip
@@ -277,7 +313,7 @@ class AnnotationApp:
             notice=self._imported_notice(labels, position),
         )
 
-    def _submit(
+    async def _submit(
         self, labels: AnnotatorLabels, position: int, form: dict[str, list[str]]
     ) -> tuple[int, str, list[tuple[str, str]]]:
         raw: dict[str, Any] = {}
@@ -296,8 +332,18 @@ class AnnotationApp:
         if checked.outcome != "valid" or refused:
             reason = checked.error_message or f"{', '.join(refused)}: label not allowed"
             return 400, self._row(labels, position, f"Not saved: {reason}.", raw), []
-        labels.save(position, checked.labels)
+        # the lock may be held by another server: wait for it off the event loop
+        await anyio.to_thread.run_sync(labels.save, position, checked.labels)
         logger.info("annotator=%s row=%s saved", labels.annotator_id, self._ids[position])
+        try:
+            labels.refresh()
+        except MetaEvaluatorError as exc:
+            logger.error("annotator=%s: %s", labels.annotator_id, exc.message)
+            unreadable = (
+                "The label was saved, but the annotator's labels cannot be read back: "
+                f"{exc.message}"
+            )
+            return _failure_status(exc), message_page("Saved, not readable", unreadable), []
         following = labels.next_unlabelled(position)
         target = (
             f"/annotate/{quote(labels.annotator_id)}/{following}"
@@ -317,65 +363,19 @@ def _position(text: str, total: int) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and int(text) < total else None
 
 
-async def _form(receive: Receive) -> dict[str, list[str]]:
-    """The form posted, read whole; raises _TooLarge past `_MAX_BODY` (nothing is cut)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > _MAX_BODY:
-            raise _TooLarge
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
-    return parse_qs(b"".join(chunks).decode("utf-8", errors="replace"), keep_blank_values=True)
+def _failure_status(exc: MetaEvaluatorError) -> int:
+    """The status for a failure to save or read labels (see the module docstring)."""
+    if isinstance(exc, DiskFullError):
+        return 507
+    if isinstance(exc, DataError):
+        return 409
+    return 500
 
 
-def _declared_length(headers: dict[str, str]) -> int:
-    """The `Content-Length` announced (0 without one; the server rejects malformed ones)."""
-    value = headers.get("content-length", "").strip()
-    return int(value) if value.isascii() and value.isdigit() else 0
-
-
-def _same_origin(headers: dict[str, str]) -> bool:
-    """Whether a request's `Origin` (else `Referer`) is the address it was sent to (`Host`).
-
-    Browsers send `Origin` with every POST; a request with neither header is no browser's
-    cross-site request (scripts, curl) and passes.
-    """
-    source = headers.get("origin") or headers.get("referer")
-    if source is None:
-        return True
-    if source.strip().lower() == "null":
-        return False
-    try:
-        netloc = urlsplit(source.strip()).netloc.rpartition("@")[2].lower()
-    except ValueError:
-        return False
-    return bool(netloc) and netloc == headers.get("host", "").lower()
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether `host` (a name or an IP address) is this machine's loopback."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-async def _respond(
-    send: Send, status: int, body: str, headers: list[tuple[str, str]] | None = None
-) -> None:
-    names = {k for k, _ in headers or []}
-    out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers or []]
-    if "content-type" not in names:
-        out.append((b"content-type", b"text/html; charset=utf-8"))
-    out.append((b"cache-control", b"no-store"))
-    data = body.encode("utf-8")
-    out.append((b"content-length", str(len(data)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": out})
-    await send({"type": "http.response.body", "body": data})
+def _failure_page(method: str, exc: MetaEvaluatorError) -> str:
+    if method == "POST":
+        return message_page("Not saved", (
+            f"The label was NOT saved: {exc.message} Go back, and save the row again once "
+            "this is fixed (labels saved before are kept)."))  # fmt: skip
+    return message_page("Labels cannot be read", (
+        f"The annotator's labels could not be read; nothing was saved: {exc.message}"))  # fmt: skip

@@ -77,15 +77,25 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def index_page(project: str, annotators: dict[str, tuple[int, int]]) -> str:
-    """Landing page: start or resume as an annotator; progress of everyone."""
+def index_page(
+    project: str,
+    annotators: dict[str, tuple[int, int]],
+    imported: dict[str, int] | None = None,
+) -> str:
+    """Landing page: start or resume as an annotator; progress of everyone.
+
+    `annotators` gives (rows labelled, rows) per annotator, `imported` the imported labels of
+    those who have some (shown in a column of their own).
+    """
     e = html.escape
+    imported = imported or {}
     rows = "".join(
-        f"<tr><td><a href='/annotate/{e(a)}'>{e(a)}</a></td><td>{done} / {total}</td></tr>"
+        f"<tr><td><a href='/annotate/{e(a)}'>{e(a)}</a></td><td>{done} / {total}</td>"
+        f"<td>{imported.get(a, '')}</td></tr>"
         for a, (done, total) in sorted(annotators.items())
     )
     table = (
-        f"<table><tr><th>annotator</th><th>labelled</th></tr>{rows}</table>"
+        f"<table><tr><th>annotator</th><th>labelled</th><th>imported</th></tr>{rows}</table>"
         if rows
         else "<p class='muted'>Nobody has annotated yet.</p>"
     )

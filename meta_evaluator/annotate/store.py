@@ -9,7 +9,9 @@ each save takes an exclusive lock on `annotations/.web.lock` (`file_lock`), read
 annotator's file as it is on disk now, replaces that one row and writes the file atomically
 (`save_annotations`), so no server overwrites a label another one saved, and a server stopped
 at any moment loses nothing that was acknowledged. Reads take no lock (files are replaced
-atomically); a server re-reads a file whenever it changed on disk. Ids keep the data's dtype.
+atomically); a server re-reads a file whenever it changed on disk, once per request
+(`refresh`). Ids keep the data's dtype. Nothing is created before `check_inside_project`
+has passed: with `annotations/` linked out of the project, neither `web/` nor the lock is made.
 
 An annotator id may also have imported labels (`annotations/<run_id>/`). They are never
 rewritten: scoring merges the page's labels into them row by row (`merge_web_labels`), and the
@@ -19,6 +21,7 @@ page shows the same merged view (`imported` says how many imported labels there 
 from __future__ import annotations
 
 import contextlib
+import errno
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,13 +34,14 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.human_results import (
     WEB_RUN,
     annotation_schema,
+    conform_annotations,
     latest_imported_table,
     merge_web_labels,
     read_table,
     save_annotations,
 )
 from meta_evaluator.results.runs import now_iso
-from meta_evaluator.storage import check_safe_name, read_json
+from meta_evaluator.storage import check_inside_project, check_safe_name, os_error, read_json
 
 __all__ = ["LOCK_FILE", "WEB_RUN", "AnnotatorLabels", "file_lock"]
 
@@ -49,10 +53,29 @@ _Seen = tuple[int, int, int] | None
 
 
 class AnnotatorLabels:
-    """The labels of one annotator on the page, as on disk now; saved on every change."""
+    """The labels of one annotator on the page, as on disk at the last `refresh`.
 
-    def __init__(self, annotations_dir: Path, annotator_id: str, data: EvalData, task: EvalTask):
+    The readers (`imported`, `labelled`, `get`, `next_unlabelled`) look at what the last
+    `refresh` read: the app refreshes once per request, so one page is built from one view
+    and the annotations folder is listed once, and again after `save`.
+    """
+
+    def __init__(
+        self,
+        annotations_dir: Path,
+        annotator_id: str,
+        data: EvalData,
+        task: EvalTask,
+        *,
+        root: Path | None = None,
+    ) -> None:
+        """Labels of `annotator_id` in `annotations_dir` of the project at `root`.
+
+        `root` is the project folder that no write may leave (see `check_inside_project`);
+        without it, the folder above holding `main_state.json` is taken.
+        """
         self.annotator_id = check_safe_name(annotator_id, field="annotator_id")
+        self._root = root
         self._dir = annotations_dir
         self._folder = annotations_dir / WEB_RUN
         self._table = self._folder / f"{annotator_id}.parquet"
@@ -60,29 +83,30 @@ class AnnotatorLabels:
         self._schema = annotation_schema(task, data.data.schema[data.id_column])
         self._ids = data.ids.to_list()
         self._position = {row_id: i for i, row_id in enumerate(self._ids)}
+        self._order = pl.DataFrame(
+            {"original_id": data.ids, "_position": pl.int_range(data.ids.len(), eager=True)},
+            schema={"original_id": self._schema["original_id"], "_position": pl.Int64},
+        )
         self._seen: tuple[tuple[_Seen, bytes | None], tuple[str, _Seen] | None] | None = None
-        self._rows: dict[int, dict[str, Any]] = {}
-        self._imported: tuple[str, int] | None = None
+        # (labelled rows by position, imported (run id, valid labels)), replaced as one
+        self._view: tuple[dict[int, dict[str, Any]], tuple[str, int] | None] = ({}, None)
 
     @property
     def imported(self) -> tuple[str, int] | None:
         """(run id, valid labels) of the annotator's imported set, or None without one."""
-        self._refresh()
-        return self._imported
+        return self._view[1]
 
     def labelled(self) -> set[int]:
         """Positions (in data order) with a valid label, given here or imported."""
-        self._refresh()
-        return set(self._rows)
+        return set(self._view[0])
 
     def get(self, position: int) -> dict[str, Any] | None:
         """The row at `position` that scoring uses (from the page or imported), or None."""
-        self._refresh()
-        return self._rows.get(position)
+        return self._view[0].get(position)
 
     def next_unlabelled(self, after: int = -1) -> int | None:
         """The first unlabelled position after `after` (wrapping around), or None when done."""
-        labelled = self.labelled()
+        labelled = self._view[0]
         n = len(self._ids)
         for step in range(1, n + 1):
             position = (after + step) % n
@@ -91,7 +115,17 @@ class AnnotatorLabels:
         return None
 
     def save(self, position: int, labels: dict[str, Any]) -> None:
-        """Store the labels of one row: under the folder's lock, merged into the file on disk."""
+        """Store the labels of one row: under the folder's lock, merged into the file on disk.
+
+        Blocks while another process holds the lock: an async caller runs it in a worker
+        thread (`anyio.to_thread.run_sync`). Call `refresh` afterwards to see the label.
+
+        Raises:
+            OutsideProjectError: `annotations/` (or `web/`, or the lock) links out of the
+                project; nothing is created there.
+            DiskFullError, PermissionDeniedError, StorageError: The file system refused.
+            ColumnError: The annotator's file on disk has other id dtypes than the data.
+        """
         row = {
             "original_id": self._ids[position],
             "annotator_id": self.annotator_id,
@@ -102,18 +136,25 @@ class AnnotatorLabels:
             "timestamp": now_iso(),
             **{t: labels.get(t) for t in self._task.task_names},
         }
-        self._folder.mkdir(parents=True, exist_ok=True)
-        with file_lock(self._dir / LOCK_FILE):
-            rows = {}
+        new = pl.DataFrame([row], schema=self._schema, orient="row")
+        lock = self._dir / LOCK_FILE
+        for path in (lock, self._folder, self._table):  # before anything is created
+            check_inside_project(path, root=self._root)
+        try:
+            self._folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise os_error(self._folder, exc) from exc
+        with file_lock(lock):
+            frame = new
             if self._table.is_file():  # as on disk now, whoever wrote it last
-                rows = {r["original_id"]: r for r in read_table(self._table).to_dicts()}
-            rows[row["original_id"]] = row
+                old = conform_annotations(read_table(self._table), self._schema, self._table)
+                old = old.filter(pl.col("original_id") != row["original_id"])
+                frame = pl.concat([old, new])
             # data order; rows of ids the data no longer has are kept, after the others
-            ordered = sorted(rows.values(), key=lambda r: self._order(r["original_id"]))
-            frame = pl.DataFrame(
-                [{c: r.get(c) for c in self._schema} for r in ordered],
-                schema=self._schema,
-                orient="row",
+            frame = (
+                frame.join(self._order, on="original_id", how="left", maintain_order="left")
+                .sort("_position", nulls_last=True, maintain_order=True)
+                .drop("_position")
             )
             state = self._folder / f"{self.annotator_id}_state.json"
             created = read_json(state).get("created_at") if state.is_file() else None
@@ -121,14 +162,15 @@ class AnnotatorLabels:
                 self._dir, WEB_RUN, self.annotator_id, frame, source="annotation page",
                 created_at=created,
             )  # fmt: skip
-        self._seen = None  # read back what is on disk at the next look
+        self._seen = None  # read back what is on disk at the next refresh
 
-    def _order(self, row_id: Any) -> tuple[int, int]:
-        position = self._position.get(row_id)
-        return (0, position) if position is not None else (1, 0)
+    def refresh(self) -> None:
+        """Re-read the page's file and the imported set if either changed on disk.
 
-    def _refresh(self) -> None:
-        """Re-read the page's file and the imported set when either changed on disk."""
+        Raises:
+            StorageError: A file cannot be read (or is a git-lfs pointer).
+            ColumnError: The page's labels and the imported set disagree on id dtype.
+        """
         imported = latest_imported_table(self._dir, self.annotator_id)
         # the state file's bytes name the save to the microsecond (`completed_at`): a file
         # replaced within the file system's timestamp granularity is still noticed
@@ -139,16 +181,20 @@ class AnnotatorLabels:
             return
         web = read_table(self._table) if web_seen[0] is not None else None
         base = read_table(imported[1]) if imported is not None else None
-        merged = merge_web_labels(base, web) if base is not None and web is not None else None
-        merged = merged if merged is not None else base if base is not None else web
+        merged = (
+            merge_web_labels(base, web, imported_file=imported[1], web_file=self._table)
+            if base is not None and web is not None and imported is not None
+            else base
+            if base is not None
+            else web
+        )
         rows: dict[int, dict[str, Any]] = {}
         for row in merged.iter_rows(named=True) if merged is not None else ():
             position = self._position.get(row["original_id"])
             if position is not None and row["outcome"] == "valid":
                 rows[position] = row
         valid = base.filter(pl.col("outcome") == "valid").height if base is not None else 0
-        self._rows = rows
-        self._imported = (imported[0], valid) if imported is not None else None
+        self._view = (rows, (imported[0], valid) if imported is not None else None)
         self._seen = seen
 
 
@@ -158,14 +204,30 @@ def file_lock(path: Path) -> Iterator[None]:
 
     Blocks until the lock is free. POSIX: `fcntl.flock` on a descriptor opened for writing
     (which NFS needs); the system releases it when the process dies, so a killed server leaves
-    no stale lock, only the empty file, which is reused. Windows: `msvcrt.locking`.
+    no stale lock, only the empty file, which is reused. Windows: `msvcrt.locking`, whose
+    `LK_LOCK` gives up after about 10 s with `OSError` (EDEADLOCK); it is called again until
+    it succeeds (the Windows branch is not run by the test suite).
+
+    Raises:
+        DiskFullError, PermissionDeniedError, StorageError: The lock file cannot be opened
+            or locked.
     """
-    with path.open("a+b") as handle:
+    try:
+        handle = path.open("a+b")
+    except OSError as exc:
+        raise os_error(path, exc) from exc
+    with handle:
         if sys.platform == "win32":
             import msvcrt
 
             handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+            while True:
+                try:
+                    msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EDEADLOCK:
+                        raise os_error(path, exc) from exc
             try:
                 yield
             finally:
@@ -174,7 +236,10 @@ def file_lock(path: Path) -> Iterator[None]:
         else:
             import fcntl
 
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            except OSError as exc:
+                raise os_error(path, exc) from exc
             try:
                 yield
             finally:

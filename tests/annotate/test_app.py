@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.annotate import AnnotationApp, serve
 from meta_evaluator.data import DataLoader
-from meta_evaluator.errors import ProjectError, StorageError
+from meta_evaluator.errors import ProjectError
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.examples import create_example_project
 
@@ -192,25 +192,45 @@ def error_of(page: str) -> str:
 # --- start page, routes ------------------------------------------------------------------------
 
 
-async def test_start_page_lists_everyones_progress(refusal: Path) -> None:
-    async with client(app_for(refusal)) as http:
+async def test_start_page_lists_everyones_progress(tmp_path: Path) -> None:
+    project = small_project(tmp_path / "p", {"verdict": ["yes", "no"]})
+    async with client(app_for(project)) as http:
         first = await http.get("/")
         assert first.status_code == 200
         assert "Nobody has annotated yet." in first.text
         assert "action='/start'" in first.text and "name='annotator'" in first.text
         for position in (0, 1):
-            done = await http.post(f"/annotate/zoe/{position}", data={"rejection": "rejection"})
+            done = await http.post(f"/annotate/zoe/{position}", data={"verdict": "yes"})
             assert done.status_code == 303
-        await http.post("/annotate/yan/7", data={"rejection": "not rejection"})
+        await http.post("/annotate/yan/2", data={"verdict": "no"})
         page = (await http.get("/")).text
-        assert "<td><a href='/annotate/zoe'>zoe</a></td><td>2 / 40</td>" in page
-        assert "<td><a href='/annotate/yan'>yan</a></td><td>1 / 40</td>" in page
+        assert "<td><a href='/annotate/zoe'>zoe</a></td><td>2 / 3</td><td></td>" in page
+        assert "<td><a href='/annotate/yan'>yan</a></td><td>1 / 3</td><td></td>" in page
         progress = await http.get("/api/progress")
         assert progress.headers["content-type"] == "application/json"
         assert progress.json() == {"yan": 1, "zoe": 2}
-    async with client(app_for(refusal)) as http:  # a restarted server reads the files
+    async with client(app_for(project)) as http:  # a restarted server reads the files
         assert (await http.get("/api/progress")).json() == {"yan": 1, "zoe": 2}
-        assert "<td>2 / 40</td>" in (await http.get("/")).text
+        assert "<td>2 / 3</td>" in (await http.get("/")).text
+
+
+async def test_start_page_lists_annotators_with_imported_labels_only(refusal: Path) -> None:
+    """ana, ben and chen have 40 imported labels each and none from the page: listed too."""
+    async with client(app_for(refusal)) as http:
+        page = (await http.get("/")).text
+        assert "Nobody has annotated yet." not in page
+        for who in ("ana", "ben", "chen"):
+            assert f"<td><a href='/annotate/{who}'>{who}</a></td><td>40 / 40</td><td>40</td>" in (
+                page
+            )
+        assert (await http.get("/api/progress")).json() == {"ana": 40, "ben": 40, "chen": 40}
+        await http.post("/annotate/zoe/0", data={"rejection": "rejection"})
+        page = (await http.get("/")).text
+        assert "<td><a href='/annotate/zoe'>zoe</a></td><td>1 / 40</td><td></td>" in page
+        assert "<th>imported</th>" in page
+        assert (await http.get("/api/progress")).json() == {
+            "ana": 40, "ben": 40, "chen": 40, "zoe": 1
+        }  # fmt: skip
 
 
 @pytest.mark.parametrize(("given", "expected"), [("zoe", "zoe"), ("%20zoe%20", "zoe")])
@@ -575,9 +595,13 @@ async def test_a_failed_write_keeps_the_previous_labels(
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(pl.DataFrame, "write_parquet", half_then_fail)
-        with pytest.raises(StorageError, match="No space left"):
-            await http.post("/annotate/zoe/1", data={"rejection": "rejection"})
+        full = await http.post("/annotate/zoe/1", data={"rejection": "rejection"})
         monkeypatch.setattr(pl.DataFrame, "write_parquet", real)
+    # a page, not a bare 500: 507 Insufficient Storage, what failed, and that it was NOT saved
+    assert full.status_code == 507
+    text = html.unescape(full.text)
+    assert "Not saved" in text and "The label was NOT saved" in text
+    assert "No space left on device" in text and "zoe.parquet" in text
     assert table.read_bytes() == before
     assert web_files(refusal) == ["zoe.parquet", "zoe_state.json"]
     assert saved(refusal, "zoe").height == 1
@@ -594,13 +618,87 @@ async def test_after_a_failed_write_the_row_is_not_shown_as_saved(
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(pl.DataFrame, "write_parquet", fail)
-        with pytest.raises(StorageError):
-            await http.post("/annotate/zoe/1", data={"rejection": "not rejection"})
+        failed = await http.post("/annotate/zoe/1", data={"rejection": "not rejection"})
+        assert failed.status_code == 507
         monkeypatch.setattr(pl.DataFrame, "write_parquet", real)
         assert saved(refusal, "zoe").height == 1
-        assert (await http.get("/api/progress")).json() == {"zoe": 1}
+        assert (await http.get("/api/progress")).json() == {
+            "ana": 40,
+            "ben": 40,
+            "chen": 40,
+            "zoe": 1,
+        }
         assert (await http.get("/annotate/zoe")).headers["location"] == "/annotate/zoe/1"
         assert checked((await http.get("/annotate/zoe/1")).text) == {}
+
+
+async def test_no_permission_is_a_page_saying_the_label_was_not_saved(
+    refusal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: pl.DataFrame, *args: Any, **kwargs: Any) -> None:
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", refuse)
+    async with client(app_for(refusal)) as http:
+        response = await http.post("/annotate/zoe/0", data={"rejection": "rejection"})
+    assert response.status_code == 500
+    text = html.unescape(response.text)
+    assert "The label was NOT saved" in text and "permission denied" in text
+    assert "zoe.parquet" in text and "Traceback" not in text
+    assert not (refusal / "annotations" / "web" / "zoe.parquet").exists()
+
+
+async def test_annotations_linked_out_of_the_project_creates_nothing_there(
+    tmp_path: Path,
+) -> None:
+    """`annotations/` is a symlink elsewhere: refused before `web/` or the lock is created."""
+    project = small_project(tmp_path / "p", {"verdict": ["yes", "no"]})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / "annotations").symlink_to(elsewhere, target_is_directory=True)
+    async with client(app_for(project)) as http:
+        response = await http.post("/annotate/zoe/0", data={"verdict": "yes"})
+    assert response.status_code == 500
+    text = html.unescape(response.text)
+    assert "The label was NOT saved" in text and "symbolic link" in text
+    assert sorted(p.name for p in elsewhere.iterdir()) == []
+
+
+async def test_a_git_lfs_pointer_is_a_page_not_a_traceback(refusal: Path) -> None:
+    """ana's imported table was cloned without git-lfs: her pages say so; others still work."""
+    (table,) = [p for p in (refusal / "annotations").glob("*/ana.parquet")]
+    table.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n")
+    async with client(app_for(refusal)) as http:
+        shown = await http.get("/annotate/ana/0")
+        posted = await http.post("/annotate/ana/0", data={"rejection": "rejection"})
+        other = await http.post("/annotate/zoe/0", data={"rejection": "rejection"})
+    assert shown.status_code == 500 and posted.status_code == 500
+    assert "git lfs pull" in html.unescape(shown.text)
+    assert "Labels cannot be read" in shown.text and "nothing was saved" in shown.text
+    assert "The label was NOT saved" in html.unescape(posted.text)
+    assert other.status_code == 303
+    assert web_files(refusal) == ["zoe.parquet", "zoe_state.json"]
+
+
+async def test_page_labels_whose_id_dtype_differs_from_the_import_are_a_409_page(
+    refusal: Path,
+) -> None:
+    """The imported set's ids became strings after the page's labels were saved."""
+    async with client(app_for(refusal)) as http:
+        assert (await http.post("/annotate/ana/0", data={"rejection": "rejection"})).is_redirect
+    (table,) = [
+        p for p in (refusal / "annotations").glob("*/ana.parquet") if p.parent.name != "web"
+    ]
+    frame = pl.read_parquet(table)
+    frame.with_columns(pl.col("original_id").cast(pl.String)).write_parquet(table)
+    async with client(app_for(refusal)) as http:
+        shown = await http.get("/annotate/ana/1")
+        posted = await http.post("/annotate/ana/1", data={"rejection": "rejection"})
+    assert shown.status_code == 409 and posted.status_code == 409
+    text = html.unescape(shown.text)
+    assert "the ids are" in text and str(table) in text
+    assert str(refusal / "annotations" / "web" / "ana.parquet") in text
+    assert "The label was NOT saved" in html.unescape(posted.text)
 
 
 # --- access token --------------------------------------------------------------------------------
@@ -658,7 +756,7 @@ async def test_token_in_the_query_sets_an_httponly_cookie_that_then_suffices(
         other = await http.get(
             "/api/progress", headers={"cookie": f"a=1; meta_evaluator_token={TOKEN}"}
         )
-        assert other.json() == {"zoe": 1}
+        assert other.json() == {"ana": 40, "ben": 40, "chen": 40, "zoe": 1}
     assert saved(refusal, "zoe").height == 1
 
 
@@ -666,7 +764,8 @@ async def test_token_in_the_query_sets_an_httponly_cookie_that_then_suffices(
 async def test_a_bearer_token_works(refusal: Path, scheme: str) -> None:
     async with client(app_for(refusal, token=TOKEN)) as http:
         response = await http.get("/api/progress", headers={"authorization": f"{scheme} {TOKEN}"})
-    assert response.status_code == 200 and response.json() == {}
+    assert response.status_code == 200
+    assert response.json() == {"ana": 40, "ben": 40, "chen": 40}  # imported
 
 
 @pytest.mark.parametrize(
@@ -758,15 +857,78 @@ async def test_a_request_for_another_host_name_is_refused(
 
 
 @pytest.mark.parametrize(
-    "host", ["127.0.0.1:8765", "localhost:8765", "LOCALHOST:8765", "[::1]:8765"]
+    "host",
+    [
+        "127.0.0.1:8765",
+        "localhost:8765",
+        "LOCALHOST:8765",
+        "[::1]:8765",
+        "127.0.0.2:8765",
+        "localhost",
+        "127.0.0.1",
+        "[::1]",
+    ],
 )
-async def test_the_loopback_names_of_the_port_are_accepted(refusal: Path, host: str) -> None:
+async def test_the_loopback_names_are_accepted_at_any_port(refusal: Path, host: str) -> None:
+    """An SSH tunnel or port forwarding (`ssh -L 9000:localhost:8765`) changes the port only."""
     app = AnnotationApp(MetaEvaluator(refusal, load=True), host="127.0.0.1", port=8765)
     async with client(app) as http:
         response = await http.get("/", headers={"host": host})
-        other_port = await http.get("/", headers={"host": host.replace("8765", "8766")})
+        other_port = await http.get("/", headers={"host": host.replace("8765", "9000")})
+        tunnelled = host.replace("8765", "9000")
+        saved_through_tunnel = await http.post(
+            "/annotate/zoe/0",
+            data={"rejection": "rejection"},
+            headers={"host": tunnelled, "origin": f"http://{tunnelled}"},
+        )
     assert response.status_code == 200
-    assert other_port.status_code == 421
+    assert other_port.status_code == 200
+    assert saved_through_tunnel.status_code == 303
+    assert saved(refusal, "zoe").height == 1
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost.evil.example:8765", "127.0.0.1.nip.io", "[::2]:8765", "::1", "localhost:x", ""],
+)
+async def test_names_that_only_look_like_loopback_are_refused(refusal: Path, host: str) -> None:
+    app = AnnotationApp(MetaEvaluator(refusal, load=True), host="127.0.0.1", port=8765)
+    async with client(app) as http:
+        response = await http.get("/", headers={"host": host})
+    assert response.status_code == 421
+
+
+async def test_an_origin_matching_x_forwarded_host_is_accepted(refusal: Path) -> None:
+    """Behind a reverse proxy that rewrites `Host`, the browser's name is in X-Forwarded-Host."""
+    proxied = {"host": "127.0.0.1:8765", "x-forwarded-host": "annotate.lab.example"}
+    async with client(app_for(refusal)) as http:
+        own = await http.post(
+            "/annotate/zoe/0",
+            data={"rejection": "rejection"},
+            headers={**proxied, "origin": "https://annotate.lab.example"},
+        )
+        chained = await http.post(
+            "/annotate/zoe/1",
+            data={"rejection": "rejection"},
+            headers={
+                **proxied,
+                "x-forwarded-host": "Annotate.Lab.Example, inner.proxy",
+                "referer": "https://annotate.lab.example/annotate/zoe/1",
+            },
+        )
+        refused = [
+            await http.post(
+                "/annotate/zoe/2", data={"rejection": "rejection"}, headers={**proxied, **extra}
+            )
+            for extra in (
+                {"origin": "https://evil.example"},
+                {"origin": "null"},
+                {"origin": "https://inner.proxy", "x-forwarded-host": "a.example, inner.proxy"},
+            )
+        ]
+    assert own.status_code == 303 and chained.status_code == 303
+    assert [r.status_code for r in refused] == [403, 403, 403]
+    assert saved(refusal, "zoe").height == 2
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20"])
@@ -793,9 +955,9 @@ async def test_a_public_bind_with_a_token_accepts_any_host_name(refusal: Path, h
 
 
 async def test_a_body_over_the_limit_is_refused_and_nothing_saved(refusal: Path) -> None:
-    from meta_evaluator.annotate.app import _MAX_BODY
+    from meta_evaluator.annotate._http import MAX_BODY
 
-    long_text = "x" * (_MAX_BODY + 10)
+    long_text = "x" * (MAX_BODY + 10)
     async with client(app_for(refusal)) as http:
         response = await http.post(
             "/annotate/zoe/0", data={"rejection": "rejection", "explanation": long_text}
@@ -818,10 +980,10 @@ async def test_a_body_over_the_limit_is_refused_and_nothing_saved(refusal: Path)
 
 
 async def test_a_body_at_the_limit_is_saved_whole(refusal: Path) -> None:
-    from meta_evaluator.annotate.app import _MAX_BODY
+    from meta_evaluator.annotate._http import MAX_BODY
 
     head = "rejection=rejection&explanation="
-    text = "z" * (_MAX_BODY - len(head))
+    text = "z" * (MAX_BODY - len(head))
     async with client(app_for(refusal)) as http:
         response = await http.post(
             "/annotate/zoe/0",
@@ -841,6 +1003,7 @@ def test_a_real_server_refuses_other_host_names_and_sites(
     with httpx.Client(base_url=base, timeout=20) as http:
         assert http.get("/").status_code == 200
         assert http.get("/", headers={"host": f"localhost:{port}"}).status_code == 200
+        assert http.get("/", headers={"host": f"localhost:{int(port) + 1}"}).status_code == 200
         assert http.get("/", headers={"host": f"rebound.example:{port}"}).status_code == 421
         form = {"rejection": "rejection"}
         foreign = http.post("/annotate/zoe/0", data=form, headers={"origin": "http://evil.example"})
