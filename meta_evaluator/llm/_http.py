@@ -192,8 +192,9 @@ def _names(exc: BaseException) -> set[str]:
 
 
 def _address(url: httpx.URL) -> str:
-    """`host:port` of `url`, the scheme's default port filled in."""
-    return f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+    """`host:port` of `url`, the scheme's default port filled in; `[::1]:9` for IPv6."""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{host}:{url.port or (443 if url.scheme == 'https' else 80)}"
 
 
 def _no_answer_to_connect(http: httpx.AsyncClient, request: httpx.Request) -> CallFailed:

@@ -64,6 +64,20 @@ async def failure(base_url: str, error: Exception) -> CallFailed:
             "10.9.9.9:80",
             id="other",
         ),
+        pytest.param(
+            "http://[::1]:9/v1",
+            httpx.ConnectError("[Errno 111] Connection refused"),
+            "connection refused at [::1]:9",
+            "[::1]:9",
+            id="ipv6-in-brackets",
+        ),
+        pytest.param(
+            "https://[fe80::1]/v1",
+            httpx.ConnectError("[Errno 113] No route to host"),
+            "cannot connect to [fe80::1]:443 (ConnectError: [Errno 113] No route to host)",
+            "[fe80::1]:443",
+            id="ipv6-default-port",
+        ),
     ],
 )
 async def test_connect_failure_names_cause_and_address(
