@@ -2,11 +2,22 @@
 
 Scheduled batches may start while the previous one still runs; the lock makes the second stop
 with a clear message instead of both writing the same rows.
+
+The lock-file primitives here (`create_lock_file`, `read_lock_owner`, `remove_lock_file`) are
+also those of a judge's run lock (`results.runs.RunLock`). They never follow a symbolic link:
+the lock's folder must be inside the project (`storage.check_inside_project`) and the lock file
+itself is opened with `O_NOFOLLOW` where the platform has it, so a link in its place raises
+`OutsideProjectError` instead of a lock taken (or waited on) somewhere else. Every `OSError`
+becomes the typed error of `storage.os_error` naming the lock file (disk full, read-only, no
+permission: exit 4 on the command line), and a lock file whose owner could not be written is
+removed, so no empty lock is left for others to wait on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
 import socket
 import time
@@ -14,11 +25,128 @@ from pathlib import Path
 from types import TracebackType
 
 from meta_evaluator._util import shown
-from meta_evaluator.errors import ProjectError
+from meta_evaluator.errors import OutsideProjectError, ProjectError, StorageError
+from meta_evaluator.storage import check_inside_project, os_error
 
-__all__ = ["LOCK_FILE", "ProjectLock"]
+__all__ = [
+    "LOCK_FILE",
+    "ProjectLock",
+    "create_lock_file",
+    "owner_alive",
+    "read_lock_owner",
+    "remove_lock_file",
+]
+
+logger = logging.getLogger(__name__)
 
 LOCK_FILE = ".meta-evaluator.lock"
+
+
+def _no_follow() -> int:
+    # Read at each call, not at import: only POSIX has O_NOFOLLOW.
+    return getattr(os, "O_NOFOLLOW", 0)
+
+
+def _link_error(path: Path) -> OutsideProjectError:
+    return OutsideProjectError(
+        f"{path}: the lock file is a symbolic link; locks are never taken through one. Delete "
+        "the link (no run is using it) and run again.",
+        path=path,
+    )
+
+
+def create_lock_file(path: Path, owner: str, *, root: Path) -> bool:
+    """Create the lock file `path` holding `owner`; False when it exists already.
+
+    Args:
+        path: The lock file.
+        owner: What to write in it (`host pid`).
+        root: The project folder the lock must be inside.
+
+    Raises:
+        OutsideProjectError: The lock, or a folder on its way, is a symbolic link (out of the
+            project, or the lock file itself).
+        DiskFullError, PermissionDeniedError, StorageError: The file system refused it; no
+            lock file is left behind.
+    """
+    check_inside_project(path, root=root)
+    if path.is_symlink():
+        raise _link_error(path)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _no_follow(), 0o644)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _link_error(path) from exc
+        raise os_error(path, exc, "create the lock file") from exc
+    try:
+        data = owner.encode("utf-8")
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # an empty lock would make the next run wait for nobody
+        raise os_error(path, exc, "write the lock file") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return True
+
+
+def read_lock_owner(path: Path) -> str | None:
+    """The lock file's content (`host pid`, stripped), or None when there is no lock file.
+
+    Raises:
+        OutsideProjectError: The lock file is a symbolic link.
+        PermissionDeniedError, StorageError: It cannot be read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _no_follow())
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _link_error(path) from exc
+        raise os_error(path, exc, "read the lock file") from exc
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 12):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise os_error(path, exc, "read the lock file") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="replace").strip()
+
+
+def remove_lock_file(path: Path) -> None:
+    """Delete the lock file (if there).
+
+    Raises:
+        PermissionDeniedError, StorageError: The file system refused it.
+    """
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise os_error(path, exc, "remove the lock file") from exc
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether `host pid` names a live process: on another host, assume it is."""
+    host, _, pid = owner.rpartition(" ")
+    if host != socket.gethostname():
+        return bool(owner)
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class ProjectLock:
@@ -31,16 +159,15 @@ class ProjectLock:
     """
 
     def __init__(self, project_dir: Path) -> None:
+        self.root = project_dir
         self.path = project_dir / LOCK_FILE
         self._me = f"{socket.gethostname()} {os.getpid()}"
         self._held = False
 
     def holder(self) -> str | None:
         """Who holds the lock now (`host H, pid P`), or None when nobody live does."""
-        from meta_evaluator.results.runs import _alive
-
         owner = self._owner()
-        if owner is None or not _alive(owner):
+        if owner is None or not owner_alive(owner):
             return None
         return _describe(owner)
 
@@ -51,39 +178,35 @@ class ProjectLock:
         for its content. One still empty after that was left by a process killed in between.
         """
         for _ in range(20):
-            try:
-                owner = self.path.read_text(encoding="utf-8", errors="replace").strip()
-            except FileNotFoundError:
-                return None
-            if owner:
+            owner = read_lock_owner(self.path)
+            if owner is None or owner:
                 return owner
             time.sleep(0.05)
         return ""
 
     def acquire(self) -> None:
-        """Take the lock, or raise ProjectError naming the process that holds it."""
-        from meta_evaluator.results.runs import _alive
+        """Take the lock, or raise ProjectError naming the process that holds it.
 
+        Raises:
+            ProjectError: A live process holds the lock.
+            OutsideProjectError: The lock file is a symbolic link.
+            DiskFullError, PermissionDeniedError, StorageError: The file system refused it.
+        """
         for _ in range(3):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                owner = self._owner()
-                if owner is None:  # released meanwhile
-                    continue
-                if _alive(owner):
-                    raise ProjectError(
-                        f"{self.path}: another `meta-evaluator run` of this project is going on "
-                        f"({_describe(owner)}); wait for it to finish. If that process is gone "
-                        "(for instance on another machine), delete the lock file.",
-                        path=self.path,
-                    ) from None
-                self._take_over(owner)
+            if create_lock_file(self.path, self._me, root=self.root):
+                self._held = True
+                return
+            owner = self._owner()
+            if owner is None:  # released meanwhile
                 continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(self._me)
-            self._held = True
-            return
+            if owner_alive(owner):
+                raise ProjectError(
+                    f"{self.path}: another `meta-evaluator run` of this project is going on "
+                    f"({_describe(owner)}); wait for it to finish. If that process is gone "
+                    "(for instance on another machine), delete the lock file.",
+                    path=self.path,
+                )
+            self._take_over(owner)
         raise ProjectError(
             f"{self.path}: could not take the project's lock; try again.", path=self.path
         )
@@ -100,21 +223,31 @@ class ProjectLock:
             os.rename(self.path, aside)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise os_error(self.path, exc, "take over the lock file") from exc
         try:
-            if aside.read_text(encoding="utf-8", errors="replace").strip() != owner:
+            if read_lock_owner(aside) != owner:
                 with contextlib.suppress(FileExistsError):
                     os.link(aside, self.path)
+        except OSError as exc:
+            if isinstance(exc, StorageError):
+                raise
+            raise os_error(self.path, exc, "put back the lock file") from exc
         finally:
-            aside.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
 
     def release(self) -> None:
-        """Give the lock back (if held, and still ours)."""
+        """Give the lock back (if held, and still ours).
+
+        Raises:
+            PermissionDeniedError, StorageError: The file system refused it.
+        """
         if not self._held:
             return
         self._held = False
-        with contextlib.suppress(FileNotFoundError):
-            if self.path.read_text(encoding="utf-8", errors="replace").strip() == self._me:
-                self.path.unlink()
+        if read_lock_owner(self.path) == self._me:
+            remove_lock_file(self.path)
 
     def __enter__(self) -> ProjectLock:
         self.acquire()
@@ -126,7 +259,14 @@ class ProjectLock:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.release()
+        try:
+            self.release()
+        except StorageError as error:
+            if exc is None:
+                raise
+            # The block's own error says what went wrong; a lock left by this (then dead)
+            # process is taken over by the next run.
+            logger.warning("%s", error)
 
 
 def _describe(owner: str) -> str:

@@ -66,15 +66,23 @@ def init(
         typer.Option(help="Fill the project from a built-in example (for instance 'refusal')."),
     ] = None,
 ) -> None:
-    """Create a new project folder (empty, or from a built-in example)."""
+    """Create a new project folder (empty, or from a built-in example).
+
+    If it fails half-way (a full disk: exit 4), what it made is removed again: the folder if it
+    was new, else only the files and folders it added.
+    """
     from meta_evaluator.examples import create_example_project
     from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.storage import removed_on_error
 
+    with removed_on_error(project_dir):
+        if example is None:
+            MetaEvaluator(project_dir, load=False).save_state()
+        else:
+            create_example_project(example, project_dir)
     if example is None:
-        MetaEvaluator(project_dir, load=False).save_state()
         print(f"Created an empty project in {project_dir}.")
     else:
-        create_example_project(example, project_dir)
         print(f"Created project {project_dir} from the example {example!r}.")
     _status(project_dir)
 

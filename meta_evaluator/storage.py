@@ -8,6 +8,12 @@ two fsyncs (slow on some network file systems), and a killed process may leave a
 `.<name>.*.tmp` file behind, which is harmless: nothing reads it, and it is never removed
 automatically because another process may be writing it.
 
+A write the file system refuses raises the typed error of `os_error` naming the file
+(`DiskFullError`, `PermissionDeniedError`; exit 4 on the command line), and so does one that
+polars reports from under its writers, where the `errno` survives only in the message
+(`io_errno`). The readers `read_json` and `read_yaml` refuse lists and mappings nested more
+than `MAX_DEPTH` levels deep as malformed, so no file can exhaust Python's recursion.
+
 No write leaves the project through a symbolic link: before a file is written (and before its
 folders are created), `check_inside_project` refuses a path whose real location is outside its
 project folder. The real location is the path as given with every link followed component by
@@ -17,8 +23,8 @@ passes its own when it saves, and checks its folders against it before any write
 save, before `main_state.json` exists, is checked too); without one, it is the nearest folder
 above the path holding `main_state.json`, and a path in no project (`report --output`) is
 written as given. The check happens before the write: a link
-swapped in by another process in between is not caught (the row file's own name excepted, which
-`results/row_store.py` opens with `O_NOFOLLOW`).
+swapped in by another process in between is not caught (the row file's and the lock files' own
+names excepted, which `results/row_store.py` and `_project_lock.py` open with `O_NOFOLLOW`).
 
 Names derived from user-supplied ids (judge ids, annotator ids, run ids) must be one safe path
 component; `check_safe_name` enforces it before any path is built.
@@ -33,6 +39,7 @@ import io
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -53,15 +60,18 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = [
+    "MAX_DEPTH",
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_inside_project",
     "check_lfs_pointer",
     "check_safe_name",
+    "io_errno",
     "os_error",
     "read_json",
     "read_yaml",
+    "removed_on_error",
     "sha256",
     "write_csv",
     "write_json",
@@ -122,17 +132,39 @@ _DISK_FULL = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errn
 _NO_PERMISSION = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
-def os_error(path: str | Path, exc: OSError, action: str = "write") -> StorageError:
-    """The typed error for an `OSError` met while `action` ("write", "read") on `path`.
+# How polars reports the OSError under its writers: the errno only survives in the text, as
+# Rust's "No space left on device (os error 28)" or Python's "[Errno 28] No space left ...".
+_ERRNO_IN_TEXT = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]")
+
+
+def io_errno(exc: BaseException) -> int | None:
+    """The `errno` of an I/O failure: an `OSError`'s own, else the one named in its text.
+
+    polars raises a `ComputeError` (Parquet) or an `OSError` without `errno` (CSV, JSON) when
+    the file under it refuses a write, naming the code only in the message; for any other
+    exception, None (a bug is not an I/O failure, and is never translated).
+    """
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno
+    if not isinstance(exc, OSError) and not type(exc).__module__.startswith("polars"):
+        return None
+    match = _ERRNO_IN_TEXT.search(str(exc))
+    return int(match[1] or match[2]) if match else None
+
+
+def os_error(path: str | Path, exc: Exception, action: str = "write") -> StorageError:
+    """The typed error for an I/O failure met while `action` ("write", "read") on `path`.
 
     A full disk or quota becomes `DiskFullError`, missing permission or a read-only file system
     `PermissionDeniedError`, anything else `StorageError`; each names the path, keeps the
-    `errno`, and says how to fix it. The caller raises it `from exc`.
+    `errno` (`io_errno`: also the one polars names only in its message), and says how to fix
+    it. The caller raises it `from exc`.
     """
     target = Path(path)
-    code = exc.errno
+    code = io_errno(exc)
     name = errno.errorcode.get(code, "") if code is not None else ""
-    cause = f"{exc.strerror or exc}{f', {name}' if name else ''}"
+    strerror = getattr(exc, "strerror", None) or (os.strerror(code) if code else str(exc))
+    cause = f"{strerror}{f', {name}' if name else ''}"
     error: StorageError
     if code in _DISK_FULL:
         error = DiskFullError(
@@ -298,10 +330,47 @@ def atomic_write(
     except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        if isinstance(exc, OSError) and not isinstance(exc, StorageError):
+        if isinstance(exc, StorageError) or not isinstance(exc, Exception):
+            raise
+        if isinstance(exc, OSError) or io_errno(exc) is not None:  # also polars' wrapped ones
             raise os_error(target, exc) from exc  # the previous file, if any, is unchanged
         raise
     _fsync_folder(folder)
+
+
+@contextlib.contextmanager
+def removed_on_error(folder: str | Path) -> Iterator[None]:
+    """Remove what the block created in `folder` if it raises, and only that.
+
+    A folder that did not exist (nor its parents up to the first that did) is removed whole; in
+    one that existed, the entries the block added are removed and everything that was there
+    before stays, links included. For commands that make a project (`init`): a full disk
+    half-way must not leave half a project behind.
+
+    Args:
+        folder: The folder the block fills.
+    """
+    target = Path(os.path.abspath(folder))
+    created = None  # the topmost folder the block is about to create
+    for candidate in [target, *target.parents]:
+        if os.path.lexists(candidate):
+            break
+        created = candidate
+    before = set(os.listdir(target)) if created is None and target.is_dir() else None
+    try:
+        yield
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        elif before is not None:
+            with contextlib.suppress(OSError):
+                for name in set(os.listdir(target)) - before:
+                    entry = target / name
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry, ignore_errors=True)
+                    else:
+                        entry.unlink(missing_ok=True)
+        raise
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -344,22 +413,55 @@ def write_csv(
     atomic_write_text(path, buffer.getvalue(), root=root)
 
 
+MAX_DEPTH = 100
+"""How deeply lists and mappings may nest in a JSON or YAML file we read (ours need under 10)."""
+
+
+def _too_deep(path: str | Path) -> StateError:
+    return StateError(
+        f"{path}: lists or mappings nested more than {MAX_DEPTH} levels deep; no file of a "
+        "project needs that many, so the file is damaged or not ours. Restore it from version "
+        "control or fix it by hand.",
+        path=path,
+    )
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and dicts nest in `value` more than `limit` levels (without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
 def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing, unreadable or malformed file raises with its path and line.
 
+    Lists and objects nested more than `MAX_DEPTH` levels deep are refused (as malformed), so
+    no reader of the value can exhaust Python's recursion.
+
     Raises:
         StorageError: The file cannot be read.
-        StateError: The file is not valid JSON.
+        StateError: The file is not valid JSON, or nests too deeply.
     """
     text = _read_text(path)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateError(
             f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
             "restore the file from version control or fix it by hand.",
             path=path,
         ) from exc
+    except RecursionError:  # json's own parser recurses: far deeper than MAX_DEPTH
+        raise _too_deep(path) from None
+    if isinstance(value, (dict, list)) and _deeper_than(value, MAX_DEPTH):
+        raise _too_deep(path)
+    return value
 
 
 def write_yaml(path: str | Path, obj: Any, *, root: str | Path | None = None) -> None:
@@ -376,17 +478,21 @@ def read_yaml(path: str | Path) -> Any:
     Every YAML file of a project is read here. Aliases (`*x`) are refused, so a small file cannot
     expand to gigabytes once read (the "billion laughs"); an anchor (`&x`) that no alias uses
     expands nothing and is read as if absent. A key given twice is refused instead of silently
-    keeping the last.
+    keeping the last. Lists and mappings nested more than `MAX_DEPTH` levels deep are refused
+    as they are read, before PyYAML's recursive composer could exhaust Python's stack.
 
     Raises:
         StorageError: The file cannot be read.
-        StateError: The file is not valid YAML (the message gives line and column).
+        StateError: The file is not valid YAML (the message gives line and column), or nests
+            too deeply.
     """
     import yaml
 
     text = _read_text(path)
     try:
         return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: no objects
+    except RecursionError:  # not expected below MAX_DEPTH; a stack-hungry caller, say
+        raise _too_deep(path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -397,10 +503,12 @@ def read_yaml(path: str | Path) -> Any:
 
 
 def _unique_key_loader() -> type[Any]:
-    """A SafeLoader that refuses aliases and a mapping with a key twice (PyYAML keeps the last)."""
+    """A SafeLoader refusing aliases, nesting deeper than `MAX_DEPTH` and a key given twice."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
+        depth = 0
+
         def compose_node(self, parent: Any, index: Any) -> Any:
             # An alias makes a 1 KB file expand to gigabytes (billion laughs) once anything
             # walks it; no configuration of ours needs one, so refuse it before it is built.
@@ -413,7 +521,20 @@ def _unique_key_loader() -> type[Any]:
                     "refused); write the value out in full",
                     event.start_mark,
                 )
-            return super().compose_node(parent, index)
+            nested = self.check_event(yaml.events.CollectionStartEvent)
+            if nested and self.depth >= MAX_DEPTH:  # the composer recurses once per level
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"lists or mappings nested more than {MAX_DEPTH} levels deep; no file of "
+                    "a project needs that many",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
+            self.depth += nested
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= nested
 
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             seen: set[Any] = set()
@@ -430,7 +551,13 @@ def _unique_key_loader() -> type[Any]:
 
 
 def write_parquet(path: str | Path, frame: pl.DataFrame, *, root: str | Path | None = None) -> None:
-    """Write a polars frame as Parquet (zstd), atomically."""
+    """Write a polars frame as Parquet (zstd), atomically.
+
+    Raises:
+        OutsideProjectError: The path leads out of its project through a symlink.
+        DiskFullError, PermissionDeniedError, StorageError: The file system refused the write
+            (polars' `ComputeError` carrying the `errno` in its text included).
+    """
     with atomic_write(path, "wb", root=root) as handle:
         frame.write_parquet(handle, compression="zstd")
 

@@ -808,3 +808,299 @@ def test_a_state_file_message_is_capped(project: Path) -> None:
     with pytest.raises(StateError) as caught:
         MetaEvaluator(project, load=True)
     assert_capped(str(caught.value))
+
+
+# ----- faults at the locks, in polars' writers, in init; files nested too deep -------------------
+
+FAULTS = [
+    (errno.ENOSPC, DiskFullError, "disk"),
+    (errno.EROFS, PermissionDeniedError, "read-only"),
+    (errno.EACCES, PermissionDeniedError, "permission"),
+]
+FAULT_IDS = ["ENOSPC", "EROFS", "EACCES"]
+
+
+class RefusingOpen(FaultyOs):
+    """The `os` module with `open` refusing `name` (the lock file) with `code`."""
+
+    def __init__(self, code: int, name: str) -> None:
+        super().__init__(code)
+        self.name = name
+
+    def open(self, path: object, *args: object) -> int:
+        if Path(str(path)).name == self.name:
+            raise OSError(self.code, os.strerror(self.code), str(path))
+        return os.open(path, *args)  # type: ignore[call-overload, no-any-return]
+
+    def write(self, fd: int, data: bytes) -> int:
+        return os.write(fd, data)
+
+
+@pytest.mark.parametrize(("code", "error", "words"), FAULTS, ids=FAULT_IDS)
+def test_the_project_lock_refused_exits_4(
+    project: Path,
+    entry: Main,
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    error: type[StorageError],
+    words: str,
+) -> None:
+    from meta_evaluator import _project_lock
+    from meta_evaluator._project_lock import ProjectLock
+
+    monkeypatch.setattr(_project_lock, "os", RefusingOpen(code, ".meta-evaluator.lock"))
+    with pytest.raises(error) as caught:
+        ProjectLock(project).acquire()
+    assert caught.value.path == project / ".meta-evaluator.lock"
+    done = entry("run", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and words in done.stderr.lower()
+    assert str(project / ".meta-evaluator.lock") in done.stderr
+
+
+@pytest.mark.parametrize(("code", "error", "words"), FAULTS, ids=FAULT_IDS)
+def test_a_project_lock_that_cannot_be_written_is_not_left(
+    project: Path, monkeypatch: pytest.MonkeyPatch, code: int, error: type[StorageError], words: str
+) -> None:
+    from meta_evaluator import _project_lock
+    from meta_evaluator._project_lock import ProjectLock
+
+    monkeypatch.setattr(_project_lock, "os", FaultyOs(code))
+    with pytest.raises(error):
+        ProjectLock(project).acquire()
+    assert not (project / ".meta-evaluator.lock").exists()  # no empty lock for others to wait on
+
+
+@pytest.mark.parametrize(("code", "error", "words"), FAULTS, ids=FAULT_IDS)
+def test_a_run_lock_refused_exits_4_and_resumes(
+    project: Path,
+    entry: Main,
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    error: type[StorageError],
+    words: str,
+) -> None:
+    from meta_evaluator import _project_lock  # where RunLock's file is opened
+
+    monkeypatch.setattr(_project_lock, "os", RefusingOpen(code, f"{JUDGE}.lock"))
+    done = entry("run", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and words in done.stderr.lower()
+    assert f"{JUDGE}.lock" in done.stderr
+    assert not (project / ".meta-evaluator.lock").exists()
+    monkeypatch.undo()
+    assert entry("run", project).returncode == 0
+
+
+def test_a_run_lock_that_cannot_be_written_is_not_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from meta_evaluator import _project_lock
+    from meta_evaluator.results import runs
+
+    files = runs.RunFiles(tmp_path / "results", "run_1", JUDGE)
+    monkeypatch.setattr(_project_lock, "os", FaultyOs(errno.ENOSPC))
+    with pytest.raises(DiskFullError) as caught:
+        runs.RunLock(files).acquire()
+    assert caught.value.path == tmp_path / "results" / "run_1" / f"{JUDGE}.lock"
+    assert list((tmp_path / "results" / "run_1").iterdir()) == []
+
+
+def test_a_dangling_project_lock_link_is_outside_the_project(
+    project: Path, entry: Main, tmp_path: Path
+) -> None:
+    lock = project / ".meta-evaluator.lock"
+    lock.symlink_to(tmp_path / "nowhere" / "lock")
+    done = entry("run", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert str(lock) in done.stderr and "symbolic link" in done.stderr
+    assert "try again" not in done.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_project_lock_linked_inside_is_refused_not_followed(project: Path) -> None:
+    from meta_evaluator._project_lock import ProjectLock
+
+    (project / "decoy").write_text("", encoding="utf-8")
+    (project / ".meta-evaluator.lock").symlink_to(project / "decoy")
+    with pytest.raises(StorageError) as caught:
+        ProjectLock(project).acquire()
+    assert "symbolic link" in str(caught.value)
+    assert (project / "decoy").read_text(encoding="utf-8") == ""
+
+
+def polars_refusing(monkeypatch: pytest.MonkeyPatch, code: int, writer: str) -> None:
+    """polars' `writer` failing as it does: errno lost, kept only in the message."""
+    import polars as pl
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        text = f"{os.strerror(code)} (os error {code})"
+        if writer == "write_parquet":
+            raise pl.exceptions.ComputeError(f"parquet: underlying IO error: {text}")
+        raise OSError(f"[Errno {code}] {os.strerror(code)}")  # as polars' write_csv does
+
+    monkeypatch.setattr(pl.DataFrame, writer, refuse)
+
+
+@pytest.mark.parametrize("writer", ["write_parquet", "write_csv"])
+@pytest.mark.parametrize(("code", "error", "words"), FAULTS, ids=FAULT_IDS)
+def test_a_polars_write_fault_is_typed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    error: type[StorageError],
+    words: str,
+    writer: str,
+) -> None:
+    import polars as pl
+
+    from meta_evaluator.data.persist import write_frame
+
+    target = tmp_path / "table"
+    polars_refusing(monkeypatch, code, writer)
+    frame = pl.DataFrame({"a": [1, 2]})
+    with pytest.raises(error) as caught:
+        write_frame(frame, target, "parquet" if writer == "write_parquet" else "csv")
+    assert caught.value.path == target and caught.value.errno == code
+    assert words in str(caught.value).lower()
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_a_polars_error_without_an_errno_is_not_wrapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import polars as pl
+
+    from meta_evaluator.storage import write_parquet
+
+    def bug(*args: object, **kwargs: object) -> None:
+        raise pl.exceptions.ComputeError("some polars bug")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", bug)
+    with pytest.raises(pl.exceptions.ComputeError):
+        write_parquet(tmp_path / "x.parquet", pl.DataFrame({"a": [1]}))
+
+
+@pytest.mark.parametrize(("code", "error", "words"), FAULTS, ids=FAULT_IDS)
+def test_a_results_table_fault_exits_4_and_resumes(
+    project: Path,
+    entry: Main,
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    error: type[StorageError],
+    words: str,
+) -> None:
+    polars_refusing(monkeypatch, code, "write_parquet")
+    done = entry("run", project)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and words in done.stderr.lower()
+    assert f"{JUDGE}.parquet" in done.stderr
+    kept = run_rows(project)
+    assert len(kept) == 40
+    monkeypatch.undo()
+    assert entry("run", project).returncode == 0
+    assert run_rows(project) == kept  # not asked again
+    assert len(list((project / "results").glob(f"*/{JUDGE}.parquet"))) == 1
+
+
+@pytest.mark.parametrize("existed", [False, True], ids=["new", "existing"])
+def test_init_on_a_full_disk_exits_4_and_leaves_nothing(
+    tmp_path: Path, entry: Main, monkeypatch: pytest.MonkeyPatch, existed: bool
+) -> None:
+    project = tmp_path / "small" / "newp"
+    if existed:
+        project.mkdir(parents=True)
+        (project / "notes.txt").write_text("mine", encoding="utf-8")
+    polars_refusing(monkeypatch, errno.ENOSPC, "write_csv")
+    done = entry("init", project, "--example", "refusal")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "disk" in done.stderr.lower()
+    if existed:
+        assert sorted(p.name for p in project.iterdir()) == ["notes.txt"]
+    else:
+        assert list(tmp_path.iterdir()) == []
+
+
+class NoFsync(FaultyOs):
+    """The `os` module with `fsync` failing: the disk is full."""
+
+    def fsync(self, fd: int) -> None:
+        raise OSError(self.code, os.strerror(self.code))
+
+
+def test_init_of_an_empty_project_on_a_full_disk_leaves_nothing(
+    tmp_path: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from meta_evaluator import storage
+
+    monkeypatch.setattr(storage, "os", NoFsync(errno.ENOSPC))
+    done = entry("init", tmp_path / "newp")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "main_state.json" in done.stderr and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+DEEP = 5000
+
+
+@pytest.mark.parametrize("depth", [DEEP, 101])
+def test_a_yaml_file_nested_too_deep_is_refused(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("metrics: " + "[" * depth + "]" * depth + "\n", encoding="utf-8")
+    with pytest.raises(StateError) as caught:
+        read_yaml(path)
+    assert caught.value.path == path and "100" in str(caught.value)
+
+
+def test_a_yaml_file_nested_deep_but_not_too_deep_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("[" * 99 + "]" * 99 + "\n", encoding="utf-8")
+    value = read_yaml(path)
+    for _ in range(98):
+        value = value[0]
+    assert value == []
+
+
+@pytest.mark.parametrize("depth", [100000, 101])
+def test_a_json_file_nested_too_deep_is_refused(tmp_path: Path, depth: int) -> None:
+    from meta_evaluator.storage import read_json
+
+    path = tmp_path / "deep.json"
+    path.write_text('{"a": ' + "[" * depth + "]" * depth + "}", encoding="utf-8")
+    with pytest.raises(StateError) as caught:
+        read_json(path)
+    assert caught.value.path == path and "100" in str(caught.value)
+
+
+def test_cli_with_deeply_nested_files_exits_2(project: Path, entry: Main) -> None:
+    metrics = project / "deep.yaml"
+    metrics.write_text("metrics: " + "[" * DEEP + "]" * DEEP + "\n", encoding="utf-8")
+    done = entry("score", project, "--metrics", metrics)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert str(metrics) in done.stderr and "Traceback" not in done.stderr
+    (project / "main_state.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    done = entry("status", project)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "main_state.json" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_judges_yaml_nested_too_deep_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "judges.yaml"
+    path.write_text("judges: " + "[" * DEEP + "]" * DEEP + "\n", encoding="utf-8")
+    evaluator = MetaEvaluator(tmp_path / "project")
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.load_judges_from_yaml(path)
+    assert caught.value.path == path and "100" in str(caught.value)
+
+
+def test_a_new_project_refuses_a_run_folder_linked_outside(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "results").mkdir(parents=True)
+    outside = tmp_path / "outside_run"
+    outside.mkdir()
+    (project / "results" / "run_x").symlink_to(outside, target_is_directory=True)
+    evaluator = refusal_unsaved(project)  # no main_state.json yet to find the project by
+    with pytest.raises(OutsideProjectError) as caught:
+        evaluator.run_judges_async(run_id="run_x")
+    assert str(project / "results" / "run_x") in str(caught.value)
+    assert list(outside.iterdir()) == []

@@ -210,7 +210,7 @@ async def run_batch_judge(
         return
     if run.fresh_start:
         run.files.rows.unlink(missing_ok=True)  # check_ledger made sure no batch is pending
-    with RowStore(run.files.rows) as store:
+    with RowStore(run.files.rows, root=run.files.root) as store:
         job = _BatchJob(run, client, ledger, store, task, settings, progress, rows, ids)
         if run.seeded:
             for values in run.kept.values():

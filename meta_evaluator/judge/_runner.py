@@ -523,7 +523,7 @@ async def _run_judge(
     if run.fresh_start:
         run.files.rows.unlink(missing_ok=True)  # resume=False: the run starts over
     slots = anyio.Semaphore(judge.max_concurrency or settings.max_concurrency)
-    with RowStore(run.files.rows) as store:
+    with RowStore(run.files.rows, root=run.files.root) as store:
         if run.seeded:
             for values in run.kept.values():
                 store.append(values)

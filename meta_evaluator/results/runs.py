@@ -26,6 +26,12 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
+from meta_evaluator._project_lock import (
+    create_lock_file,
+    owner_alive,
+    read_lock_owner,
+    remove_lock_file,
+)
 from meta_evaluator._util import shown
 from meta_evaluator.errors import StateError, UnsafeNameError
 from meta_evaluator.results.judge_results import JudgeResults
@@ -33,6 +39,7 @@ from meta_evaluator.storage import (
     check_inside_project,
     check_lfs_pointer,
     check_safe_name,
+    os_error,
     read_json,
     write_json,
     write_parquet,
@@ -119,7 +126,12 @@ class RunState:
 
 
 class RunFiles:
-    """The files of one judge in one run (of one shard of the rows, if `shard` is given)."""
+    """The files of one judge in one run (of one shard of the rows, if `shard` is given).
+
+    `results_dir` is the project's `results/` folder, so its parent, `root`, is the project
+    folder that every file of the run is checked against before it is written (a link out of
+    the project is caught even before the project's first save).
+    """
 
     def __init__(
         self,
@@ -132,6 +144,7 @@ class RunFiles:
         check_safe_name(run_id, field="run_id")
         check_safe_name(judge_id, field="judge_id")
         folder = results_dir / run_id
+        self.root = results_dir.parent
         self.run_id, self.judge_id, self.shard = run_id, judge_id, shard
         self.stem = shard_stem(judge_id, shard)
         self.rows = folder / f"{self.stem}.jsonl"
@@ -167,11 +180,11 @@ class RunFiles:
 
     def write_state(self, state: RunState) -> None:
         """Write the state file atomically."""
-        write_json(self.state, state.to_json())
+        write_json(self.state, state.to_json(), root=self.root)
 
     def write_table(self, results: JudgeResults) -> None:
         """Write the complete run's rows as Parquet, atomically."""
-        write_parquet(self.table, results.results_data)
+        write_parquet(self.table, results.results_data, root=self.root)
 
     def read_table(self) -> pl.DataFrame:
         """The complete run's rows."""
@@ -331,54 +344,51 @@ class RunLock:
     """An exclusive claim on one judge's rows in one run, so two processes never write them.
 
     The lock file holds the owner's host and process id. A lock left by a process that is gone
-    (on this host) is taken over; one held by a live process raises `StateError`.
+    (on this host) is taken over; one held by a live process raises `StateError`. The file is
+    made and read as the project's lock is (`_project_lock.create_lock_file`): never through a
+    symbolic link, and a file system refusing it raises the typed error naming the lock file.
     """
 
     def __init__(self, files: RunFiles) -> None:
         self.path = files.state.with_name(f"{files.stem}.lock")
+        self.root = files.root
         self._held = False
 
     def acquire(self) -> None:
-        """Take the lock, or raise StateError naming the process that holds it."""
-        check_inside_project(self.path)  # before the folder is made: results/ may link outside
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Take the lock, or raise StateError naming the process that holds it.
+
+        Raises:
+            StateError: A live process holds the lock.
+            OutsideProjectError: The run's folder, or the lock file, is a link out of the project.
+            DiskFullError, PermissionDeniedError, StorageError: The file system refused it.
+        """
+        check_inside_project(self.path, root=self.root)  # before the folder is made
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise os_error(self.path.parent, exc, "create the run's folder") from exc
         me = f"{socket.gethostname()} {os.getpid()}"
         for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                owner = self.path.read_text(encoding="utf-8", errors="replace").strip()
-                if _alive(owner):
-                    raise StateError(
-                        f"{self.path}: run {self.path.parent.name!r} of judge "
-                        f"{self.path.stem!r} is being written by process {shown(owner)}; wait for "
-                        "it to finish, or run under another run_id.",
-                        path=self.path,
-                    ) from None
-                self.path.unlink(missing_ok=True)  # its owner is gone: take it over
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(me)
-            self._held = True
-            return
+            if create_lock_file(self.path, me, root=self.root):
+                self._held = True
+                return
+            owner = read_lock_owner(self.path)
+            if owner is not None and owner_alive(owner):
+                raise StateError(
+                    f"{self.path}: run {self.path.parent.name!r} of judge "
+                    f"{self.path.stem!r} is being written by process {shown(owner)}; wait for "
+                    "it to finish, or run under another run_id.",
+                    path=self.path,
+                )
+            remove_lock_file(self.path)  # its owner is gone: take it over
         raise StateError(f"{self.path}: could not take the run's lock.", path=self.path)
 
     def release(self) -> None:
-        """Give the lock back (if held)."""
+        """Give the lock back (if held).
+
+        Raises:
+            PermissionDeniedError, StorageError: The file system refused it.
+        """
         if self._held:
-            self.path.unlink(missing_ok=True)
             self._held = False
-
-
-def _alive(owner: str) -> bool:
-    """Whether `host pid` names a live process: on another host, assume it is."""
-    host, _, pid = owner.rpartition(" ")
-    if host != socket.gethostname():
-        return bool(owner)
-    try:
-        os.kill(int(pid), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    return True
+            remove_lock_file(self.path)
