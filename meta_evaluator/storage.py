@@ -45,13 +45,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from meta_evaluator._safe_parse import MAX_DEPTH, parse_json, parse_yaml
 from meta_evaluator._util import shown
 from meta_evaluator.errors import (
     DiskFullError,
     LfsPointerError,
     OutsideProjectError,
     PermissionDeniedError,
-    StateError,
     StorageError,
     UnsafeNameError,
 )
@@ -413,31 +413,6 @@ def write_csv(
     atomic_write_text(path, buffer.getvalue(), root=root)
 
 
-MAX_DEPTH = 100
-"""How deeply lists and mappings may nest in a JSON or YAML file we read (ours need under 10)."""
-
-
-def _too_deep(path: str | Path) -> StateError:
-    return StateError(
-        f"{path}: lists or mappings nested more than {MAX_DEPTH} levels deep; no file of a "
-        "project needs that many, so the file is damaged or not ours. Restore it from version "
-        "control or fix it by hand.",
-        path=path,
-    )
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether lists and dicts nest in `value` more than `limit` levels (without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
-
-
 def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing, unreadable or malformed file raises with its path and line.
 
@@ -448,20 +423,7 @@ def read_json(path: str | Path) -> Any:
         StorageError: The file cannot be read.
         StateError: The file is not valid JSON, or nests too deeply.
     """
-    text = _read_text(path)
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StateError(
-            f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
-            "restore the file from version control or fix it by hand.",
-            path=path,
-        ) from exc
-    except RecursionError:  # json's own parser recurses: far deeper than MAX_DEPTH
-        raise _too_deep(path) from None
-    if isinstance(value, (dict, list)) and _deeper_than(value, MAX_DEPTH):
-        raise _too_deep(path)
-    return value
+    return parse_json(_read_text(path), path)
 
 
 def write_yaml(path: str | Path, obj: Any, *, root: str | Path | None = None) -> None:
@@ -486,68 +448,7 @@ def read_yaml(path: str | Path) -> Any:
         StateError: The file is not valid YAML (the message gives line and column), or nests
             too deeply.
     """
-    import yaml
-
-    text = _read_text(path)
-    try:
-        return yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: no objects
-    except RecursionError:  # not expected below MAX_DEPTH; a stack-hungry caller, say
-        raise _too_deep(path) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise StateError(
-            f"{path}: not valid YAML{where} ({problem}); fix the file.", path=path
-        ) from exc
-
-
-def _unique_key_loader() -> type[Any]:
-    """A SafeLoader refusing aliases, nesting deeper than `MAX_DEPTH` and a key given twice."""
-    import yaml
-
-    class UniqueKeyLoader(yaml.SafeLoader):
-        depth = 0
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            # An alias makes a 1 KB file expand to gigabytes (billion laughs) once anything
-            # walks it; no configuration of ours needs one, so refuse it before it is built.
-            if self.check_event(yaml.events.AliasEvent):
-                event = self.peek_event()  # type: ignore[no-untyped-call]
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"alias {shown('*' + str(event.anchor))} is not allowed (YAML aliases are "
-                    "refused); write the value out in full",
-                    event.start_mark,
-                )
-            nested = self.check_event(yaml.events.CollectionStartEvent)
-            if nested and self.depth >= MAX_DEPTH:  # the composer recurses once per level
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"lists or mappings nested more than {MAX_DEPTH} levels deep; no file of "
-                    "a project needs that many",
-                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
-                )
-            self.depth += nested
-            try:
-                return super().compose_node(parent, index)
-            finally:
-                self.depth -= nested
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"key {shown(key)} appears twice", key_node.start_mark
-                    )
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
-    return UniqueKeyLoader
+    return parse_yaml(_read_text(path), path)
 
 
 def write_parquet(path: str | Path, frame: pl.DataFrame, *, root: str | Path | None = None) -> None:
