@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.batches import BatchRecord
+    from meta_evaluator.results.unfinished import Unscored
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -394,21 +395,33 @@ def score(
     """Score every judge against the human annotations with the metrics of a YAML file.
 
     Results go to scores/<scorer>/<metric>/ (JSON, plots, and for preference metrics the trait
-    table). Exit status: 0 when every judge was scored, 1 when some could not be, 2 for bad
+    table). Each registered judge without a complete run (never run, or its latest run
+    unfinished: stopped by a dead endpoint or interrupted) is named with why. Exit status: 0 when
+    every judge was scored, 1 when some could not be (or have no complete run), 2 for bad
     configuration.
     """
     import warnings
 
     from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.results.unfinished import unscored_judges
     from meta_evaluator.scores.compare import IncompleteScoresWarning
     from meta_evaluator.scores.yaml_config import read_metrics_yaml
 
     evaluator = MetaEvaluator(project_dir, load=True)
     config = read_metrics_yaml(metrics or evaluator.project_dir / "metrics.yaml")
+    judge_results = evaluator.load_all_judge_results()
+    rows = len(evaluator.data) if evaluator.data is not None else None
+    unscored = unscored_judges(
+        evaluator.paths.results_dir, evaluator.judge_registry, judge_results, rows=rows
+    )
+    if unscored and not judge_results:  # nothing to score: say why, judge by judge
+        for judge in unscored:
+            print(_unscored_line(project_dir, judge))
+        raise typer.Exit(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
-        table = evaluator.compare_async(config)
-    failed = 0
+        table = evaluator.compare_async(config, judge_results)
+    failed = len(unscored)
     for name, (metric, results) in table.items():
         print(f"{metric.scorer.scorer_name} / {name}")
         for result in results:
@@ -427,15 +440,36 @@ def score(
         if trait_table.is_file():
             print(f"  traits ranked by strength ({trait_table}):")
             print("    " + trait_table.read_text(encoding="utf-8").rstrip().replace("\n", "\n    "))
+    for judge in unscored:
+        print(_unscored_line(project_dir, judge))
     print(f"Scores are in {evaluator.paths.scores_dir}")
     if failed:
         raise typer.Exit(1)
 
 
+def _unscored_line(project_dir: Path, judge: Unscored) -> str:
+    """`judge 'x' not scored: its latest run … is unfinished (…); <the command that fixes it>`."""
+    import shlex
+
+    command = f"meta-evaluator run {shlex.quote(str(project_dir))} --judges {judge.judge_id}"
+    if judge.run_id is None:
+        fix = f"run `{command}`"
+    elif judge.sharded:
+        fix = f"run the shards not complete with `{command} --run-id {judge.run_id} --shard K/N`"
+    elif judge.errors:
+        fix = f"fix the cause, then run `{command} --retry error`"
+    else:
+        fix = f"run `{command}` to finish it"
+    return f"judge {judge.judge_id!r} not scored: {judge.reason}; {fix}"
+
+
 @app.command()
 def annotate(
     project_dir: ProjectDir = Path("."),
-    port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port, 1 to 65535 (default, or 0: a free one).", min=0, max=65535),
+    ] = None,
     host: Annotated[str, typer.Option(help="Address to bind (default: loopback only).")] = (
         "127.0.0.1"
     ),

@@ -868,14 +868,44 @@ class MetaEvaluator:
                 "compare_async: no metrics; pass a MetricsConfig or call add_metrics_config."
             )
         self._paths.check_inside()
+        if judge_results is None:
+            judge_results = self.load_all_judge_results()
+            self._warn_unscored(judge_results)
         return await compare(
             config,
-            judge_results if judge_results is not None else self.load_all_judge_results(),
+            judge_results,
             human_results if human_results is not None else self.load_all_human_results(),
             scores_dir=self._paths.scores_dir,
             task=self._eval_task,
             data=self._data,
         )
+
+    def _warn_unscored(self, judge_results: dict[str, JudgeResults]) -> None:
+        """Warn (IncompleteScoresWarning) of each registered judge whose runs are unfinished.
+
+        A judge stopped by a dead endpoint (or interrupted) keeps its run unfinished, so that a
+        later run resumes it; it is left out of the scores, and said so. A judge never run is
+        not warned of here (a script may score imported results only); `score` names it too.
+        """
+        from meta_evaluator.results.unfinished import unscored_judges
+        from meta_evaluator.scores.compare import IncompleteScoresWarning
+
+        rows = len(self._data) if self._data is not None else None
+        unscored = [
+            judge
+            for judge in unscored_judges(
+                self._paths.results_dir, self._judges, judge_results, rows=rows
+            )
+            if judge.run_id is not None
+        ]
+        if unscored:
+            warnings.warn(
+                f"{len(unscored)} judge(s) have no complete run to score (run them again, with "
+                "retry=['error'] when they have error rows):\n"
+                + "\n".join(f"judge {u.judge_id!r} not scored: {u.reason}" for u in unscored),
+                IncompleteScoresWarning,
+                stacklevel=2,
+            )
 
     # ----- saving -----------------------------------------------------------------------------
 

@@ -173,6 +173,60 @@ def test_score_says_why_a_judge_has_no_valid_rows(project: Path) -> None:
     assert "0 of 0 ids" not in done.output
 
 
+def test_score_names_each_judge_without_a_complete_run_and_exits_1(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge stopped by a dead endpoint keeps an unfinished run; one never run has none."""
+    import re
+
+    port = closed_port()
+    add_judge(project, "closed", "openai", base_url=f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setattr(sys, "argv", ["meta-evaluator", "run", str(project)])
+    with pytest.raises(SystemExit):
+        main()
+    capsys.readouterr()
+    add_judge(project, "later", "mock")  # registered after the run: never run
+    done = invoke("score", project)
+    assert done.exit_code == 1, done.output
+    out = done.output
+    found = re.search(
+        r"judge 'closed' not scored: its latest run (run_\S+) is unfinished \((\d+) errors: "
+        rf"\2× connection refused at 127\.0\.0\.1:{port}; (\d+) rows not asked\); fix the "
+        rf"cause, then run `meta-evaluator run {re.escape(str(project))} --judges closed "
+        r"--retry error`",
+        out,
+    )
+    assert found, out
+    assert int(found[2]) + int(found[3]) == 40
+    assert (project / "results" / found[1] / "closed.jsonl").is_file()
+    assert (
+        f"judge 'later' not scored: never run; run `meta-evaluator run {project} --judges later`"
+    ) in out
+    assert f"  {JUDGE}: " in out and "not scored" not in out.split(f"  {JUDGE}: ")[1].split("\n")[0]
+    assert "0 of 0 ids" not in out
+    # the Python API warns of the stopped judge (a judge never run may be on purpose)
+    from meta_evaluator.scores.compare import IncompleteScoresWarning
+    from meta_evaluator.scores.yaml_config import read_metrics_yaml
+
+    evaluator = MetaEvaluator(project, load=True)
+    config = read_metrics_yaml(project / "metrics.yaml")
+    with pytest.warns(IncompleteScoresWarning) as warned:
+        table = evaluator.compare_async(config)
+    message = str(warned[0].message)
+    assert f"judge 'closed' not scored: its latest run {found[1]} is unfinished" in message
+    assert "later" not in message
+    assert all([r.judge_id for r in results] == [JUDGE] for _, results in table.values())
+
+
+def test_score_with_no_judge_run_to_completion_names_them_and_exits_1(project: Path) -> None:
+    add_judge(project, "later", "mock")
+    done = invoke("score", project)
+    assert done.exit_code == 1, done.output
+    assert f"judge '{JUDGE}' not scored: never run" in done.output
+    assert "judge 'later' not scored: never run" in done.output
+    assert "no judge results" not in done.output
+
+
 def test_the_facade_checks_the_endpoints_of_the_judges_named(project: Path) -> None:
     """`MetaEvaluator.check_endpoints`: what `--check` prints, for scripts; ids are checked."""
     import httpx

@@ -1,0 +1,131 @@
+"""What a judge's unfinished run has saved, and why a judge has no complete run to score.
+
+`score` names every judge it cannot score for want of a complete run (a judge stopped by a dead
+endpoint keeps its run unfinished, so a later run resumes it), and a `run` stopped by Ctrl-C or
+SIGTERM says what each judge saved before it stopped. Both read the rows on disk: the counts of
+each outcome, the top reasons of the error rows, and the rows not asked yet.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from meta_evaluator.results.reasons import summarize_errors
+from meta_evaluator.results.row_store import read_rows
+from meta_evaluator.results.runs import latest_run, shard_states
+
+__all__ = ["Unscored", "describe_saved", "saved_rows", "unscored_judges"]
+
+_COLUMNS = ("outcome", "status", "error_message")
+
+
+def saved_rows(path: Path) -> pl.DataFrame:
+    """The rows of a run's JSON Lines file, the last line of each id: outcome, status, reason.
+
+    Columns `outcome`, `status` and `error_message` (strings), one row per id, in the order ids
+    were first written; an empty frame when the file does not exist.
+
+    Raises:
+        StorageError: A complete line is not a JSON object (see `read_rows`).
+    """
+    last: dict[str, dict[str, Any]] = {}
+    for row in read_rows(path):
+        last[json.dumps(row.get("original_id"), sort_keys=True, default=str)] = row
+    return pl.DataFrame(
+        {
+            column: [None if r.get(column) is None else str(r[column]) for r in last.values()]
+            for column in _COLUMNS
+        },
+        schema=dict.fromkeys(_COLUMNS, pl.String),
+    )
+
+
+def describe_saved(rows: pl.DataFrame, total: int | None) -> str:
+    """`2 valid; 5 errors: 5× connection refused at 127.0.0.1:9; 33 rows not asked`.
+
+    Args:
+        rows: A run's rows (`saved_rows`, or a results table), with an `outcome` column.
+        total: The rows the run is to answer (None when unknown: not-asked is left out).
+    """
+    counts = dict(rows.group_by("outcome").len().iter_rows()) if rows.height else {}
+    parts = [f"{counts[o]} {o}" for o in ("valid", "invalid", "skipped") if counts.get(o)]
+    errors = summarize_errors(rows)
+    if errors is not None:
+        parts.append(errors)
+    if total is not None and total > rows.height:
+        parts.append(f"{total - rows.height} rows not asked")
+    return "; ".join(parts) or "no rows"
+
+
+@dataclass(frozen=True)
+class Unscored:
+    """A judge without a complete run to score, and why."""
+
+    judge_id: str
+    reason: str
+    """`never run`, or `its latest run run_… is unfinished (5 errors: …; 35 rows not asked)`."""
+    run_id: str | None
+    """The unfinished run, or None when the judge was never run."""
+    errors: int
+    """Error rows in that run (a later run asks them again with `--retry error`)."""
+    sharded: bool = False
+    """Whether that run is split in shards (`--shard k/N`), some not complete."""
+
+
+def unscored_judges(
+    results_dir: Path, judge_ids: Iterable[str], scored: Collection[str], *, rows: int | None
+) -> list[Unscored]:
+    """Each judge of `judge_ids` not in `scored`, with why it has no complete run to score.
+
+    Args:
+        results_dir: The project's results folder.
+        judge_ids: The judges that should be scored (the registered ones), in order.
+        scored: The judges that have a complete run (`load_all_judge_results`).
+        rows: The rows of the project's data (for the rows an unsharded run has not asked).
+    """
+    return [_why(results_dir, judge_id, rows) for judge_id in judge_ids if judge_id not in scored]
+
+
+def _why(results_dir: Path, judge_id: str, rows: int | None) -> Unscored:
+    files = latest_run(results_dir, judge_id, complete=None)
+    state = files.read_state() if files is not None else None
+    shards = shard_states(results_dir, judge_id)
+    if shards:
+        run = max(shards, key=lambda r: (max(s.created_at for s in shards[r]), r))
+        started = max(s.created_at for s in shards[run])
+        if state is None or state.created_at < started:
+            parts = shards[run]
+            count = max(s.shard[1] for s in parts if s.shard is not None)
+            done = sum(s.complete for s in parts)
+            errors = sum(s.counts.get("error", 0) for s in parts)
+            return Unscored(
+                judge_id,
+                f"its latest run {run} is sharded and {done} of {count} shard(s) are complete "
+                "(all are needed)",
+                run,
+                errors,
+                sharded=True,
+            )
+    if files is None or state is None:
+        return Unscored(judge_id, "never run", None, 0)
+    if state.complete:  # complete, but its table is gone
+        return Unscored(
+            judge_id,
+            f"its latest run {state.run_id} is complete but its table {files.table} is missing",
+            state.run_id,
+            0,
+        )
+    saved = saved_rows(files.rows)
+    errors = saved.filter(pl.col("outcome") == "error").height
+    return Unscored(
+        judge_id,
+        f"its latest run {state.run_id} is unfinished ({describe_saved(saved, rows)})",
+        state.run_id,
+        errors,
+    )
