@@ -69,9 +69,9 @@ def create_lock_file(path: Path, owner: str, *, root: Path) -> bool:
         DiskFullError, PermissionDeniedError, StorageError: The file system refused it; no
             lock file is left behind.
     """
-    check_inside_project(path, root=root)
-    if path.is_symlink():
+    if path.is_symlink():  # dangling or not, out of the project or not: never followed
         raise _link_error(path)
+    check_inside_project(path, root=root)  # the folders on its way
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | _no_follow(), 0o644)
     except FileExistsError:

@@ -460,7 +460,12 @@ def write_parquet(path: str | Path, frame: pl.DataFrame, *, root: str | Path | N
             (polars' `ComputeError` carrying the `errno` in its text included).
     """
     with atomic_write(path, "wb", root=root) as handle:
-        frame.write_parquet(handle, compression="zstd")
+        # Built in memory, then written by us: a refused write is then an OSError with its
+        # errno. polars writing the file itself can lose it ("Invalid thrift: transport error"
+        # when the disk fills during the footer).
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer, compression="zstd")
+        handle.write(buffer.getbuffer())
 
 
 def sha256(path: str | Path) -> str:

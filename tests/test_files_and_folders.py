@@ -1104,3 +1104,27 @@ def test_a_new_project_refuses_a_run_folder_linked_outside(tmp_path: Path) -> No
         evaluator.run_judges_async(run_id="run_x")
     assert str(project / "results" / "run_x") in str(caught.value)
     assert list(outside.iterdir()) == []
+
+
+def test_polars_never_writes_the_parquet_file_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a real full disk, polars writing the footer to the file itself reports only "Invalid
+    thrift: transport error", without errno; so it writes to memory and we write the file."""
+    import io
+
+    import polars as pl
+
+    from meta_evaluator.storage import write_parquet
+
+    targets: list[object] = []
+    real = pl.DataFrame.write_parquet
+
+    def spy(self: pl.DataFrame, file: object, **kwargs: object) -> None:
+        targets.append(file)
+        real(self, file, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", spy)
+    write_parquet(tmp_path / "x.parquet", pl.DataFrame({"a": [1, 2]}))
+    assert [type(t) for t in targets] == [io.BytesIO]
+    assert pl.read_parquet(tmp_path / "x.parquet")["a"].to_list() == [1, 2]
