@@ -484,6 +484,7 @@ def annotate(
     """Serve the annotation page for the project's data and task until Ctrl-C.
 
     Labels are saved at every submission under annotations/web/, where scoring finds them.
+    A port out of range or in use, or a host that is not this machine's, exits with 2.
     """
     from meta_evaluator.project import MetaEvaluator
 

@@ -801,7 +801,10 @@ class MetaEvaluator:
         by default; to let others reach it, pass their `host` and a `token` they must present.
 
         Raises:
-            ProjectError: No data or task yet, or a non-loopback host without a token.
+            ProjectError: No data or task yet; a non-loopback host without a token
+                (`field="token"`); a port out of range, in use or needing privileges
+                (`field="port"`); a host that does not resolve or is not this machine's
+                (`field="host"`).
         """
         from meta_evaluator.annotate import serve
 

@@ -7,7 +7,6 @@ where `load_all_human_results` and scoring find them.
 
 from __future__ import annotations
 
-import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -22,10 +21,18 @@ __all__ = ["AnnotationApp", "free_port", "serve"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that is free on `host` now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
+    """A TCP port that is free on every address of `host` now (another program may take it).
+
+    Raises:
+        ProjectError: `host` is empty, does not resolve or is not an address of this machine.
+    """
+    from meta_evaluator.annotate._listen import listen
+
+    sockets = listen(host, 0)
+    port = int(sockets[0].getsockname()[1])
+    for sock in sockets:
+        sock.close()
+    return port
 
 
 def serve(
@@ -38,23 +45,47 @@ def serve(
 ) -> None:
     """Serve the annotation page until interrupted (Ctrl-C).
 
+    The sockets are bound before the server starts, on every address `host` resolves to; the
+    address announced (on stderr) carries the port actually bound, a free one for `port` None
+    or 0.
+
+    Args:
+        evaluator: The project whose data and task are annotated.
+        host: The address (or a name resolving to addresses) of this machine to listen on.
+        port: The TCP port, 1 to 65535; None or 0 picks a free one.
+        token: The token annotators must present; needed for a host that is not loopback.
+        announce: Whether to write the page's address to stderr.
+
     Raises:
-        ProjectError: The project has no data or task, or `host` is not a loopback address and
-            no token protects the page.
+        ProjectError: The project has no data or task; `host` is not a loopback address and
+            no token protects the page (`field="token"`); `port` is out of range, in use or
+            needs privileges (`field="port"`); `host` is empty, does not resolve or is not an
+            address of this machine (`field="host"`).
     """
     import uvicorn
 
+    from meta_evaluator.annotate._listen import check_port, listen
+
+    wanted = check_port(port)
     if token is None and not is_loopback(host):
         raise ProjectError(
             f"launch_annotator: host {host!r} lets others reach the page; give a token "
             "(token=... or --token) that they must present, or use 127.0.0.1.",
             field="token",
         )
-    chosen = port if port is not None else free_port(host)
-    app = AnnotationApp(evaluator, token=token, host=host, port=chosen)
-    if announce:
-        suffix = f"?token={token}" if token else ""
-        shown = f"[{host}]" if ":" in host else host
-        sys.stderr.write(f"Annotation page: http://{shown}:{chosen}/{suffix}  (Ctrl-C stops it)\n")
-    config = uvicorn.Config(app, host=host, port=chosen, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run()
+    app = AnnotationApp(evaluator, token=token, host=host)  # checks the project before binding
+    sockets = listen(host, wanted)
+    try:
+        chosen = int(sockets[0].getsockname()[1])
+        app.port = chosen
+        if announce:
+            suffix = f"?token={token}" if token else ""
+            shown = f"[{host}]" if ":" in host else host
+            sys.stderr.write(
+                f"Annotation page: http://{shown}:{chosen}/{suffix}  (Ctrl-C stops it)\n"
+            )
+        config = uvicorn.Config(app, host=host, port=chosen, log_level="warning", lifespan="on")
+        uvicorn.Server(config).run(sockets=sockets)
+    finally:
+        for sock in sockets:
+            sock.close()

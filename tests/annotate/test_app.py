@@ -1119,14 +1119,14 @@ async def test_summary_of_annotators_without_a_common_row_says_when_agreement_ap
 
 
 class _NoServer:
-    """Stands in for uvicorn.Server: records the config instead of binding."""
+    """Stands in for uvicorn.Server: records the config instead of serving."""
 
     configs: list[Any]
 
     def __init__(self, config: Any) -> None:
         type(self).configs.append(config)
 
-    def run(self) -> None:
+    def run(self, sockets: Any = None) -> None:
         pass
 
 
@@ -1144,12 +1144,12 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def test_serve_refuses_a_public_host_without_a_token_before_binding(
     refusal: Path, no_server: list[Any], monkeypatch: pytest.MonkeyPatch, host: str
 ) -> None:
-    import meta_evaluator.annotate as annotate
+    import meta_evaluator.annotate._listen as listening
 
-    def no_port(host: str = "") -> int:
+    def no_port(host: str, port: int) -> list[Any]:
         raise AssertionError("a port was bound")
 
-    monkeypatch.setattr(annotate, "free_port", no_port)
+    monkeypatch.setattr(listening, "listen", no_port)
     evaluator = MetaEvaluator(refusal, load=True)
     with pytest.raises(ProjectError, match="token") as caught:
         serve(evaluator, host=host)
@@ -1162,30 +1162,35 @@ def test_serve_refuses_a_public_host_without_a_token_before_binding(
 def test_serve_binds_loopback_without_a_token_and_any_host_with_one(
     refusal: Path, no_server: list[Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from meta_evaluator.annotate import free_port
+
     evaluator = MetaEvaluator(refusal, load=True)
-    serve(evaluator, host="127.0.0.1", port=8765)
-    serve(evaluator, host="localhost", port=8766)
-    evaluator.launch_annotator(port=8767, host="::1")
-    serve(evaluator, host="0.0.0.0", port=8768, token=TOKEN)
+    ports = [free_port(), free_port("::1"), free_port("0.0.0.0")]
+    serve(evaluator, host="127.0.0.1", port=ports[0])
+    serve(evaluator, host="localhost", port=0)
+    evaluator.launch_annotator(port=ports[1], host="::1")
+    serve(evaluator, host="0.0.0.0", port=ports[2], token=TOKEN)
     assert [(c.host, c.port) for c in no_server] == [
-        ("127.0.0.1", 8765),
-        ("localhost", 8766),
-        ("::1", 8767),
-        ("0.0.0.0", 8768),
+        ("127.0.0.1", ports[0]),
+        ("localhost", no_server[1].app.port),
+        ("::1", ports[1]),
+        ("0.0.0.0", ports[2]),
     ]
     assert isinstance(no_server[-1].app, AnnotationApp) and no_server[-1].app.token == TOKEN
-    assert no_server[0].app.token is None
+    assert no_server[0].app.token is None and no_server[1].app.port != 0
     err = capsys.readouterr().err
-    assert "http://127.0.0.1:8765/  " in err and "http://[::1]:8767/" in err
-    assert f"http://0.0.0.0:8768/?token={TOKEN}" in err
+    assert f"http://127.0.0.1:{ports[0]}/  " in err and f"http://[::1]:{ports[1]}/" in err
+    assert f"http://0.0.0.0:{ports[2]}/?token={TOKEN}" in err
 
 
 def test_the_annotate_command_refuses_a_public_host_without_a_token(
     refusal: Path, no_server: list[Any]
 ) -> None:
+    from meta_evaluator.annotate import free_port
     from meta_evaluator.cli import app
 
     runner = CliRunner()
+    port = free_port("0.0.0.0")
     refused = runner.invoke(
         app,
         ["annotate", str(refusal), "--host", "0.0.0.0"],
@@ -1195,11 +1200,11 @@ def test_the_annotate_command_refuses_a_public_host_without_a_token(
     assert no_server == []
     allowed = runner.invoke(
         app,
-        ["annotate", str(refusal), "--host", "0.0.0.0", "--port", "8769"],
+        ["annotate", str(refusal), "--host", "0.0.0.0", "--port", str(port)],
         env={"META_EVALUATOR_ANNOTATION_TOKEN": TOKEN},
     )
     assert allowed.exit_code == 0, allowed.output
-    assert [(c.host, c.port, c.app.token) for c in no_server] == [("0.0.0.0", 8769, TOKEN)]
+    assert [(c.host, c.port, c.app.token) for c in no_server] == [("0.0.0.0", port, TOKEN)]
 
 
 def test_a_project_without_a_task_cannot_be_annotated(tmp_path: Path) -> None:

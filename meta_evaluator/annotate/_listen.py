@@ -1,0 +1,162 @@
+"""The annotation page's listening sockets, bound by us so that every failure is ours to name.
+
+Left to uvicorn, a port out of range raises `OverflowError`, a host that does not resolve
+`socket.gaierror` (both with tracebacks), and a port in use is logged and ends the process with
+`sys.exit(3)`, the command line's "batches still running". `listen` checks the port, resolves
+the host and binds before uvicorn runs (`uvicorn.Server.run(sockets=...)`): each failure is a
+`ProjectError` naming `port` or `host` with what to do instead, and with port 0 the address
+announced is the one the kernel picked, not `:0`.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Any
+
+from meta_evaluator.errors import ProjectError
+
+__all__ = ["BACKLOG", "MAX_PORT", "check_port", "listen"]
+
+#: The highest TCP port.
+MAX_PORT = 65535
+#: Connections queued before they are accepted (uvicorn's default).
+BACKLOG = 2048
+#: Tries at one free port for every address of a name (`localhost`: 127.0.0.1 and ::1).
+_FREE_PORT_TRIES = 5
+#: Errors that mean an address of a name cannot be used here (no IPv6), not that it is taken.
+_UNAVAILABLE = (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)
+
+
+def check_port(port: Any) -> int:
+    """`port` as a port to bind: 0 (or None) for a free one, else 1 to 65535.
+
+    Raises:
+        ProjectError: `port` is no whole number in that range (`field="port"`).
+    """
+    if port is None:
+        return 0
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+        raise ProjectError(
+            f"launch_annotator: port must be a whole number from 0 to {MAX_PORT} (0 or none: "
+            f"a free one); got {port!r}. Give another (port=... or --port), or omit it.",
+            field="port",
+        )
+    return port
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound and listening on every address of `host`, all on one port.
+
+    `port` 0 picks a port free on every address. The sockets are the caller's to close.
+
+    Raises:
+        ProjectError: `host` is empty, does not resolve or is not this machine's (`field="host"`),
+            or `port` is in use or needs privileges (`field="port"`).
+    """
+    addresses = _resolve(host, port)
+    for _ in range(_FREE_PORT_TRIES):
+        sockets: list[socket.socket] = []
+        try:
+            chosen = _bind_all(host, port, addresses, sockets)
+        except BaseException:
+            for sock in sockets:
+                sock.close()
+            raise
+        if chosen is not None:
+            return sockets
+        for sock in sockets:
+            sock.close()
+    raise ProjectError(
+        f"launch_annotator: found no port free on every address of {host!r} in "
+        f"{_FREE_PORT_TRIES} tries; give one with --port (port=...), or a single address as the "
+        "host.",
+        field="port",
+    )
+
+
+def _resolve(host: str, port: int) -> list[tuple[int, Any]]:
+    """The (family, address) pairs to bind for `host`, in the resolver's order, each once."""
+    fix = (
+        "; give an address of this machine (127.0.0.1 for it alone, 0.0.0.0 for every "
+        "interface) or a name that resolves to one (host=... or --host)."
+    )
+    if not host.strip():
+        raise ProjectError(f"launch_annotator: host {host!r} is empty{fix}", field="host")
+    try:
+        found = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+        )
+    except (OSError, UnicodeError, ValueError) as exc:  # gaierror; idna; a NUL in the name
+        cause = getattr(exc, "strerror", None) or str(exc)
+        raise ProjectError(
+            f"launch_annotator: host {host!r} is no address and no name that resolves "
+            f"({cause}){fix}",
+            field="host",
+        ) from exc
+    pairs: list[tuple[int, Any]] = []
+    for family, _, _, _, address in found:
+        if (family, address) not in pairs:
+            pairs.append((family, address))
+    return pairs
+
+
+def _bind_all(
+    host: str, port: int, addresses: list[tuple[int, Any]], sockets: list[socket.socket]
+) -> int | None:
+    """Bind each address on one port, appending to `sockets`; the port, or None to try again.
+
+    None when `port` was 0 and the port the first address got is taken on another one.
+    """
+    chosen = port
+    unavailable: OSError | None = None
+    for family, address in addresses:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio does: `::` is IPv6 only, 0.0.0.0 apart
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((address[0], chosen, *address[2:]))
+            sock.listen(BACKLOG)
+        except OSError as exc:
+            sock.close()
+            if exc.errno in _UNAVAILABLE and len(addresses) > 1:
+                unavailable = exc  # `localhost` without IPv6: serve on the other addresses
+                continue
+            if exc.errno == errno.EADDRINUSE and port == 0 and sockets:
+                return None
+            raise _bind_error(host, chosen, exc) from exc
+        sockets.append(sock)
+        chosen = int(sock.getsockname()[1])
+    if not sockets:
+        assert unavailable is not None
+        raise _bind_error(host, chosen, unavailable) from unavailable
+    return chosen
+
+
+def _bind_error(host: str, port: int, exc: OSError) -> ProjectError:
+    shown = f"port {port} on {host}" if port else f"a free port on {host}"
+    if exc.errno == errno.EADDRINUSE:
+        return ProjectError(
+            f"launch_annotator: {shown} is in use; choose another with --port (port=...), "
+            "or omit --port to pick a free one.",
+            field="port",
+        )
+    if exc.errno in _UNAVAILABLE:
+        return ProjectError(
+            f"launch_annotator: host {host!r} is not an address of this machine "
+            f"({exc.strerror}); give one of its addresses (127.0.0.1 for it alone, 0.0.0.0 for "
+            "every interface) with --host (host=...).",
+            field="host",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ProjectError(
+            f"launch_annotator: {shown}: {exc.strerror} (ports below 1024 need administrator "
+            "rights); choose a port above 1023 with --port (port=...), or omit --port.",
+            field="port",
+        )
+    return ProjectError(
+        f"launch_annotator: cannot listen on {shown} ({exc.strerror or exc}); choose another "
+        "--host or --port (host=..., port=...).",
+        field="port",
+    )

@@ -1,0 +1,224 @@
+"""Starting the annotation page: a bad port or host, a port in use, port 0 (`annotate.serve`).
+
+Every failure to listen is a `ProjectError` naming `port` or `host`, and `meta-evaluator
+annotate` exits 2 with its message and no traceback; the address printed is the one the server
+listens on. Commands run as subprocesses (bounded), servers are stopped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.annotate import AnnotationApp, serve
+from meta_evaluator.errors import ProjectError
+from meta_evaluator.examples import create_example_project
+
+TOKEN = "s3cret"
+COMMAND_TIMEOUT = 60
+ANNOUNCED = re.compile(r"Annotation page: http://(\S+?):(\d+)/")
+
+
+@pytest.fixture(scope="module")
+def refusal_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("template") / "refusal"
+    create_example_project("refusal", folder)
+    return folder
+
+
+@pytest.fixture
+def refusal(refusal_template: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "refusal"
+    shutil.copytree(refusal_template, folder)
+    return folder
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "META_EVALUATOR_ANNOTATION_TOKEN"}
+
+
+def annotate(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`meta-evaluator annotate PROJECT ARGS` through `main` (exit codes as a user sees them).
+
+    Expected to fail at once; a server that starts instead is killed at the timeout.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "meta_evaluator.cli", "annotate", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+        env=_env(),
+    )
+
+
+class _NoServer:
+    """Stands in for uvicorn.Server: records the config and the sockets handed to it."""
+
+    runs: list[tuple[Any, list[socket.socket]]]
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        type(self).runs.append((self.config, [s.getsockname() for s in sockets or []]))
+
+
+@pytest.fixture
+def no_server(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, list[Any]]]:
+    import uvicorn
+
+    runs: list[tuple[Any, list[Any]]] = []
+    monkeypatch.setattr(_NoServer, "runs", runs, raising=False)
+    monkeypatch.setattr(uvicorn, "Server", _NoServer)
+    return runs
+
+
+@pytest.fixture
+def occupied() -> Iterator[int]:
+    """A port on 127.0.0.1 another program listens on."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        yield int(other.getsockname()[1])
+
+
+# --- the port --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("port", ["99999", "65536", "-5"])
+def test_a_port_out_of_range_exits_2_naming_the_option(refusal: Path, port: str) -> None:
+    done = annotate(refusal, "--port", port)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Invalid value for '--port'" in done.stderr
+
+
+@pytest.mark.parametrize("port", [99999, 65536, -5, True, "8080", 80.0])
+def test_serve_refuses_a_port_out_of_range_before_binding(
+    refusal: Path, no_server: list[Any], port: Any
+) -> None:
+    evaluator = MetaEvaluator(refusal, load=True)
+    with pytest.raises(ProjectError, match="port must be a whole number from 0 to 65535") as caught:
+        serve(evaluator, port=port)
+    assert caught.value.field == "port" and repr(port) in caught.value.message
+    with pytest.raises(ProjectError) as caught:
+        evaluator.launch_annotator(port=port)
+    assert caught.value.field == "port"
+    assert no_server == []
+
+
+def test_a_port_in_use_exits_2_saying_so(refusal: Path, occupied: int) -> None:
+    done = annotate(refusal, "--port", str(occupied))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"port {occupied} on 127.0.0.1 is in use; choose another with --port" in done.stderr
+    assert "omit --port to pick a free one" in done.stderr
+
+
+def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Any], occupied: int) -> None:
+    evaluator = MetaEvaluator(refusal, load=True)
+    with pytest.raises(ProjectError, match=f"port {occupied} on localhost is in use") as caught:
+        serve(evaluator, host="localhost", port=occupied)
+    assert caught.value.field == "port"
+    assert no_server == []
+
+
+# --- the host --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["evil.invalid", "999.1.1.1"])
+def test_a_host_that_does_not_resolve_exits_2_naming_it(refusal: Path, host: str) -> None:
+    done = annotate(refusal, "--host", host, "--token", TOKEN)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"host {host!r}" in done.stderr and "--host" in done.stderr
+
+
+@pytest.mark.parametrize("port", [None, 8080])
+@pytest.mark.parametrize(
+    "host", ["evil.invalid", "999.1.1.1", "", "bad host", "a\x00b", "x" * 64 + ".org"]
+)
+def test_serve_refuses_a_host_it_cannot_resolve(
+    refusal: Path, no_server: list[Any], host: str, port: int | None
+) -> None:
+    evaluator = MetaEvaluator(refusal, load=True)
+    with pytest.raises(ProjectError, match="host") as caught:
+        serve(evaluator, host=host, port=port, token=TOKEN)
+    assert caught.value.field == "host" and repr(host) in caught.value.message
+    assert no_server == []
+
+
+def test_a_host_of_another_machine_exits_2_naming_it(refusal: Path) -> None:
+    done = annotate(refusal, "--host", "192.0.2.1", "--token", TOKEN)  # TEST-NET-1, not ours
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "host '192.0.2.1'" in done.stderr and "not an address of this machine" in done.stderr
+
+
+# --- the address printed -----------------------------------------------------------------------
+
+
+def test_serve_prints_and_serves_the_port_it_listens_on(
+    refusal: Path, no_server: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    evaluator = MetaEvaluator(refusal, load=True)
+    serve(evaluator, port=0)
+    serve(evaluator)
+    serve(evaluator, host="::1", token=TOKEN)
+    shown = ANNOUNCED.findall(capsys.readouterr().err)
+    assert [host for host, _ in shown] == ["127.0.0.1", "127.0.0.1", "[::1]"]
+    for (config, sockets), (_, port) in zip(no_server, shown, strict=True):
+        assert int(port) != 0
+        assert [address[1] for address in sockets] == [int(port)]
+        assert config.port == int(port) and isinstance(config.app, AnnotationApp)
+        assert config.app.port == int(port)
+
+
+@pytest.mark.parametrize("port_args", [["--port", "0"], []], ids=["port-0", "no-port"])
+def test_the_address_printed_is_the_one_that_answers(
+    refusal: Path, tmp_path: Path, port_args: list[str]
+) -> None:
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "meta_evaluator.cli", "annotate", str(refusal), *port_args],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=_env(),
+        )
+    try:
+        deadline = time.monotonic() + COMMAND_TIMEOUT
+        while not (found := ANNOUNCED.search(log.read_text(errors="replace"))):
+            assert process.poll() is None, log.read_text(errors="replace")
+            assert time.monotonic() < deadline, "no address was printed"
+            time.sleep(0.1)
+        host, port = found.groups()
+        assert host == "127.0.0.1" and port != "0"
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/api/progress", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, log.read_text(errors="replace")
+                assert time.monotonic() < deadline, f"nothing answers on the port printed, {port}"
+                time.sleep(0.1)
+        assert response.status_code == 200
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
