@@ -184,9 +184,20 @@ def save_annotations(
     source: str,
     created_at: str | None = None,
 ) -> HumanAnnotationResults:
-    """Write an annotator's labels and their state file, each atomically."""
+    """Write an annotator's labels and their state file, each atomically.
+
+    `annotations_dir` is the project's `annotations/` folder: its parent is the project folder
+    that every write is checked against (`storage.check_inside_project`), also before the
+    project's first save.
+
+    Raises:
+        UnsafeNameError: The run or annotator id is not a safe file name.
+        OutsideProjectError: A folder on the way is a symlink out of the project.
+        DiskFullError, PermissionDeniedError, StorageError: The file system refused a write.
+    """
     table, state = _files(annotations_dir, run_id, annotator_id)
-    write_parquet(table, results)
+    root = annotations_dir.parent
+    write_parquet(table, results, root=root)
     found = HumanAnnotationResults(annotator_id, run_id, results)
     stamp = now_iso()
     write_json(
@@ -200,6 +211,7 @@ def save_annotations(
             "completed_at": stamp,
             "counts": found.counts(),
         },
+        root=root,
     )
     return found
 

@@ -415,3 +415,23 @@ def test_a_table_that_is_not_parquet_is_a_storage_error(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="not a readable Parquet table") as caught:
         read_table(broken)
     assert caught.value.path == broken
+
+
+def test_save_annotations_checks_its_writes_against_the_project_folder(tmp_path: Path) -> None:
+    """The project is the folder holding `annotations/`, not a guess from `main_state.json`.
+
+    Before the project's first save no `main_state.json` marks it; a run folder linked out of
+    the project is refused all the same, and nothing is written at the link's target.
+    """
+    from meta_evaluator.errors import OutsideProjectError
+    from meta_evaluator.results.human_results import save_annotations
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    outside.mkdir()
+    (project / "annotations").mkdir(parents=True)
+    (project / "annotations" / "import_1").symlink_to(outside, target_is_directory=True)
+    table = _annotator_table([1], "import_1", {"outcome": ["valid"]})
+    with pytest.raises(OutsideProjectError, match="outside the project") as caught:
+        save_annotations(project / "annotations", "import_1", "ana", table, source="external")
+    assert caught.value.path == project / "annotations" / "import_1" / "ana.parquet"
+    assert list(outside.iterdir()) == []
