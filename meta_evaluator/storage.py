@@ -469,13 +469,20 @@ def write_parquet(path: str | Path, frame: pl.DataFrame, *, root: str | Path | N
 
 
 def sha256(path: str | Path) -> str:
-    """The hex SHA-256 digest of a file's bytes, read in 1 MiB blocks."""
+    """The hex SHA-256 digest of a file's bytes, read in 1 MiB blocks.
+
+    Raises:
+        PermissionDeniedError, StorageError: The file cannot be read.
+    """
     import hashlib
 
     digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with Path(path).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise os_error(path, exc, "read") from exc
     return digest.hexdigest()
 
 

@@ -1128,3 +1128,12 @@ def test_polars_never_writes_the_parquet_file_itself(
     write_parquet(tmp_path / "x.parquet", pl.DataFrame({"a": [1, 2]}))
     assert [type(t) for t in targets] == [io.BytesIO]
     assert pl.read_parquet(tmp_path / "x.parquet")["a"].to_list() == [1, 2]
+
+
+def test_a_results_table_cut_short_is_named(project: Path, entry: Main) -> None:
+    assert entry("run", project).returncode == 0
+    table = next((project / "results").glob(f"*/{JUDGE}.parquet"))
+    table.write_bytes(table.read_bytes()[:100])
+    done = entry("score", project)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert str(table) in done.stderr and "Traceback" not in done.stderr

@@ -353,3 +353,12 @@ def test_check_safe_name_suggests_a_safe_name(name: str, expected: str) -> None:
 def test_check_safe_name_suggestion_for_long_names_is_itself_safe(name: str) -> None:
     suggestion = _suggestion(name)
     assert check_safe_name(suggestion, field="judge_id") == suggestion
+
+
+def test_sha256_of_a_file_that_cannot_be_read_is_typed(tmp_path: Path) -> None:
+    from meta_evaluator.storage import sha256
+
+    missing = tmp_path / "gone.csv"
+    with pytest.raises(StorageError) as caught:
+        sha256(missing)
+    assert caught.value.path == missing

@@ -187,9 +187,24 @@ class RunFiles:
         write_parquet(self.table, results.results_data, root=self.root)
 
     def read_table(self) -> pl.DataFrame:
-        """The complete run's rows."""
+        """The complete run's rows.
+
+        Raises:
+            LfsPointerError: The table is a git-lfs pointer.
+            StateError: The table is not a readable Parquet file (cut short, or not ours).
+            PermissionDeniedError, StorageError: It cannot be read.
+        """
         check_lfs_pointer(self.table)
-        return pl.read_parquet(self.table)
+        try:
+            return pl.read_parquet(self.table)
+        except OSError as exc:
+            raise os_error(self.table, exc, "read") from exc
+        except pl.exceptions.PolarsError as exc:
+            raise StateError(
+                f"{self.table}: not a readable Parquet table ({shown(str(exc))}); restore it "
+                f"from version control (its rows are also in {self.rows.name}).",
+                path=self.table,
+            ) from exc
 
 
 def latest_run(
