@@ -3,8 +3,9 @@
 Judges and the embedding scorer take `api_key_env`, the NAME of the variable holding a key. That
 name is saved in `main_state.json` and in YAML files that users commit, so a value that looks
 like a key is refused: what is not a plausible variable name (`^[A-Za-z_][A-Za-z0-9_]{0,63}$`),
-what starts like a provider's key (`gsk_`, `hf_`, `AKIA` ...), and what looks random (a long run
-of letters mixed with digits). A key read from the variable is refused when it carries white
+what starts like a provider's key (`gsk_`, `hf_`, `AKIA` ...), and what does not read as words
+(a run of hex, or of base62 cut into short humps with few English letter pairs or vowels; see
+`_random_looking`). A key read from the variable is refused when it carries white
 space, control or non-ASCII characters (pasted from a web page), before any request is sent.
 
 No message here ever repeats a refused value, nor any part of a key: they name the variable,
@@ -34,6 +35,18 @@ _KEY_PREFIXES = (
 )  # fmt: skip
 # Keys with a fixed, upper-case shape: AWS access key ids, Google API keys.
 _KEY_SHAPES = re.compile(r"(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}|AIza[\w-]{35}")
+
+# What `_random_looking` cuts a part into: upper-case runs (`AI` in `OpenAIKey`), capitalised
+# or lower-case words, digit runs.
+_HUMPS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+# The 50 most frequent letter pairs of English text (about half of all its pairs; 7% of the
+# pairs of random letters), and those of `key`, `api` and `token`.
+_PAIRS = (
+    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le "
+)
+_PAIRS += "ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ke ey ap pi ok"
+_COMMON_PAIRS = frozenset(_PAIRS.split(" "))
 
 # A provider's key inside any text: its prefix, then a long run of its alphabet (or a bearer
 # token, as in an Authorization header); `...` and a tail are taken along, as `reprlib` cuts
@@ -99,23 +112,48 @@ def _name_problem(name: object) -> str | None:
 
 
 def _random_looking(part: str, *, after_prefix: bool = False) -> bool:
-    """Whether one `_`-separated part of a value looks like a run of a random alphabet.
+    """Whether one `_`-separated part of a value reads as a run of a random alphabet.
 
-    Names are words joined by '_' (`AZURE_OPENAI_API_KEY_2`, `OpenAiKey`); keys are long runs
-    of hex or base62 characters. After a known key prefix, shorter runs count as random.
+    A name's parts are words: `AzureOpenAIKeyEastUS2` is Azure|Open|AI|Key|East|US|2 when cut
+    into camelCase humps (a capitalised or lower-case word, an upper-case acronym, a digit run).
+    A key's parts are drawn letter by letter from hex or base62, so they cut into many humps of
+    one or two characters, hold few of the letter pairs English words are made of and few
+    vowels. Having a digit, or both cases, says nothing (`Gpt4oMiniEvalKey2024v2` is a name;
+    `xQmPvLrTkWnZbYcJdHsFgA` is not). So a part is random when:
+
+    - it holds a run of 16+ hex digits with both a digit and a letter (Azure keys, hashes);
+      no word is spelt with a-f alone, so a name never does;
+    - or it has 16+ characters (8+ after a key's prefix, where any 24+ are a key) and any of:
+      more than 60% of its humps are one or two characters long (names: at most about 45%,
+      the acronyms, versions and digit runs; base62: about 80%); fewer than one common
+      English letter pair (`_COMMON_PAIRS`, inside a word hump) per 6 characters (names: one
+      per 2 to 5, base62: one per 30); or fewer than 30% vowels (`aeiouy`) among its letters
+      (names: 35-65%, random letters: 23%).
+
+    The three rules see different things, so a random run has to pass all three by chance to
+    be taken for a name: about 1 in 10,000 base62 runs of 20-64 characters do, mostly of
+    20-25 characters (`uq66tyrip8eomeGUZNYar7e`). Parts under 16 characters are left alone
+    (`GPT4`, `EASTUS2`, `hf`), and a mostly-acronym camelCase name (`myKeyV2ForGPT4oEU`) can
+    be refused: write it with `_`.
     """
-    digits = sum(c.isdigit() for c in part)
-    lower = sum(c.islower() for c in part)
-    upper = sum(c.isupper() for c in part)
-    mixed = (digits > 0 and lower + upper > 0) or (lower > 0 and upper > 0)
-    if after_prefix:
-        return len(part) >= 24 or (len(part) >= 8 and mixed)
-    if len(part) >= 20 and digits and lower + upper:
+    if after_prefix and len(part) >= 24:
         return True
-    if len(part) >= 16 and digits and lower and upper:
+    for run in _HEX_RUN.findall(part):
+        if not run.isdigit() and not run.isalpha():
+            return True
+    if len(part) < (8 if after_prefix else 16):
+        return False
+    humps = _HUMPS.findall(part)
+    if sum(len(hump) <= 2 for hump in humps) > 0.6 * len(humps):
         return True
-    # Random base52 has as many upper as lower case letters; camelCase about one in six.
-    return len(part) >= 28 and min(lower, upper) >= 0.3 * len(part)
+    # Upper-case runs inside a mixed-case part are acronyms (or random), not spelt words.
+    one_case = part in (part.upper(), part.lower())
+    words = [h.lower() for h in humps if h.isalpha() and (one_case or not h.isupper())]
+    pairs = sum(word[i : i + 2] in _COMMON_PAIRS for word in words for i in range(len(word) - 1))
+    if pairs < len(part) / 6:
+        return True
+    letters = [c for c in part.lower() if c.isalpha()]
+    return sum(c in "aeiouy" for c in letters) < 0.3 * len(letters)
 
 
 def read_api_key(variable: str) -> str:

@@ -7,28 +7,75 @@ random.
 
 from __future__ import annotations
 
+import random
+import re
+import string
+
+# Variable names people give their keys: providers' defaults, with a region, a model, a
+# version or a date, in UPPER_SNAKE, lower_snake and camelCase.
 ACCEPTED = [
     "OPENAI_API_KEY",
+    "OPENAI_API_KEY_PROD2",
+    "OPENAI_API_KEY_20241101",
+    "OPENAI_KEY_GPT4O",
     "AZURE_OPENAI_API_KEY",
     "AZURE_OPENAI_API_KEY_2",
     "AZURE_OPENAI_KEY_EASTUS2",
     "ANTHROPIC_API_KEY",
     "GROQ_API_KEY",
     "FIREWORKS_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "TOGETHER_API_KEY",
+    "OPENROUTER_API_KEY",
+    "COHERE_API_KEY",
+    "PERPLEXITY_API_KEY",
+    "NVIDIA_NIM_API_KEY",
+    "REPLICATE_API_TOKEN",
+    "VLLM_API_KEY",
+    "OLLAMA_KEY",
     "HF_TOKEN",
     "hf_token",
+    "hf_prod_token",
+    "hf_prod2024key",
+    "gsk_team_key",
+    "HUGGINGFACE_HUB_TOKEN",
     "GITHUB_TOKEN",
     "AWS_ACCESS_KEY_ID",
-    "GOOGLE_API_KEY",
+    "AWS_SECRET_ACCESS_KEY",
+    "CLAUDE_3_5_SONNET_KEY",
+    "LLAMA3_70B_KEY",
+    "QWEN2_5_72B_API_KEY",
+    "TEXT_EMBEDDING_3_SMALL_KEY",
+    "PROD_EU_WEST_1_OPENAI_KEY",
+    "MY_PROJECT_TOKEN_V2",
     "MY_PROJECT_2024_OPENAI_KEY",
-    "OpenAiKeyForTheEvaluationProject",
-    "myOpenAIKeyForProdUSEast",
+    "LLM_KEY",
+    "key_2024_11",
     "my_key",
     "_PRIVATE_KEY",
     "key",
     "K",
     "KEY1",
-    "A" * 64,
+    "apiKey",
+    "openaiKey",
+    "AzureOpenAIKeyEastUS2",
+    "AzureOpenAIKeySwedenCentral",
+    "myOpenAIKeyForProductionUse2",
+    "myOpenAIKeyForProdUSEast",
+    "Gpt4oMiniEvalKey2024v2",
+    "OpenAiKeyForTheEvaluationProject",
+    "OpenAIKeyForGPT4Turbo",
+    "DeepSeekR1DistillKey",
+    "Llama3x70bInstructKey",
+    "anthropicClaude35SonnetKey",
+    "Claude3OpusEvalKey",
+    "AZUREOPENAIAPIKEY",
+    "openaiapikeyproduction",
+    "AZURE_OPENAI_API_KEY_FOR_THE_EVALUATION_OF_THE_JUDGES_PROD_EU_V2",  # 64 characters
 ]
 
 # id -> a value that is a key, not a variable's name. None of them may ever be echoed.
@@ -57,10 +104,85 @@ REFUSED = {
     "mistral": "dxAoAV4kxWKjGlEE6DDMkBeBr7CVpQ8b",
     "cohere": "Cvz5PkcQLaNRDCbvC4DMYqyDZCzSOGWhkQ9uC6Ev",
     "base52_without_digits": "dxAoAVkxWKjGlEEDDMkBeBrCVpQbTrHs",
+    "base52_22": "xQmPvLrTkWnZbYcJdHsFgA",
     "uppercase_hex": "F3A9C1E07B2D4A8F9E6C5B1A0D2F7E4C",
+    "uppercase_hex_18": "A9F3A0C7D1B2E4F6A8",
+    "uppercase_hex_20": "A9F3A0C7D1B2E4F6A8C0",
     "assignment": "GROQ=gsk_9naHVck6pbd4ZRj2SxphvDTwrzqwo72n",
     "bearer": "Bearer Xq7LmN2pRt8VwZ3kYb6HcJ9dFg4SeA1u",
 }
+
+BASE62 = string.ascii_letters + string.digits
+_HEX = "0123456789abcdef"
+_NAME_CHARACTERS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Shape = tuple[int, list[str | tuple[str, int]]]
+"""How many keys to make, and their parts: a fixed prefix, or (alphabet, length)."""
+
+# Shapes of real keys without a prefix `redact_keys` knows (Azure, Mistral, Cohere, Together).
+BARE_SHAPES: dict[str, Shape] = {
+    "hex32_lower": (3, [(_HEX, 32)]),  # Azure OpenAI, DeepSeek, AssemblyAI
+    "hex32_upper": (2, [(_HEX.upper(), 32)]),
+    "hex40": (2, [(_HEX, 40)]),  # wandb, Serper
+    "hex64": (1, [(_HEX, 64)]),  # Together
+    "hex16_upper": (1, [(_HEX.upper(), 16)]),
+    "hex19_upper": (1, [(_HEX.upper(), 19)]),
+    "base62_20": (3, [(BASE62, 20)]),
+    "base62_32": (3, [(BASE62, 32)]),  # Mistral, DeepInfra
+    "base62_40": (2, [(BASE62, 40)]),  # Cohere
+    "base62_48": (2, [(BASE62, 48)]),
+    "base52_20": (2, [(string.ascii_letters, 20)]),
+    "base52_22": (2, [(string.ascii_letters, 22)]),
+    "base36_32": (1, [(string.ascii_lowercase + string.digits, 32)]),
+    "xoxb_underscored": (
+        1,
+        ["xoxb_", ("0123456789", 12), "_", ("0123456789", 13), "_", (BASE62, 24)],
+    ),
+    "databricks": (1, ["dapi", (_HEX, 32)]),
+    "langsmith": (1, ["lsv2_pt_", (_HEX, 32), "_", (_HEX, 10)]),
+    "npm": (1, ["npm_", (BASE62, 36)]),
+}
+# Shapes of keys with a prefix that `redact_keys` knows.
+PREFIXED_SHAPES: dict[str, Shape] = {
+    "groq": (2, ["gsk_", (BASE62, 52)]),
+    "hf": (2, ["hf_", (BASE62, 34)]),
+    "fireworks": (2, ["fw_", (BASE62, 24)]),
+    "aws": (2, ["AKIA", (string.ascii_uppercase + string.digits, 16)]),
+    "google": (2, ["AIza", (BASE62 + "_", 35)]),
+    "github": (2, ["ghp_", (BASE62, 36)]),
+    "github_fine_grained": (1, ["github_pat_", (BASE62, 22), "_", (BASE62, 59)]),
+    "replicate": (2, ["r8_", (BASE62, 37)]),
+    "stripe": (1, ["sk_live_", (BASE62, 24)]),
+}
+PREFIXLESS = {
+    "azure_hex", "azure_base62", "mistral", "cohere", "base52_without_digits", "base52_22",
+    "uppercase_hex", "uppercase_hex_18", "uppercase_hex_20",
+}  # fmt: skip
+"""Ids of `REFUSED` values without a prefix `redact_keys` knows (text may quote them)."""
+
+
+def _generate() -> dict[str, str]:
+    """The shapes filled from a seeded generator; only values spelt like names (not starting
+    with a digit), so that each is refused for its look, not its characters (a fine-grained
+    GitHub token is longer than 64 characters all the same)."""
+    found: dict[str, str] = {}
+    for seed, (shape, (count, parts)) in enumerate({**BARE_SHAPES, **PREFIXED_SHAPES}.items()):
+        rng = random.Random(seed)
+        made = 0
+        while made < count:
+            value = "".join(
+                part if isinstance(part, str) else "".join(rng.choices(part[0], k=part[1]))
+                for part in parts
+            )
+            if _NAME_CHARACTERS.fullmatch(value):
+                made += 1
+                found[f"{shape}_{made}"] = value
+    return found
+
+
+_GENERATED = _generate()
+REFUSED.update(_GENERATED)
+PREFIXLESS.update(case for case in _GENERATED if case.rsplit("_", 1)[0] in BARE_SHAPES)
 
 # Not names either, but harmless to repeat (no key in them); refused all the same.
 NOT_NAMES = ["", "OPENAI_API_KEY\n", " OPENAI_API_KEY", "my-key", "2FAST", "A" * 65, "KEY\u00e9"]

@@ -26,7 +26,7 @@ from meta_evaluator.judge.yaml_config import read_judges_yaml
 from meta_evaluator.scores.metrics import SemanticSimilarityScorer
 from meta_evaluator.scores.yaml_config import read_metrics_yaml
 from tests.scores.conftest import frames, run_scorer
-from tests.secret_values import ACCEPTED, BAD_KEYS, REFUSED, assert_not_echoed
+from tests.secret_values import ACCEPTED, BAD_KEYS, PREFIXLESS, REFUSED, assert_not_echoed
 
 CASES = list(REFUSED.items())
 IDS = list(REFUSED)
@@ -188,11 +188,7 @@ def test_semantic_similarity_refuses_a_key_with_stray_characters_before_any_requ
 
 # The refused values that carry a provider's prefix; hex or base62 runs without one (Azure,
 # Mistral) are too much like the ids and hashes messages must still show.
-PREFIXED = {
-    case: value
-    for case, value in REFUSED.items()
-    if not case.startswith(("azure", "mistral", "cohere", "uppercase", "base52"))
-}
+PREFIXED = {case: value for case, value in REFUSED.items() if case not in PREFIXLESS}
 
 
 @pytest.mark.parametrize(("case", "value"), list(PREFIXED.items()), ids=list(PREFIXED))
