@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from meta_evaluator.api_keys import check_key_variable, read_api_key
 from meta_evaluator.errors import ScoringError
+from meta_evaluator.judge.config import check_endpoint_url
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.scores.metrics.text_similarity import SimilarityScorer, as_text
 from meta_evaluator.stats._checks import is_missing
@@ -71,6 +72,13 @@ class SemanticSimilarityScorer(SimilarityScorer):
             try:
                 check_key_variable(api_key_env)
             except ValueError as exc:  # never repeats the value: it may be the key itself
+                problems.append(str(exc))
+        if base_url is not None and not isinstance(base_url, str):
+            problems.append(f"base_url must be a URL string; got {type(base_url).__name__}")
+        elif base_url is not None:
+            try:
+                check_endpoint_url(base_url)
+            except ValueError as exc:  # never repeats the URL: it may hold a key
                 problems.append(str(exc))
         if problems:
             raise ScoringError("SemanticSimilarityScorer: " + "; ".join(problems) + ".")
