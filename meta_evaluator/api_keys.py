@@ -40,6 +40,7 @@ _KEY_SHAPES = re.compile(r"(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}
 # or lower-case words, digit runs.
 _HUMPS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
+_HEX_PIECE = re.compile(r"[0-9a-fA-F]+")
 # The 50 most frequent letter pairs of English text (about half of all its pairs; 7% of the
 # pairs of random letters), and those of `key`, `api` and `token`.
 _PAIRS = (
@@ -104,9 +105,13 @@ def _name_problem(name: object) -> str | None:
         return "the value given has the shape of a provider's key"
     for prefix in _KEY_PREFIXES:
         rest = name[len(prefix) :].split("_") if name.startswith(prefix) else []
-        if any(_random_looking(part, after_prefix=True) for part in rest):
+        # The parts one by one, and joined: a key cut by '_' into short pieces is still a key.
+        if any(_random_looking(part, after_prefix=True) for part in [*rest, "".join(rest)]):
             return "the value given starts like a provider's key"
-    if any(_random_looking(part) for part in name.split("_")):
+    parts = name.split("_")
+    # Hex pieces joined: a UUID written with '_' (`a9caf3cc_6086_...`) is one run of hex.
+    hex_pieces = "".join(part for part in parts if _HEX_PIECE.fullmatch(part))
+    if any(_random_looking(part) for part in [*parts, hex_pieces]):
         return "the value given looks like a random key, not a name"
     return None
 

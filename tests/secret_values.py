@@ -76,6 +76,9 @@ ACCEPTED = [
     "AZUREOPENAIAPIKEY",
     "openaiapikeyproduction",
     "AZURE_OPENAI_API_KEY_FOR_THE_EVALUATION_OF_THE_JUDGES_PROD_EU_V2",  # 64 characters
+    "OPENAI_API_KEY_2024_11_25",
+    "ADD_FACE_2024_KEY",
+    "hf_token_2024",
 ]
 
 # id -> a value that is a key, not a variable's name. None of them may ever be echoed.
@@ -87,6 +90,11 @@ REFUSED = {
     "huggingface": "hf_xCKu7SPCzX3ZeF981bmiIlN8YS2UbsHFj4",
     "huggingface_lower": "hf_xckusprczxzefbmiilnysubshfjqwert",
     "fireworks": "fw_2g5hzdeDU16Jsz7GolI8Gwfp",
+    # keys cut into short pieces by '_': joined after the prefix, joined hex pieces
+    "huggingface_pieces": "hf_TG16Msi_5njI6Uc_Xu05NZR_6J18VSn_ltBIkdT",
+    "groq_pieces": "gsk_3QpqXe_R9CZBJ_Xu05NZR_6J18VSn",
+    "uuid_underscored": "a9caf3cc_6086_ed95_e6b0_cdca2f790d4c",
+    "uuid_underscored_upper": "A9CAF3CC_6086_ED95_E6B0_CDCA2F790D4C",
     "stripe": "sk_live_ttk0Ouy5Ev3CYeW61YrEjhRF",
     "github": "ghp_yya1q79VfsecC5d8qk0FKE3FcGdE1fK9DoXW",
     "github_fine_grained": "github_pat_11ABCDEFG0abcdefghijkl_"
@@ -156,7 +164,8 @@ PREFIXED_SHAPES: dict[str, Shape] = {
 }
 PREFIXLESS = {
     "azure_hex", "azure_base62", "mistral", "cohere", "base52_without_digits", "base52_22",
-    "uppercase_hex", "uppercase_hex_18", "uppercase_hex_20",
+    "uppercase_hex", "uppercase_hex_18", "uppercase_hex_20", "uuid_underscored",
+    "uuid_underscored_upper",
 }  # fmt: skip
 """Ids of `REFUSED` values without a prefix `redact_keys` knows (text may quote them)."""
 
