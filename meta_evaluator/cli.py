@@ -232,7 +232,13 @@ def run(
         if check and not _print_checks(evaluator, [judge.id for judge in selected]):
             raise typer.Exit(1)
         return
-    with _sigterm_as_exit(), ProjectLock(evaluator.project_dir):
+    asked = judge_ids if judge_ids is not None else list(evaluator.judge_registry)
+    rows = len(evaluator.data) if evaluator.data is not None and part is None else None
+    with (
+        _say_what_was_saved_if_stopped(evaluator.paths.results_dir, asked, rows),
+        _sigterm_as_exit(),
+        ProjectLock(evaluator.project_dir),
+    ):
         try:
             results = evaluator.run_judges_async(
                 judge_ids,
@@ -646,22 +652,103 @@ def _in_batches(pending: list[BatchRecord]) -> str:
 
 
 @contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Turn SIGTERM (a scheduler stopping the job) into SystemExit, so clean-up code runs.
+def _say_what_was_saved_if_stopped(
+    results_dir: Path, judge_ids: list[str], rows: int | None
+) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM, once the run has cleaned up: each judge's saved rows and errors.
 
-    Finished rows are already on disk; this lets the project lock and the run's files be
-    released as on Ctrl-C. Only the main thread can set signal handlers; elsewhere, nothing.
+    The run's row files are those written since the run began; their counts and top error
+    reasons are printed as at the end of a run, and the interrupt goes on (exit 130 or 143).
+    """
+    from meta_evaluator.results.unfinished import row_files
+
+    before = row_files(results_dir)
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit) as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            how = "by Ctrl-C"
+        elif exc.code == 128 + signal.SIGTERM:
+            how = "by SIGTERM"
+        else:
+            how = f"(exit {exc.code})"
+        try:
+            _print_saved(results_dir, before, judge_ids, rows, how)
+        except MetaEvaluatorError as error:  # a row file that cannot be read: say so, go on
+            print(f"Stopped {how}; what was saved cannot be read: {error}")
+        raise
+
+
+def _print_saved(
+    results_dir: Path,
+    before: dict[Path, tuple[int, int, int]],
+    judge_ids: list[str],
+    rows: int | None,
+    how: str,
+) -> None:
+    """Each judge's counts and top error reasons in the row files written since `before`."""
+    from meta_evaluator.results.reasons import summarize_errors
+    from meta_evaluator.results.unfinished import rows_written_since, saved_rows
+
+    print(
+        f"Stopped {how} before the end. Saved so far (finished rows are kept; `run` again "
+        "continues the run):"
+    )
+    written = [f for f in rows_written_since(results_dir, before) if f.judge_id in judge_ids]
+    reasons = []
+    for judge_id in judge_ids:
+        files = [f for f in written if f.judge_id == judge_id]
+        if not files:
+            print(f"{judge_id}: no row finished")
+        for file in files:
+            saved = saved_rows(file.path)
+            counts = dict(saved.group_by("outcome").len().iter_rows()) if saved.height else {}
+            shown = " ".join(
+                f"{outcome}={counts.get(outcome, 0)}" for outcome in ("valid", "invalid", "error")
+            )
+            of = f"{saved.height} of {rows} rows" if rows is not None else f"{saved.height} rows"
+            done = "complete" if file.complete else "unfinished"
+            print(f"{judge_id}: {shown} (run {file.run_id}, {of}, {done})")
+            summary = summarize_errors(saved, sep=" — ")
+            if summary is not None:
+                reasons.append(f"judge {judge_id}: {summary}")
+    for line in reasons:
+        print(line)
+    print(f"Results are in {results_dir}")
+
+
+@contextlib.contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """Stop on SIGTERM (a scheduler stopping the job) as on Ctrl-C, then exit with 143.
+
+    SIGTERM goes the way of SIGINT: while the run's event loop turns, its Ctrl-C handler
+    cancels the run, whose rows in flight are dropped and whose files and project lock are
+    released, and the KeyboardInterrupt it ends with becomes SystemExit(143). (Raised from the
+    signal handler, SystemExit would land inside whatever task runs, and asyncio's shutdown
+    would print that task's traceback.) With Ctrl-C ignored (a job started with `nohup` or
+    `&`), SIGTERM raises SystemExit at once. Only the main thread can set signal handlers;
+    elsewhere, nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    received: list[int] = []
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
+        received.append(signum)
+        on_ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(on_ctrl_c):
+            on_ctrl_c(signal.SIGINT, frame)  # asyncio's cancels the run; Python's raises
+        else:
+            raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         yield
+    except KeyboardInterrupt:
+        if received:
+            raise SystemExit(128 + received[0]) from None
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -7,6 +7,7 @@ other calls run the typer app in-process through typer's runner.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -407,6 +409,80 @@ def test_two_runs_at_once_and_a_stopped_run_releases_the_lock(
     assert 1 <= len(done) < 40
     assert files.read_bytes().endswith(b"\n")  # whole rows only
     assert not (project / "results" / files.parent.name / "slow_judge.lock").exists()
+
+
+class _SlowServerError(http.server.BaseHTTPRequestHandler):
+    """Every POST answers HTTP 500 after 0.1 s: rows end in errors, slowly."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        time.sleep(0.1)
+        body = b'{"error": {"message": "overloaded"}}'
+        self.send_response(500)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # the stopped client hangs up mid-answer: a broken pipe, expected
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopped_run_prints_what_each_judge_saved(project: Path, stop: signal.Signals) -> None:
+    """Stopped mid-run, `run` still ends with each judge's counts and top error reasons."""
+    server = _QuietServer(("127.0.0.1", 0), _SlowServerError)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    evaluator = MetaEvaluator(project, load=True)
+    evaluator.add_judge(
+        "overloaded", "openai", "m", "Did it refuse? {prompt} {llm_response}",
+        base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", max_concurrency=1,
+    )  # fmt: skip
+    evaluator.save_state(include_data=False)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-stopped-run"}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "meta_evaluator.cli", "run", str(project), "--no-resume",
+         "--max-retries", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        rows = project / "results"
+        while time.monotonic() < deadline:
+            found = list(rows.glob("*/overloaded.jsonl"))
+            if found and len(read_rows(found[0])) >= 2:
+                break
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.05)
+        first.send_signal(stop)
+        stdout, stderr = first.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+        server.shutdown()
+        server.server_close()
+    assert first.returncode == 128 + stop, (stdout, stderr)  # the interrupt is not swallowed
+    assert "Traceback" not in stderr
+    (files,) = rows.glob("*/overloaded.jsonl")
+    saved = read_rows(files)
+    errors = sum(row["outcome"] == "error" for row in saved)
+    assert errors == len(saved) >= 2
+    run_id = files.parent.name
+    assert f"overloaded: valid=0 invalid=0 error={errors} (run {run_id}, {errors} of 40 rows" in (
+        stdout
+    )
+    assert f"judge overloaded: {errors} errors — {errors}× HTTP 500: " in stdout
+    assert "overloaded" in stdout.split("judge overloaded:")[1]
+    # the mock judge finished (or not) before the signal: its line is there either way
+    assert re.search(rf"^{JUDGE}: ", stdout, re.M), stdout
+    assert f"Results are in {rows}" in stdout
 
 
 # ----- status -------------------------------------------------------------------------------

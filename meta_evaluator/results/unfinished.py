@@ -18,9 +18,17 @@ import polars as pl
 
 from meta_evaluator.results.reasons import summarize_errors
 from meta_evaluator.results.row_store import read_rows
-from meta_evaluator.results.runs import latest_run, shard_states
+from meta_evaluator.results.runs import judge_of_state_file, latest_run, shard_states
 
-__all__ = ["Unscored", "describe_saved", "saved_rows", "unscored_judges"]
+__all__ = [
+    "RowFile",
+    "Unscored",
+    "describe_saved",
+    "row_files",
+    "rows_written_since",
+    "saved_rows",
+    "unscored_judges",
+]
 
 _COLUMNS = ("outcome", "status", "error_message")
 
@@ -129,3 +137,47 @@ def _why(results_dir: Path, judge_id: str, rows: int | None) -> Unscored:
         state.run_id,
         errors,
     )
+
+
+def row_files(results_dir: Path) -> dict[Path, tuple[int, int, int]]:
+    """Each run's JSON Lines file under `results_dir` with (inode, size, mtime in ns)."""
+    found = {}
+    for path in results_dir.glob("*/*.jsonl") if results_dir.is_dir() else []:
+        try:
+            stat = path.stat()
+        except OSError:  # removed meanwhile (a run started over)
+            continue
+        found[path] = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@dataclass(frozen=True)
+class RowFile:
+    """One judge's row file that a command wrote to."""
+
+    judge_id: str
+    run_id: str
+    path: Path
+    complete: bool
+    """Whether the run's state says every row has an outcome."""
+
+
+def rows_written_since(
+    results_dir: Path, before: dict[Path, tuple[int, int, int]]
+) -> list[RowFile]:
+    """The row files created or changed since `before` (a `row_files` of then), by judge id.
+
+    A file compares by inode, size and modification time, so a file appended to, or removed
+    and written anew (a run started over), counts even on a file system with coarse times.
+    """
+    written = []
+    for path, stat in sorted(row_files(results_dir).items()):
+        if before.get(path) == stat:
+            continue
+        state = path.with_name(path.name.removesuffix(".jsonl") + "_state.json")
+        try:
+            complete = json.loads(state.read_text(encoding="utf-8")).get("completed_at") is not None
+        except (OSError, ValueError, AttributeError):  # no state yet, or not ours
+            complete = False
+        written.append(RowFile(judge_of_state_file(state), path.parent.name, path, complete))
+    return written
