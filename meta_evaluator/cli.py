@@ -11,18 +11,26 @@ a bug and keeps its traceback.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import signal
 import sys
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from meta_evaluator._cli_output import (
+    print_checks,
+    print_plan,
+    print_run_summary,
+    print_saved,
+    print_scores,
+    unscored_line,
+)
+from meta_evaluator._cli_status import print_status
 from meta_evaluator._project_lock import ProjectLock
 from meta_evaluator.errors import (
     DiskFullError,
@@ -37,11 +45,7 @@ from meta_evaluator.errors import (
 
 if TYPE_CHECKING:
     from meta_evaluator.judge import Judge
-    from meta_evaluator.judge._dry_run import RunPlan
     from meta_evaluator.project import MetaEvaluator
-    from meta_evaluator.results import JudgeResults
-    from meta_evaluator.results.batches import BatchRecord
-    from meta_evaluator.results.unfinished import Unscored
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -85,7 +89,7 @@ def init(
         print(f"Created an empty project in {project_dir}.")
     else:
         print(f"Created project {project_dir} from the example {example!r}.")
-    _status(project_dir)
+    print_status(project_dir)
 
 
 CheckOption = Annotated[
@@ -102,12 +106,12 @@ CheckOption = Annotated[
 @app.command()
 def status(project_dir: ProjectDir = Path("."), check: CheckOption = False) -> None:
     """Show what a project holds: data, task, judges with their latest run, and annotators."""
-    _status(project_dir)
+    print_status(project_dir)
     if check:
         from meta_evaluator.project import MetaEvaluator
 
         evaluator = MetaEvaluator(project_dir, load=True)
-        if not _print_checks(evaluator, None):
+        if not print_checks(evaluator, None):
             raise typer.Exit(1)
 
 
@@ -228,8 +232,8 @@ def run(
             evaluator.paths.results_dir, selected, evaluator.data, evaluator.eval_task,
             run_id=run_id, settings=settings, resume=not no_resume, shard=part,
         )  # fmt: skip
-        _print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
-        if check and not _print_checks(evaluator, [judge.id for judge in selected]):
+        print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
+        if check and not print_checks(evaluator, [judge.id for judge in selected]):
             raise typer.Exit(1)
         return
     asked = judge_ids if judge_ids is not None else list(evaluator.judge_registry)
@@ -258,7 +262,7 @@ def run(
             )
         except JudgeRunError as exc:  # some judges were stopped: say what the others did
             stopped = {error["loc"][0] for error in exc.errors}
-            _, waiting = _print_run_summary(
+            _, waiting = print_run_summary(
                 exc.results, part, evaluator.paths.results_dir, stopped=stopped
             )
             if not waiting:
@@ -267,60 +271,11 @@ def run(
             # to collect them, and the stopped judges' error is said on the way.
             print(f"error: {exc}", file=sys.stderr)
             raise typer.Exit(3) from None
-    errors, waiting = _print_run_summary(results, part, evaluator.paths.results_dir)
+    errors, waiting = print_run_summary(results, part, evaluator.paths.results_dir)
     if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
         raise typer.Exit(3)
     if errors:
         raise typer.Exit(1)
-
-
-def _print_checks(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> bool:
-    """Check each endpoint of the judges once and print one line each; whether all passed."""
-    print("Endpoint check (one request per endpoint, listing its models):")
-    checks = evaluator.check_endpoints(judge_ids)
-    for result in checks:
-        print(f"  {result.line()}")
-    failed = sum(not result.ok for result in checks)
-    if failed:
-        print(f"{failed} of {len(checks)} endpoints failed.")
-    else:
-        print("Every endpoint answered.")
-    return not failed
-
-
-def _print_run_summary(
-    results: dict[str, JudgeResults],
-    part: tuple[int, int] | None,
-    results_dir: Path,
-    *,
-    stopped: Collection[str] = (),
-) -> tuple[int, int]:
-    """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
-
-    Printed on every run, terminal or not: a scheduler's log says why rows failed. A judge in
-    `stopped` (named by the run's `JudgeRunError`) is labelled so; any other unfinished judge
-    has batches still running, and counts in `waiting`.
-    """
-    from meta_evaluator.results.reasons import summarize_errors
-
-    errors, waiting = 0, 0
-    for judge_id, result in results.items():
-        counts = result.counts()
-        errors += counts["error"]
-        shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
-        of = f", shard {part[0]}/{part[1]}" if part is not None else ""
-        if judge_id in stopped:
-            shown += " (stopped: see the error below)"
-        elif not result.complete:
-            waiting += 1
-            shown += " (batches still running: run again with --batch to collect them)"
-        print(f"{judge_id}: {shown} (run {result.run_id}{of})")
-    for judge_id, result in results.items():
-        reasons = summarize_errors(result.results_data, sep=" — ")
-        if reasons is not None:
-            print(f"judge {judge_id}: {reasons}")
-    print(f"Results are in {results_dir}")
-    return errors, waiting
 
 
 def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> list[Judge]:
@@ -342,52 +297,6 @@ def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> l
             field="judge_ids",
         )
     return [registry[j] for j in ids]
-
-
-def _print_plan(
-    plan: RunPlan, lock_holder: str | None, shard: tuple[int, int] | None = None
-) -> None:
-    print("Dry run: nothing is called and nothing is written.")
-    if shard is not None:
-        print(f"Shard {shard[0]}/{shard[1]}: only the rows of this part are counted.")
-    for judge in plan.judges:
-        print(f"{judge.judge_id}: {judge.llm_client} {judge.model!r} at {judge.base_url}")
-        if judge.action == "done":
-            where = f"run {judge.run_id} is complete with every row; nothing to ask"
-        elif judge.action == "continue":
-            where = f"continues run {judge.run_id}"
-        elif judge.action == "start":
-            where = f"starts run {judge.run_id}"
-        elif judge.action == "restart":
-            where = f"starts run {judge.run_id} over (no resume: its rows are asked again)"
-        elif judge.source_run_id is not None:
-            where = f"a new run, reusing rows of the complete run {judge.source_run_id}"
-        else:
-            where = "a new run"
-        print(f"  run:              {where}")
-        print(f"  rows:             {judge.rows}")
-        print(f"  reused:           {judge.reused}")
-        if judge.batch:
-            print("  mode:             batch (the provider's batch API)")
-            print(f"  in batches:       {judge.in_batches} (submitted before; collected)")
-            print(
-                f"  new batches:      {judge.batches} ({judge.batch_bytes / 1e6:.1f} MB of "
-                "requests)"
-            )
-        print(f"  calls:            {judge.calls}")
-        print(f"  estimated tokens: {judge.estimated_tokens}")
-    count = len(plan.judges)
-    print(
-        f"Total: {count} judge{'s' if count != 1 else ''}, {plan.rows} rows, {plan.reused} "
-        f"reused, {plan.calls} calls, {plan.estimated_tokens} estimated tokens"
-    )
-    print(
-        f"Calls are counted before retries (each failed call may be retried {plan.max_retries} "
-        "times); estimated tokens are an upper estimate per call, the prompt plus the answer "
-        "allowed, as the tokens-per-minute budget counts them."
-    )
-    if lock_holder is not None:
-        print(f"Note: another run of this project is going on now ({lock_holder}).")
 
 
 @app.command()
@@ -422,51 +331,17 @@ def score(
     )
     if unscored and not judge_results:  # nothing to score: say why, judge by judge
         for judge in unscored:
-            print(_unscored_line(project_dir, judge))
+            print(unscored_line(project_dir, judge))
         raise typer.Exit(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
         table = evaluator.compare_async(config, judge_results)
-    failed = len(unscored)
-    for name, (metric, results) in table.items():
-        print(f"{metric.scorer.scorer_name} / {name}")
-        for result in results:
-            if result.error is not None:
-                failed += 1
-                print(f"  {result.judge_id}: not scored: {result.error}")
-                continue
-            shown = ", ".join(
-                f"{key}={_number(value)}"
-                for key, value in result.scores.items()
-                if not isinstance(value, dict)
-            )
-            print(f"  {result.judge_id}: {shown}")
-        folder = evaluator.paths.scores_dir / metric.scorer.scorer_name / name
-        trait_table = folder / "trait_table.md"
-        if trait_table.is_file():
-            print(f"  traits ranked by strength ({trait_table}):")
-            print("    " + trait_table.read_text(encoding="utf-8").rstrip().replace("\n", "\n    "))
+    failed = len(unscored) + print_scores(table, evaluator.paths.scores_dir)
     for judge in unscored:
-        print(_unscored_line(project_dir, judge))
+        print(unscored_line(project_dir, judge))
     print(f"Scores are in {evaluator.paths.scores_dir}")
     if failed:
         raise typer.Exit(1)
-
-
-def _unscored_line(project_dir: Path, judge: Unscored) -> str:
-    """`judge 'x' not scored: its latest run … is unfinished (…); <the command that fixes it>`."""
-    import shlex
-
-    command = f"meta-evaluator run {shlex.quote(str(project_dir))} --judges {judge.judge_id}"
-    if judge.run_id is None:
-        fix = f"run `{command}`"
-    elif judge.sharded:
-        fix = f"run the shards not complete with `{command} --run-id {judge.run_id} --shard K/N`"
-    elif judge.errors:
-        fix = f"fix the cause, then run `{command} --retry error`"
-    else:
-        fix = f"run `{command}` to finish it"
-    return f"judge {judge.judge_id!r} not scored: {judge.reason}; {fix}"
 
 
 @app.command()
@@ -497,160 +372,6 @@ def annotate(
     MetaEvaluator(project_dir, load=True).launch_annotator(port=port, host=host, token=token)
 
 
-def _number(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return "n/a" if value is None else str(value)
-
-
-def _status(project_dir: Path) -> None:
-    from meta_evaluator.data import SampleEvalData
-    from meta_evaluator.project import MetaEvaluator
-
-    evaluator = MetaEvaluator(project_dir, load=True)
-    print(f"Project {evaluator.project_dir.resolve()}")
-    data = evaluator.data
-    if data is None:
-        print("  data:   none (add it with MetaEvaluator.add_data)")
-    else:
-        id_dtype = data.data.schema[data.id_column]
-        print(
-            f"  data:   {data.name!r}: {len(data)} rows, id column {data.id_column!r} "
-            f"({id_dtype}), columns {data.columns}"
-        )
-        if isinstance(data, SampleEvalData):
-            print(
-                f"          sample of {data.original_size} rows: {data.sample_percentage:.0%} "
-                f"of each {data.stratification_columns} stratum, seed {data.seed}"
-            )
-    task = evaluator.eval_task
-    if task is None:
-        print("  task:   none (add it with MetaEvaluator.add_eval_task)")
-    else:
-        print(f"  task:   answering method {task.answering_method!r}; shows {task.columns_shown()}")
-        required = set(task.get_required_tasks())
-        for name in task.task_names:
-            labels = task.allowed_labels(name)
-            kind = task.task_kind(name)
-            shown = "free text" if labels is None else f"{kind}: {labels}"
-            print(f"          {name}{' (required)' if name in required else ''}: {shown}")
-    judges = evaluator.judge_registry
-    rows = len(data) if data is not None else None
-    print(f"  judges: {len(judges) or 'none'}")
-    for judge in judges.values():
-        where = f" at {judge.base_url}" if judge.base_url else ""
-        print(
-            f"          {judge.id}: {judge.llm_client} {judge.model!r}{where}, prompt "
-            f"{judge.prompt.id!r} fills {judge.prompt.placeholders}"
-        )
-        print(f"            {_latest_run(evaluator, judge.id, rows)}")
-    others = sorted(_judges_with_runs(evaluator.paths.results_dir) - set(judges))
-    if others:
-        print("  results of judges not in the registry (imported):")
-        for judge_id in others:
-            print(f"          {judge_id}: {_latest_run(evaluator, judge_id, rows)}")
-    humans = evaluator.load_all_human_results()
-    print(f"  annotators: {len(humans) or 'none yet'}")
-    for annotator_id, human in humans.items():
-        counts = human.counts()
-        of = f" of {rows} rows" if rows is not None else ""
-        print(
-            f"          {annotator_id}: {counts['valid']} valid labels{of} "
-            f"({counts['invalid']} invalid), run {human.run_id}"
-        )
-
-
-def _judges_with_runs(results_dir: Path) -> set[str]:
-    if not results_dir.is_dir():
-        return set()
-    from meta_evaluator.results.runs import judge_of_state_file
-
-    return {judge_of_state_file(p) for p in results_dir.glob("*/*_state.json")}
-
-
-def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:
-    """One line on a judge's latest run (by start): rows done, outcomes, complete, last change."""
-    from meta_evaluator.judge._runner import fingerprint
-    from meta_evaluator.results.batches import BatchLedger
-    from meta_evaluator.results.row_store import read_rows
-    from meta_evaluator.results.runs import latest_run
-
-    files = latest_run(evaluator.paths.results_dir, judge_id, complete=None)
-    if files is None:
-        return _sharded_run(evaluator.paths.results_dir, judge_id) or "no runs yet"
-    state = files.read_state()
-    assert state is not None  # latest_run only finds runs with a state file
-    if state.complete and state.counts:
-        counts = dict(state.counts)
-    else:  # an unfinished run's counts are in its rows only; the last line of an id wins
-        last = {r.get("original_id"): r.get("outcome") for r in read_rows(files.rows)}
-        counts = {}
-        for outcome in last.values():
-            counts[str(outcome)] = counts.get(str(outcome), 0) + 1
-    done = sum(counts.values())
-    shown = ", ".join(
-        f"{outcome} {counts.get(outcome, 0)}"
-        for outcome in ("valid", "invalid", "error", "skipped")
-        if outcome != "skipped" or counts.get(outcome)
-    )
-    changed = max(
-        (p.stat().st_mtime for p in (files.rows, files.table, files.state) if p.is_file()),
-        default=None,
-    )
-    when = (
-        dt.datetime.fromtimestamp(changed, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        if changed is not None
-        else "unknown"
-    )
-    line = (
-        f"latest run {state.run_id}: {done}{f' of {rows}' if rows is not None else ''} rows "
-        f"done ({shown}), {'complete' if state.complete else 'unfinished'}, last changed {when}"
-    )
-    line += _in_batches(BatchLedger(files).pending())
-    judge = evaluator.judge_registry.get(judge_id)
-    task = evaluator.eval_task
-    if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:
-        line += "; the judge's configuration has changed since, so `run` starts a new run"
-    return line
-
-
-def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
-    """One line on a judge's latest sharded run: shards complete, rows in them; None if none."""
-    from meta_evaluator.results.batches import BatchLedger
-    from meta_evaluator.results.runs import RunFiles, shard_states
-
-    runs = shard_states(results_dir, judge_id)
-    if not runs:
-        return None
-    run = max(runs, key=lambda r: (max(state.created_at for state in runs[r]), r))
-    states = runs[run]
-    count = max(state.shard[1] for state in states if state.shard is not None)
-    finished = [state for state in states if state.complete]
-    rows = sum(sum(state.counts.values()) for state in finished)
-    line = (
-        f"latest run {run} (sharded): {len(finished)} of {count} shard(s) complete, "
-        f"{rows} rows in them"
-    )
-    pending = [
-        record
-        for state in states
-        for record in BatchLedger(RunFiles(results_dir, run, judge_id, shard=state.shard)).pending()
-    ]
-    return line + _in_batches(pending)
-
-
-def _in_batches(pending: list[BatchRecord]) -> str:
-    """The rows a run still has in submitted batches, as the end of a status line."""
-    if not pending:
-        return ""
-    held = sum(len(record.ids) for record in pending)
-    names = ", ".join(record.batch_id or record.key for record in pending)
-    return (
-        f"; {held} rows in {len(pending)} submitted batch(es) ({names}): `run --batch` "
-        "collects them"
-    )
-
-
 @contextlib.contextmanager
 def _say_what_was_saved_if_stopped(
     results_dir: Path, judge_ids: list[str], rows: int | None
@@ -673,48 +394,10 @@ def _say_what_was_saved_if_stopped(
         else:
             how = f"(exit {exc.code})"
         try:
-            _print_saved(results_dir, before, judge_ids, rows, how)
+            print_saved(results_dir, before, judge_ids, rows, how)
         except MetaEvaluatorError as error:  # a row file that cannot be read: say so, go on
             print(f"Stopped {how}; what was saved cannot be read: {error}")
         raise
-
-
-def _print_saved(
-    results_dir: Path,
-    before: dict[Path, tuple[int, int, int]],
-    judge_ids: list[str],
-    rows: int | None,
-    how: str,
-) -> None:
-    """Each judge's counts and top error reasons in the row files written since `before`."""
-    from meta_evaluator.results.reasons import summarize_errors
-    from meta_evaluator.results.unfinished import rows_written_since, saved_rows
-
-    print(
-        f"Stopped {how} before the end. Saved so far (finished rows are kept; `run` again "
-        "continues the run):"
-    )
-    written = [f for f in rows_written_since(results_dir, before) if f.judge_id in judge_ids]
-    reasons = []
-    for judge_id in judge_ids:
-        files = [f for f in written if f.judge_id == judge_id]
-        if not files:
-            print(f"{judge_id}: no row finished")
-        for file in files:
-            saved = saved_rows(file.path)
-            counts = dict(saved.group_by("outcome").len().iter_rows()) if saved.height else {}
-            shown = " ".join(
-                f"{outcome}={counts.get(outcome, 0)}" for outcome in ("valid", "invalid", "error")
-            )
-            of = f"{saved.height} of {rows} rows" if rows is not None else f"{saved.height} rows"
-            done = "complete" if file.complete else "unfinished"
-            print(f"{judge_id}: {shown} (run {file.run_id}, {of}, {done})")
-            summary = summarize_errors(saved, sep=" — ")
-            if summary is not None:
-                reasons.append(f"judge {judge_id}: {summary}")
-    for line in reasons:
-        print(line)
-    print(f"Results are in {results_dir}")
 
 
 @contextlib.contextmanager

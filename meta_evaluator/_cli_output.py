@@ -1,0 +1,203 @@
+"""What `meta-evaluator run` and `score` print, besides the errors `cli.main` prints.
+
+`run`: the endpoint check (`--check`), the dry-run plan, each judge's counts and top error
+reasons at the end of a run, and what was saved when a run is stopped (Ctrl-C, SIGTERM).
+`score`: each metric's scores and trait tables, and why a judge was not scored with the command
+that fixes it. The commands, their exit codes and signal handling stay in `meta_evaluator.cli`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meta_evaluator.judge._dry_run import RunPlan
+    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.results import JudgeResults
+    from meta_evaluator.results.unfinished import Unscored
+    from meta_evaluator.scores.compare import ScoreTable
+
+
+def print_checks(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> bool:
+    """Check each endpoint of the judges once and print one line each; whether all passed."""
+    print("Endpoint check (one request per endpoint, listing its models):")
+    checks = evaluator.check_endpoints(judge_ids)
+    for result in checks:
+        print(f"  {result.line()}")
+    failed = sum(not result.ok for result in checks)
+    if failed:
+        print(f"{failed} of {len(checks)} endpoints failed.")
+    else:
+        print("Every endpoint answered.")
+    return not failed
+
+
+def print_run_summary(
+    results: dict[str, JudgeResults],
+    part: tuple[int, int] | None,
+    results_dir: Path,
+    *,
+    stopped: Collection[str] = (),
+) -> tuple[int, int]:
+    """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
+
+    Printed on every run, terminal or not: a scheduler's log says why rows failed. A judge in
+    `stopped` (named by the run's `JudgeRunError`) is labelled so; any other unfinished judge
+    has batches still running, and counts in `waiting`.
+    """
+    from meta_evaluator.results.reasons import summarize_errors
+
+    errors, waiting = 0, 0
+    for judge_id, result in results.items():
+        counts = result.counts()
+        errors += counts["error"]
+        shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
+        of = f", shard {part[0]}/{part[1]}" if part is not None else ""
+        if judge_id in stopped:
+            shown += " (stopped: see the error below)"
+        elif not result.complete:
+            waiting += 1
+            shown += " (batches still running: run again with --batch to collect them)"
+        print(f"{judge_id}: {shown} (run {result.run_id}{of})")
+    for judge_id, result in results.items():
+        reasons = summarize_errors(result.results_data, sep=" — ")
+        if reasons is not None:
+            print(f"judge {judge_id}: {reasons}")
+    print(f"Results are in {results_dir}")
+    return errors, waiting
+
+
+def print_plan(
+    plan: RunPlan, lock_holder: str | None, shard: tuple[int, int] | None = None
+) -> None:
+    """Print what `run --dry-run` would do, judge by judge, then the totals."""
+    print("Dry run: nothing is called and nothing is written.")
+    if shard is not None:
+        print(f"Shard {shard[0]}/{shard[1]}: only the rows of this part are counted.")
+    for judge in plan.judges:
+        print(f"{judge.judge_id}: {judge.llm_client} {judge.model!r} at {judge.base_url}")
+        if judge.action == "done":
+            where = f"run {judge.run_id} is complete with every row; nothing to ask"
+        elif judge.action == "continue":
+            where = f"continues run {judge.run_id}"
+        elif judge.action == "start":
+            where = f"starts run {judge.run_id}"
+        elif judge.action == "restart":
+            where = f"starts run {judge.run_id} over (no resume: its rows are asked again)"
+        elif judge.source_run_id is not None:
+            where = f"a new run, reusing rows of the complete run {judge.source_run_id}"
+        else:
+            where = "a new run"
+        print(f"  run:              {where}")
+        print(f"  rows:             {judge.rows}")
+        print(f"  reused:           {judge.reused}")
+        if judge.batch:
+            print("  mode:             batch (the provider's batch API)")
+            print(f"  in batches:       {judge.in_batches} (submitted before; collected)")
+            print(
+                f"  new batches:      {judge.batches} ({judge.batch_bytes / 1e6:.1f} MB of "
+                "requests)"
+            )
+        print(f"  calls:            {judge.calls}")
+        print(f"  estimated tokens: {judge.estimated_tokens}")
+    count = len(plan.judges)
+    print(
+        f"Total: {count} judge{'s' if count != 1 else ''}, {plan.rows} rows, {plan.reused} "
+        f"reused, {plan.calls} calls, {plan.estimated_tokens} estimated tokens"
+    )
+    print(
+        f"Calls are counted before retries (each failed call may be retried {plan.max_retries} "
+        "times); estimated tokens are an upper estimate per call, the prompt plus the answer "
+        "allowed, as the tokens-per-minute budget counts them."
+    )
+    if lock_holder is not None:
+        print(f"Note: another run of this project is going on now ({lock_holder}).")
+
+
+def print_saved(
+    results_dir: Path,
+    before: dict[Path, tuple[int, int, int]],
+    judge_ids: list[str],
+    rows: int | None,
+    how: str,
+) -> None:
+    """Each judge's counts and top error reasons in the row files written since `before`."""
+    from meta_evaluator.results.reasons import summarize_errors
+    from meta_evaluator.results.unfinished import rows_written_since, saved_rows
+
+    print(
+        f"Stopped {how} before the end. Saved so far (finished rows are kept; `run` again "
+        "continues the run):"
+    )
+    written = [f for f in rows_written_since(results_dir, before) if f.judge_id in judge_ids]
+    reasons = []
+    for judge_id in judge_ids:
+        files = [f for f in written if f.judge_id == judge_id]
+        if not files:
+            print(f"{judge_id}: no row finished")
+        for file in files:
+            saved = saved_rows(file.path)
+            counts = dict(saved.group_by("outcome").len().iter_rows()) if saved.height else {}
+            shown = " ".join(
+                f"{outcome}={counts.get(outcome, 0)}" for outcome in ("valid", "invalid", "error")
+            )
+            of = f"{saved.height} of {rows} rows" if rows is not None else f"{saved.height} rows"
+            done = "complete" if file.complete else "unfinished"
+            print(f"{judge_id}: {shown} (run {file.run_id}, {of}, {done})")
+            summary = summarize_errors(saved, sep=" — ")
+            if summary is not None:
+                reasons.append(f"judge {judge_id}: {summary}")
+    for line in reasons:
+        print(line)
+    print(f"Results are in {results_dir}")
+
+
+def print_scores(table: ScoreTable, scores_dir: Path) -> int:
+    """Print each metric's scores, judge by judge, and its trait table; return the judges failed.
+
+    A judge the metric could not score is printed with its error and counted.
+    """
+    failed = 0
+    for name, (metric, results) in table.items():
+        print(f"{metric.scorer.scorer_name} / {name}")
+        for result in results:
+            if result.error is not None:
+                failed += 1
+                print(f"  {result.judge_id}: not scored: {result.error}")
+                continue
+            shown = ", ".join(
+                f"{key}={_number(value)}"
+                for key, value in result.scores.items()
+                if not isinstance(value, dict)
+            )
+            print(f"  {result.judge_id}: {shown}")
+        folder = scores_dir / metric.scorer.scorer_name / name
+        trait_table = folder / "trait_table.md"
+        if trait_table.is_file():
+            print(f"  traits ranked by strength ({trait_table}):")
+            print("    " + trait_table.read_text(encoding="utf-8").rstrip().replace("\n", "\n    "))
+    return failed
+
+
+def unscored_line(project_dir: Path, judge: Unscored) -> str:
+    """`judge 'x' not scored: its latest run … is unfinished (…); <the command that fixes it>`."""
+    import shlex
+
+    command = f"meta-evaluator run {shlex.quote(str(project_dir))} --judges {judge.judge_id}"
+    if judge.run_id is None:
+        fix = f"run `{command}`"
+    elif judge.sharded:
+        fix = f"run the shards not complete with `{command} --run-id {judge.run_id} --shard K/N`"
+    elif judge.errors:
+        fix = f"fix the cause, then run `{command} --retry error`"
+    else:
+        fix = f"run `{command}` to finish it"
+    return f"judge {judge.judge_id!r} not scored: {judge.reason}; {fix}"
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return "n/a" if value is None else str(value)
