@@ -1,12 +1,23 @@
-"""Shared fixtures: small frames with integer and string ids, a task that fits them."""
+"""Shared fixtures and helpers: small frames with integer and string ids, a task that fits them;
+the command line in-process (`entry`) and a fresh copy of the refusal example (`project`);
+loopback ports and subprocesses.
+"""
 
 from __future__ import annotations
 
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
 
 
@@ -43,3 +54,106 @@ def task() -> EvalTask:
         prompt_columns=["prompt"],
         response_columns=["response"],
     )
+
+
+# ----- a project of chats with one required task ----------------------------------------------
+
+
+def chats(rows: int) -> pl.DataFrame:
+    """`rows` chats: ids 0.., "question i" prompts and "answer i" responses."""
+    return pl.DataFrame(
+        {
+            "qid": list(range(rows)),
+            "prompt": [f"question {i}" for i in range(rows)],
+            "response": [f"answer {i}" for i in range(rows)],
+        }
+    )
+
+
+def rejection_project(folder: Path, frame: pl.DataFrame) -> MetaEvaluator:
+    """A new project in `folder`: `frame` as data "chats" (ids in "qid"), and the one task
+    rejection / not rejection over its prompt and response (no judges, nothing saved)."""
+    evaluator = MetaEvaluator(folder)
+    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame, "qid"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"rejection": ["rejection", "not rejection"]},
+            prompt_columns=["prompt"],
+            response_columns=["response"],
+        )
+    )
+    return evaluator
+
+
+# ----- the command line -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Exited:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Main = Callable[..., Exited]
+
+
+@pytest.fixture
+def entry(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Main:
+    """`meta-evaluator ARGS` through the console script's `main()`, in this process."""
+    from meta_evaluator.cli import main
+
+    def call(*args: str | Path) -> Exited:
+        monkeypatch.setattr(sys, "argv", ["meta-evaluator", *map(str, args)])
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stopped:
+            main()
+        out, err = capsys.readouterr()
+        code = stopped.value.code
+        return Exited(code if isinstance(code, int) else int(code is not None), out, err)
+
+    return call
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The refusal example made by `meta-evaluator init PROJECT --example refusal`, once per
+    module; tests take a copy of it (`project`)."""
+    from typer.testing import CliRunner
+
+    from meta_evaluator.cli import app
+
+    project = tmp_path_factory.mktemp("example") / "refusal"
+    done = CliRunner().invoke(app, ["init", str(project), "--example", "refusal"])
+    assert done.exit_code == 0, (done.output, done.exception)
+    return project
+
+
+@pytest.fixture
+def project(example: Path, tmp_path: Path) -> Path:
+    """A private copy of the fresh refusal example (no runs yet)."""
+    copy = tmp_path / "refusal"
+    shutil.copytree(example, copy)
+    return copy
+
+
+# ----- ports and processes --------------------------------------------------------------------
+
+
+def unused_port() -> int:
+    """A loopback port with nothing listening (bound, then released): free to listen on, and
+    refused to connect to."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End `process` if it still runs: terminate, then kill after 10 s; waits for it."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import shutil
-import socket
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +14,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.cli import app, main
+from meta_evaluator.cli import app
+from tests.conftest import Main, unused_port
 
 JUDGE = "mock_refusal_judge"
 KEY = "sk-check-endpoint-SECRET"
@@ -25,28 +23,6 @@ KEY = "sk-check-endpoint-SECRET"
 
 def invoke(*args: str | Path) -> Result:
     return CliRunner().invoke(app, list(map(str, args)))
-
-
-def closed_port() -> int:
-    """A loopback port with nothing listening (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = tmp_path_factory.mktemp("example") / "refusal"
-    done = invoke("init", project, "--example", "refusal")
-    assert done.exit_code == 0, done.output
-    return project
-
-
-@pytest.fixture
-def project(example: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "refusal"
-    shutil.copytree(example, copy)
-    return copy
 
 
 def add_judge(project: Path, judge_id: str, client: str, **settings: object) -> None:
@@ -100,16 +76,12 @@ def test_every_run_ends_with_each_judges_top_error_reasons(project: Path) -> Non
     assert f"judge {JUDGE}:" not in done.output  # a judge without errors has no reasons line
 
 
-def test_a_run_with_an_unreachable_judge_names_the_address(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    port = closed_port()
+def test_a_run_with_an_unreachable_judge_names_the_address(project: Path, entry: Main) -> None:
+    port = unused_port()
     add_judge(project, "dead", "openai", base_url=f"http://127.0.0.1:{port}/v1")
-    monkeypatch.setattr(sys, "argv", ["meta-evaluator", "run", str(project)])
-    with pytest.raises(SystemExit) as stopped:
-        main()
-    out, err = capsys.readouterr()
-    assert stopped.value.code != 0
+    done = entry("run", project)
+    out, err = done.stdout, done.stderr
+    assert done.returncode != 0
     assert f"connection refused at 127.0.0.1:{port}" in err
     assert "judge dead: " in out and f"× connection refused at 127.0.0.1:{port}" in out
     assert f"{JUDGE}: valid=" in out  # the mock judge finished, and is saved
@@ -122,7 +94,7 @@ def test_a_run_with_an_unreachable_judge_names_the_address(
 def test_dry_run_check_asks_each_endpoint_once(
     project: Path, models_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    port = closed_port()
+    port = unused_port()
     monkeypatch.setenv("CHECK_GOOD_KEY", KEY)
     monkeypatch.setenv("CHECK_BAD_KEY", "sk-wrong-SECRET")
     add_judge(project, "alive", "openai", base_url=models_server, api_key_env="CHECK_GOOD_KEY")
@@ -174,17 +146,14 @@ def test_score_says_why_a_judge_has_no_valid_rows(project: Path) -> None:
 
 
 def test_score_names_each_judge_without_a_complete_run_and_exits_1(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, entry: Main
 ) -> None:
     """A judge stopped by a dead endpoint keeps an unfinished run; one never run has none."""
     import re
 
-    port = closed_port()
+    port = unused_port()
     add_judge(project, "closed", "openai", base_url=f"http://127.0.0.1:{port}/v1")
-    monkeypatch.setattr(sys, "argv", ["meta-evaluator", "run", str(project)])
-    with pytest.raises(SystemExit):
-        main()
-    capsys.readouterr()
+    entry("run", project)
     add_judge(project, "later", "mock")  # registered after the run: never run
     done = invoke("score", project)
     assert done.exit_code == 1, done.output
@@ -253,7 +222,7 @@ def test_the_facade_checks_the_endpoints_of_the_judges_named(project: Path) -> N
 
 
 def test_a_stopped_judge_beside_running_batches_keeps_their_label_and_exit_3(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, monkeypatch: pytest.MonkeyPatch, entry: Main
 ) -> None:
     """Only the judges the error names are labelled stopped; batches still running exit 3."""
     from tests.fake_llm.server import start_in_thread
@@ -263,12 +232,9 @@ def test_a_stopped_judge_beside_running_batches_keeps_their_label_and_exit_3(
               api_key_env="ME_TEST_UNSET_KEY_9")  # fmt: skip
     with start_in_thread(batch_seconds=5.0, seed=3) as server:
         add_judge(project, "batched", "openai", base_url=f"{server.base_url}/v1")
-        argv = ["meta-evaluator", "run", str(project), "--batch", "--batch-wait", "0"]
-        monkeypatch.setattr(sys, "argv", argv)
-        with pytest.raises(SystemExit) as stopped:
-            main()
-    out, err = capsys.readouterr()
-    assert stopped.value.code == 3, (out, err)
+        done = entry("run", project, "--batch", "--batch-wait", "0")
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 3, (out, err)
     [line] = [line for line in out.splitlines() if line.startswith("batched: ")]
     assert "batches still running" in line and "stopped" not in line
     assert "judge 'nokey': api_key_env: variable ME_TEST_UNSET_KEY_9 is not set" in err

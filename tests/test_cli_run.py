@@ -11,15 +11,12 @@ import http.server
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +25,12 @@ from typer.testing import CliRunner, Result
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator._project_lock import LOCK_FILE
-from meta_evaluator.cli import app, main
+from meta_evaluator.cli import app
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.judge._prompting import answering_method, build_request
 from meta_evaluator.results.row_store import read_rows
 from meta_evaluator.results.runs import RunFiles, RunState, latest_run
-from tests.conftest import snapshot
+from tests.conftest import Main, snapshot
 
 JUDGE = "mock_refusal_judge"
 
@@ -47,32 +44,6 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@dataclass(frozen=True)
-class Exited:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-Main = Callable[..., Exited]
-
-
-@pytest.fixture
-def entry(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Main:
-    """`meta-evaluator ARGS` through the console script's `main()`, in this process."""
-
-    def call(*args: str | Path) -> Exited:
-        monkeypatch.setattr(sys, "argv", ["meta-evaluator", *map(str, args)])
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as stopped:
-            main()
-        out, err = capsys.readouterr()
-        code = stopped.value.code
-        return Exited(code if isinstance(code, int) else int(code is not None), out, err)
-
-    return call
-
-
 def invoke(*args: str | Path) -> Result:
     return CliRunner().invoke(app, list(map(str, args)))
 
@@ -81,21 +52,6 @@ def ok(*args: str | Path) -> str:
     done = invoke(*args)
     assert done.exit_code == 0, (done.output, done.exception)
     return done.output
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = tmp_path_factory.mktemp("example") / "refusal"
-    ok("init", project, "--example", "refusal")
-    return project
-
-
-@pytest.fixture
-def project(example: Path, tmp_path: Path) -> Path:
-    """A private copy of the fresh refusal example (no runs yet)."""
-    copy = tmp_path / "refusal"
-    shutil.copytree(example, copy)
-    return copy
 
 
 def plan_numbers(output: str) -> dict[str, int]:

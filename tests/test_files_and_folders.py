@@ -11,15 +11,11 @@ import errno
 import json
 import os
 import shutil
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.cli import main
 from meta_evaluator.errors import (
     DiskFullError,
     JudgeConfigError,
@@ -31,6 +27,7 @@ from meta_evaluator.errors import (
     StorageError,
 )
 from meta_evaluator.storage import read_yaml
+from tests.conftest import Main
 
 JUDGE = "mock_refusal_judge"
 
@@ -92,52 +89,6 @@ def test_metrics_yaml_bomb_fails_fast(tmp_path: Path) -> None:
         read_metrics_yaml(path)
     assert caught.value.path == path
     assert len(str(caught.value)) < 1000
-
-
-@dataclass(frozen=True)
-class Exited:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-Main = Callable[..., Exited]
-
-
-@pytest.fixture
-def entry(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Main:
-    """`meta-evaluator ARGS` through the console script's `main()`, in this process."""
-
-    def call(*args: str | Path) -> Exited:
-        monkeypatch.setattr(sys, "argv", ["meta-evaluator", *map(str, args)])
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as stopped:
-            main()
-        out, err = capsys.readouterr()
-        code = stopped.value.code
-        return Exited(code if isinstance(code, int) else int(code is not None), out, err)
-
-    return call
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from typer.testing import CliRunner
-
-    from meta_evaluator.cli import app
-
-    project = tmp_path_factory.mktemp("example") / "refusal"
-    done = CliRunner().invoke(app, ["init", str(project), "--example", "refusal"])
-    assert done.exit_code == 0, done.output
-    return project
-
-
-@pytest.fixture
-def project(example: Path, tmp_path: Path) -> Path:
-    """A private copy of the fresh refusal example (no runs yet)."""
-    copy = tmp_path / "refusal"
-    shutil.copytree(example, copy)
-    return copy
 
 
 def test_cli_score_with_a_metrics_bomb_exits_2(project: Path, entry: Main) -> None:

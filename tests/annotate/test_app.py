@@ -11,7 +11,6 @@ import html
 import json
 import math
 import re
-import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from html.parser import HTMLParser
@@ -29,7 +28,7 @@ from meta_evaluator.annotate import AnnotationApp, serve
 from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import ProjectError
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
-from meta_evaluator.examples import create_example_project
+from tests.annotate.conftest import data_ids
 
 EXAMPLE_ANNOTATIONS = (
     Path(__file__).parents[2] / "meta_evaluator" / "examples" / "refusal" / "annotations"
@@ -41,28 +40,7 @@ BASE = "http://127.0.0.1:8765"
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- projects ------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def refusal_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The refusal example (40 rows, int ids, ana/ben/chen imported), built once per module."""
-    folder = tmp_path_factory.mktemp("template") / "refusal"
-    create_example_project("refusal", folder)
-    return folder
-
-
-@pytest.fixture
-def refusal(refusal_template: Path, tmp_path: Path) -> Path:
-    """A fresh copy of the refusal example for one test."""
-    folder = tmp_path / "refusal"
-    shutil.copytree(refusal_template, folder)
-    return folder
 
 
 def small_project(
@@ -107,12 +85,6 @@ def saved(project: Path, annotator: str) -> pl.DataFrame:
     humans = MetaEvaluator(project, load=True).load_all_human_results()
     assert annotator in humans, sorted(humans)
     return humans[annotator].results_data
-
-
-def data_ids(project: Path) -> list[Any]:
-    data = MetaEvaluator(project, load=True).data
-    assert data is not None
-    return data.ids.to_list()
 
 
 def web_files(project: Path) -> list[str]:

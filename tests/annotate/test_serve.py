@@ -7,9 +7,7 @@ listens on. Commands run as subprocesses (bounded), servers are stopped at the e
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,29 +22,12 @@ import pytest
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.annotate import AnnotationApp, serve
 from meta_evaluator.errors import ProjectError
-from meta_evaluator.examples import create_example_project
+from tests.annotate.conftest import server_env
+from tests.conftest import stop
 
 TOKEN = "s3cret"
 COMMAND_TIMEOUT = 60
 ANNOUNCED = re.compile(r"Annotation page: http://(\S+?):(\d+)/")
-
-
-@pytest.fixture(scope="module")
-def refusal_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("template") / "refusal"
-    create_example_project("refusal", folder)
-    return folder
-
-
-@pytest.fixture
-def refusal(refusal_template: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "refusal"
-    shutil.copytree(refusal_template, folder)
-    return folder
-
-
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "META_EVALUATOR_ANNOTATION_TOKEN"}
 
 
 def annotate(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -59,7 +40,7 @@ def annotate(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=COMMAND_TIMEOUT,
-        env=_env(),
+        env=server_env(),
     )
 
 
@@ -196,7 +177,7 @@ def test_the_address_printed_is_the_one_that_answers(
             [sys.executable, "-m", "meta_evaluator.cli", "annotate", str(refusal), *port_args],
             stdout=output,
             stderr=subprocess.STDOUT,
-            env=_env(),
+            env=server_env(),
         )
     try:
         deadline = time.monotonic() + COMMAND_TIMEOUT
@@ -216,9 +197,4 @@ def test_the_address_printed_is_the_one_that_answers(
                 time.sleep(0.1)
         assert response.status_code == 200
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process)

@@ -6,7 +6,6 @@ Labels are checked the way scoring finds them: `load_all_human_results` on a fre
 from __future__ import annotations
 
 import html
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -23,32 +22,12 @@ from meta_evaluator.annotate import AnnotationApp
 from meta_evaluator.annotate.store import LOCK_FILE, file_lock
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.examples import create_example_project
+from tests.annotate.conftest import data_ids
 
 pytestmark = pytest.mark.anyio
 
 ROWS = 50
 ANNOTATORS = ("ann", "bob")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def refusal_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("template") / "refusal"
-    create_example_project("refusal", folder)
-    return folder
-
-
-@pytest.fixture
-def refusal(refusal_template: Path, tmp_path: Path) -> Path:
-    """The refusal example (40 rows; ana, ben and chen imported with 40 labels each)."""
-    folder = tmp_path / "refusal"
-    shutil.copytree(refusal_template, folder)
-    return folder
 
 
 def fifty_rows(folder: Path) -> Path:
@@ -73,12 +52,6 @@ def fifty_rows(folder: Path) -> Path:
 def humans(project: Path) -> dict[str, pl.DataFrame]:
     found = MetaEvaluator(project, load=True).load_all_human_results()
     return {a: h.results_data for a, h in found.items()}
-
-
-def data_ids(project: Path) -> list[object]:
-    data = MetaEvaluator(project, load=True).data
-    assert data is not None
-    return data.ids.to_list()
 
 
 def verdict(annotator: str, row: int) -> str:

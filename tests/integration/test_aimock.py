@@ -20,6 +20,7 @@ import pytest
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
+from tests.conftest import stop, unused_port
 
 VERSION = "1.43.0"
 CACHE = Path(__file__).parents[2] / ".cache" / f"aimock-{VERSION}"
@@ -47,12 +48,6 @@ def install() -> Path:
     return cli
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def aimock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cli = install()
@@ -69,7 +64,7 @@ def aimock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         ]
     }
     (folder / "fixtures.json").write_text(json.dumps(fixtures))
-    port = free_port()
+    port = unused_port()
     process = subprocess.Popen(
         ["node", str(cli), "-p", str(port), "-f", str(folder / "fixtures.json"),
          "--log-level", "warn", "--chaos-ratelimit", "0.15", "--chaos-drop", "0.05",
@@ -88,11 +83,7 @@ def aimock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             pytest.fail("aimock did not start within 30 s")
         yield f"http://127.0.0.1:{port}"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
 
 
 @pytest.mark.parametrize("client", ["openai", "anthropic"])

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.cli import main
 from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
@@ -36,6 +34,7 @@ from meta_evaluator.results.batches import BatchLedger, BatchRecord, new_batch_k
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.results.row_store import read_rows
 from meta_evaluator.results.runs import RunFiles, RunState, now_iso
+from tests.conftest import Main
 from tests.fake_llm.server import ThreadHandle, start_in_thread
 from tests.integration.test_loopback_runs import frame, meant
 
@@ -530,34 +529,7 @@ def test_a_mock_judge_alone_never_touches_batch_endpoints(tmp_path: Path) -> Non
 # ----- command line -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Exited:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def entry(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., Exited]:
-    """`meta-evaluator ARGS` through the console script's `main()`, in this process."""
-
-    def call(*args: str | Path) -> Exited:
-        monkeypatch.setattr(sys, "argv", ["meta-evaluator", *map(str, args)])
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as stopped:
-            main()
-        out, err = capsys.readouterr()
-        code = stopped.value.code
-        return Exited(code if isinstance(code, int) else int(code is not None), out, err)
-
-    return call
-
-
-def test_cli_batch_wait_zero_exits_3_and_a_later_run_collects(
-    tmp_path: Path, entry: Callable[..., Exited]
-) -> None:
+def test_cli_batch_wait_zero_exits_3_and_a_later_run_collects(tmp_path: Path, entry: Main) -> None:
     project = tmp_path / "p"
     with start_in_thread(batch_seconds=0.5, seed=11) as server:
         make_project(project, ROWS, server)
@@ -780,9 +752,7 @@ def test_shards_in_batch_mode_submit_their_own_rows_and_merge(tmp_path: Path) ->
     assert_labels_meant(evaluator, merged.results_data)
 
 
-def test_status_names_the_rows_still_in_batches(
-    tmp_path: Path, entry: Callable[..., Exited]
-) -> None:
+def test_status_names_the_rows_still_in_batches(tmp_path: Path, entry: Main) -> None:
     project = tmp_path / "p"
     with start_in_thread(batch_seconds=30.0, seed=5) as server:
         evaluator = make_project(project, 10, server)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
@@ -20,38 +19,16 @@ import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import JudgeRunError
-from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.row_store import read_rows
+from tests.conftest import chats, rejection_project, unused_port
 
 ROWS = 400
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_unreachable_judges_stop_at_once_and_the_others_are_saved(tmp_path: Path) -> None:
-    port = closed_port()
-    evaluator = MetaEvaluator(tmp_path / "p")
-    frame = pl.DataFrame(
-        {
-            "qid": list(range(ROWS)),
-            "prompt": [f"question {i}" for i in range(ROWS)],
-            "response": [f"answer {i}" for i in range(ROWS)],
-        }
-    )
-    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame, "qid"))
-    evaluator.add_eval_task(
-        EvalTask(
-            task_schemas={"rejection": ["rejection", "not rejection"]},
-            prompt_columns=["prompt"],
-            response_columns=["response"],
-        )
-    )
+    port = unused_port()
+    evaluator = rejection_project(tmp_path / "p", chats(ROWS))
     prompt = "Did {response} refuse {prompt}?"
     evaluator.add_judge("refused", "openai", "m", prompt, base_url=f"http://127.0.0.1:{port}/v1")
     evaluator.add_judge(
@@ -118,16 +95,8 @@ def test_an_untrusted_certificate_stops_the_judge_with_tls_advice(
     tmp_path: Path, tls_server: int
 ) -> None:
     """Through the production transport: the handshake fails, which no retry cures."""
-    evaluator = MetaEvaluator(tmp_path / "p")
     frame = pl.DataFrame({"qid": [1, 2, 3], "prompt": ["q"] * 3, "response": ["a"] * 3})
-    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame, "qid"))
-    evaluator.add_eval_task(
-        EvalTask(
-            task_schemas={"rejection": ["rejection", "not rejection"]},
-            prompt_columns=["prompt"],
-            response_columns=["response"],
-        )
-    )
+    evaluator = rejection_project(tmp_path / "p", frame)
     evaluator.add_judge("selfsigned", "openai", "m", "Did {response} refuse?",
                         base_url=f"https://127.0.0.1:{tls_server}/v1")  # fmt: skip
     with pytest.raises(JudgeRunError) as caught:

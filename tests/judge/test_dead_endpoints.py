@@ -15,37 +15,17 @@ import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import JudgeRunError
-from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.llm.mock import mock_answer
 from meta_evaluator.results.row_store import read_rows
+from tests.conftest import chats, rejection_project
 
 ROWS = 400
 KEY = "sk-dead-endpoint-SECRET"
 
 
-def frame() -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "qid": list(range(ROWS)),
-            "prompt": [f"question {i}" for i in range(ROWS)],
-            "response": [f"answer {i}" for i in range(ROWS)],
-        }
-    )
-
-
-def project(tmp_path: Path) -> MetaEvaluator:
-    evaluator = MetaEvaluator(tmp_path / "p")
-    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame(), "qid"))
-    evaluator.add_eval_task(
-        EvalTask(
-            task_schemas={"rejection": ["rejection", "not rejection"]},
-            prompt_columns=["prompt"],
-            response_columns=["response"],
-        )
-    )
-    return evaluator
+def project(tmp_path: Path, rows: int = ROWS) -> MetaEvaluator:
+    return rejection_project(tmp_path / "p", chats(rows))
 
 
 def answer(request: httpx.Request) -> httpx.Response:
@@ -143,16 +123,7 @@ def test_a_later_run_asks_the_rows_left_when_the_endpoint_is_back(tmp_path: Path
 
 def test_an_endpoint_that_answered_once_is_not_stopped(tmp_path: Path) -> None:
     """The breaker is for endpoints never reached: after a success, failures are rows' errors."""
-    small = frame().head(30)
-    evaluator = MetaEvaluator(tmp_path / "p")
-    evaluator.add_data(DataLoader.load_from_dataframe("chats", small, "qid"))
-    evaluator.add_eval_task(
-        EvalTask(
-            task_schemas={"rejection": ["rejection", "not rejection"]},
-            prompt_columns=["prompt"],
-            response_columns=["response"],
-        )
-    )
+    evaluator = project(tmp_path, rows=30)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://flaky.test/v1")
     calls = {"n": 0}
 
@@ -221,15 +192,7 @@ def test_timeouts_after_connecting_neither_stop_nor_disarm_the_breaker(tmp_path:
 
 def test_a_row_cancelled_mid_attempt_counts_only_its_finished_attempts(tmp_path: Path) -> None:
     """The breaker cancels row 0's 2nd attempt: the row keeps its 1st one's failure and count."""
-    evaluator = MetaEvaluator(tmp_path / "p")
-    evaluator.add_data(DataLoader.load_from_dataframe("chats", frame().head(2), "qid"))
-    evaluator.add_eval_task(
-        EvalTask(
-            task_schemas={"rejection": ["rejection", "not rejection"]},
-            prompt_columns=["prompt"],
-            response_columns=["response"],
-        )
-    )
+    evaluator = project(tmp_path, rows=2)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url="http://down.test/v1")
     seen: dict[str, int] = {}
 
