@@ -71,6 +71,10 @@ def _refuse_keys(value: str, field: str) -> str:
     return value
 
 
+MAX_PROMPT_BYTES = 1_000_000
+"""The largest prompt file read (a template, not a data set: rows fill it in)."""
+
+
 class Prompt(ConfigModel):
     """A judge's prompt template: `{column}` placeholders are filled from each data row.
 
@@ -92,6 +96,7 @@ class Prompt(ConfigModel):
     def _check_template(cls, text: str) -> str:
         if not text.strip():
             raise ValueError("the prompt is empty")
+        _refuse_keys(text, "the prompt")
         _parse_placeholders(text)
         return text
 
@@ -114,7 +119,13 @@ class Prompt(ConfigModel):
             )
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8-sig")  # drop a byte-order mark if present
+            if not file.is_file():  # not a FIFO, a device (/dev/zero) or a folder
+                raise OSError(f"{file} is not a regular file")
+            with file.open("rb") as handle:
+                data = handle.read(MAX_PROMPT_BYTES + 1)
+            if len(data) > MAX_PROMPT_BYTES:
+                raise OSError(f"it is larger than {MAX_PROMPT_BYTES:,} bytes")
+            text = data.decode("utf-8-sig")  # drop a byte-order mark if present
         except (OSError, UnicodeDecodeError) as exc:
             raise JudgeConfigError(
                 f"{file}: cannot read the prompt file ({exc}); check the path.",

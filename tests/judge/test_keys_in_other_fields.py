@@ -110,3 +110,55 @@ def test_check_endpoint_url_returns_a_clean_url() -> None:
     with pytest.raises(ValueError, match="http:// or https://"):
         check_endpoint_url("ftp://127.0.0.1/v1")
     assert MetaEvaluator  # the facade is importable beside the judge module
+
+
+def test_a_key_in_the_prompt_text_is_refused_without_echo() -> None:
+    with pytest.raises(JudgeConfigError) as caught:
+        Prompt(id="p", prompt=f"Use {OPENAI} to judge {{response}}")
+    assert_not_echoed(OPENAI, str(caught.value), repr(caught.value.errors))
+
+
+@pytest.mark.parametrize("field", ["run_id", "annotator_id", "display_name"])
+def test_an_id_that_names_a_file_is_never_a_key(field: str) -> None:
+    from meta_evaluator.errors import UnsafeNameError
+    from meta_evaluator.storage import check_safe_name
+
+    with pytest.raises(UnsafeNameError) as caught:
+        check_safe_name(OPENAI, field=field)
+    assert field in str(caught.value)
+    assert_not_echoed(OPENAI, str(caught.value))
+    assert check_safe_name("run_20261125_eval-2", field=field) == "run_20261125_eval-2"
+
+
+def test_a_run_id_shaped_like_a_key_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    from meta_evaluator.errors import UnsafeNameError
+    from meta_evaluator.examples import create_example_project
+
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    with pytest.raises(UnsafeNameError):
+        evaluator.run_judges_async(run_id=OPENAI)
+    assert not any(OPENAI[:12] in str(path) for path in (tmp_path / "p").rglob("*"))
+
+
+def test_a_prompt_file_that_is_not_a_small_regular_file_is_refused(tmp_path: Path) -> None:
+    import os
+
+    from meta_evaluator.judge.config import MAX_PROMPT_BYTES
+
+    big = tmp_path / "big.md"
+    big.write_text("Judge {response} " + "x" * MAX_PROMPT_BYTES)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, reason in [
+        (big, "larger than"),
+        (Path("/dev/zero"), "not a regular file"),
+        (fifo, "not a regular file"),  # opening it would wait for a writer forever
+        (tmp_path, "not a regular file"),
+    ]:
+        with pytest.raises(JudgeConfigError, match=reason):
+            Prompt.from_file(path)
+    small = tmp_path / "small.md"
+    small.write_text("Judge {response}")
+    assert Prompt.from_file(small).placeholders == ["response"]
