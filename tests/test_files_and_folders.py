@@ -1088,3 +1088,15 @@ def test_a_results_table_cut_short_is_named(project: Path, entry: Main) -> None:
     done = entry("score", project)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert str(table) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_row_line_nested_past_any_row_is_a_typed_error(tmp_path: Path) -> None:
+    """A hand-edited row file with a line nested 100,000 deep: StorageError, not RecursionError."""
+    from meta_evaluator.errors import StorageError
+    from meta_evaluator.results.row_store import read_rows
+
+    rows = tmp_path / "j.jsonl"
+    rows.write_text('{"original_id": 1}\n{"original_id":' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(StorageError, match="line 2 is not a JSON row") as caught:
+        read_rows(rows)
+    assert caught.value.row_id == 2

@@ -39,9 +39,10 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested past any row
             raise StorageError(
-                f"{path}: line {number} is not a JSON row ({exc}); restore the file or delete "
+                f"{path}: line {number} is not a JSON row ({type(exc).__name__}: {exc}); "
+                "restore the file or delete "
                 "that line.",
                 path=path,
                 row_id=number,
