@@ -34,7 +34,6 @@ from meta_evaluator._cli_status import print_status
 from meta_evaluator._project_lock import ProjectLock
 from meta_evaluator.errors import (
     DiskFullError,
-    JudgeConfigError,
     JudgeRunError,
     MetaEvaluatorError,
     OutsideProjectError,
@@ -288,15 +287,7 @@ def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> l
             path=evaluator.project_dir,
             field="data" if evaluator.data is None else "eval_task",
         )
-    registry = evaluator.judge_registry
-    ids = list(registry) if judge_ids is None else judge_ids
-    unknown = [j for j in ids if j not in registry]
-    if unknown or not ids:
-        raise JudgeConfigError(
-            f"no registered judge {unknown or '(none given)'}; judges are {sorted(registry)}.",
-            field="judge_ids",
-        )
-    return [registry[j] for j in ids]
+    return evaluator._selected_judges(judge_ids)
 
 
 @app.command()
