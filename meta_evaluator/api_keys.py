@@ -17,8 +17,19 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["HIDDEN", "MAX_NAME_LENGTH", "check_key_variable", "read_api_key", "redact_keys"]
+__all__ = [
+    "HIDDEN",
+    "MAX_NAME_LENGTH",
+    "SECRET_NAME",
+    "check_endpoint_url",
+    "check_key_variable",
+    "looks_like_key",
+    "read_api_key",
+    "redact_keys",
+    "refuse_keys",
+]
 
 MAX_NAME_LENGTH = 64
 """The longest name accepted for a key's variable (longer values are keys, not names)."""
@@ -29,6 +40,10 @@ _NAME = re.compile(rf"[A-Za-z_][A-Za-z0-9_]{{0,{MAX_NAME_LENGTH - 1}}}")
 # `glpat-`, are no variable names anyway): Groq, Hugging Face, Fireworks, Stripe/ElevenLabs,
 # GitHub, Replicate. A value with one of them is a key when the rest is long or looks random,
 # so that `hf_token` stays a name.
+SECRET_NAME = re.compile(r"auth|key|token|secret|password|cookie|signature|sig$", re.IGNORECASE)
+"""Header or query names that carry credentials (`Authorization`, `x-api-key`, `access_token`):
+those belong in an environment variable, never in a config file."""
+
 _KEY_PREFIXES = (
     "gsk_", "hf_", "fw_", "sk_", "pk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
     "github_pat_", "r8_", "xoxb_", "xoxp_",
@@ -221,3 +236,58 @@ def redact_keys(text: str) -> str:
         "got '<hidden: looks like an API key>'"
     """
     return _KEY_IN_TEXT.sub(HIDDEN, text)
+
+
+def looks_like_key(text: str) -> bool:
+    """Whether `text` holds a run that starts like a provider's key (what `redact_keys` hides)."""
+    return _KEY_IN_TEXT.search(text) is not None
+
+
+def check_endpoint_url(url: str) -> str:
+    """Return `url` when it is an http(s) URL with a host and no credential in it.
+
+    A base URL is saved in `main_state.json` and YAML files that users commit, so a user name,
+    password, credential query parameter or anything shaped like a provider's key in it is
+    refused. The URL is never echoed: it may hold the very credential being refused.
+
+    Raises:
+        ValueError: The URL is not http(s) with a host, or carries a credential.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", url):
+        raise ValueError("base_url must be an http:// or https:// URL with a host")
+    if parts.username or parts.password:
+        raise ValueError(
+            "base_url holds a user name or password, which would be saved in the project "
+            "folder; put the key in an environment variable and name it in api_key_env"
+        )
+    secret = [k for k, _ in parse_qsl(parts.query) if SECRET_NAME.search(k)]
+    if secret:
+        raise ValueError(
+            f"base_url's query parameter(s) {sorted(secret)} carry credentials, which would be "
+            "saved in the project folder; put the key in an environment variable and name it "
+            "in api_key_env"
+        )
+    if looks_like_key(url):
+        raise ValueError(
+            "base_url holds something shaped like an API key, which would be saved in the "
+            "project folder; put the key in an environment variable and name it in api_key_env"
+        )
+    return url
+
+
+def refuse_keys(value: str, field: str) -> str:
+    """`value`, unless it holds something shaped like a provider's key (never echoed).
+
+    For fields saved in the project folder or shown by status (ids, models, prompts, headers).
+
+    Raises:
+        ValueError: `value` holds a key; the message names `field`, never the value.
+    """
+    if looks_like_key(value):
+        raise ValueError(
+            f"{field} holds something shaped like an API key, which would be saved in the "
+            "project folder and shown in every status line; put the key in an environment "
+            "variable and name it in api_key_env"
+        )
+    return value

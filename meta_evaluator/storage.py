@@ -47,7 +47,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from meta_evaluator._safe_parse import MAX_DEPTH, parse_json, parse_yaml
 from meta_evaluator._util import shown
-from meta_evaluator.api_keys import redact_keys
+from meta_evaluator.api_keys import looks_like_key
 from meta_evaluator.errors import (
     DiskFullError,
     LfsPointerError,
@@ -120,7 +120,7 @@ def check_safe_name(name: object, *, field: str) -> str:
         problem = "ends with '.'"
     elif name.split(".")[0].upper() in _WINDOWS_RESERVED:
         problem = "is a name Windows reserves for devices"
-    elif redact_keys(name) != name:  # a file name is shown in every listing: never a key
+    elif looks_like_key(name):  # a file name is shown in every listing: never a key
         raise UnsafeNameError(
             f"{field} looks like an API key; it would name a file in the project folder and be "
             "shown by status. Choose a plain id, and keep keys in environment variables.",

@@ -6,70 +6,23 @@ import re
 import string
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from meta_evaluator._util import shown
 from meta_evaluator._validation import ConfigModel
-from meta_evaluator.api_keys import check_key_variable, redact_keys
+from meta_evaluator.api_keys import (
+    SECRET_NAME,
+    check_endpoint_url,
+    check_key_variable,
+    refuse_keys,
+)
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
 from meta_evaluator.storage import check_safe_name
 
-__all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt", "check_endpoint_url"]
+__all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
 
 LLMClientName = Literal["openai", "azure_openai", "anthropic", "mock"]
-
-# Headers that carry credentials; they belong in an environment variable, never in a config file.
-# Header or query names that carry credentials; those belong in an environment variable, never
-# in a config file (`Authorization`, `x-api-key`, `X-Goog-Api-Key`, `api-key`, `access_token` ...).
-_SECRET_NAME = re.compile(r"auth|key|token|secret|password|cookie|signature|sig$", re.IGNORECASE)
-
-
-def check_endpoint_url(url: str) -> str:
-    """Return `url` when it is an http(s) URL with a host and no credential in it.
-
-    A base URL is saved in `main_state.json` and YAML files that users commit, so a user name,
-    password, credential query parameter or anything shaped like a provider's key in it is
-    refused. The URL is never echoed: it may hold the very credential being refused.
-
-    Raises:
-        ValueError: The URL is not http(s) with a host, or carries a credential.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", url):
-        raise ValueError("base_url must be an http:// or https:// URL with a host")
-    if parts.username or parts.password:
-        raise ValueError(
-            "base_url holds a user name or password, which would be saved in the project "
-            "folder; put the key in an environment variable and name it in api_key_env"
-        )
-    secret = [k for k, _ in parse_qsl(parts.query) if _SECRET_NAME.search(k)]
-    if secret:
-        raise ValueError(
-            f"base_url's query parameter(s) {shown(secret)} carry credentials, which would be "
-            "saved in the project folder; put the key in an environment variable and name it "
-            "in api_key_env"
-        )
-    if redact_keys(url) != url:
-        raise ValueError(
-            "base_url holds something shaped like an API key, which would be saved in the "
-            "project folder; put the key in an environment variable and name it in api_key_env"
-        )
-    return url
-
-
-def _refuse_keys(value: str, field: str) -> str:
-    """`value`, unless it holds something shaped like a provider's key (never echoed)."""
-    if redact_keys(value) != value:
-        raise ValueError(
-            f"{field} holds something shaped like an API key, which would be saved in the "
-            "project folder and shown in every status line; put the key in an environment "
-            "variable and name it in api_key_env"
-        )
-    return value
-
 
 MAX_PROMPT_BYTES = 1_000_000
 """The largest prompt file read (a template, not a data set: rows fill it in)."""
@@ -96,7 +49,7 @@ class Prompt(ConfigModel):
     def _check_template(cls, text: str) -> str:
         if not text.strip():
             raise ValueError("the prompt is empty")
-        _refuse_keys(text, "the prompt")
+        refuse_keys(text, "the prompt")
         _parse_placeholders(text)
         return text
 
@@ -237,7 +190,7 @@ class Judge(ConfigModel):
     @field_validator("id")
     @classmethod
     def _check_id(cls, judge_id: str) -> str:
-        _refuse_keys(judge_id, "the judge id")
+        refuse_keys(judge_id, "the judge id")
         try:
             check_safe_name(judge_id, field="judge id")
         except UnsafeNameError as exc:
@@ -275,7 +228,7 @@ class Judge(ConfigModel):
     @field_validator("model", "api_version")
     @classmethod
     def _check_no_key(cls, value: str | None, info: ValidationInfo) -> str | None:
-        return None if value is None else _refuse_keys(value, str(info.field_name))
+        return None if value is None else refuse_keys(value, str(info.field_name))
 
     @field_validator("api_key_env")
     @classmethod
@@ -287,8 +240,8 @@ class Judge(ConfigModel):
     @classmethod
     def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:
         for name, value in headers.items():
-            _refuse_keys(f"{name}: {value}", "extra_headers")
-        secret = sorted(h for h in headers if _SECRET_NAME.search(h))
+            refuse_keys(f"{name}: {value}", "extra_headers")
+        secret = sorted(h for h in headers if SECRET_NAME.search(h))
         if secret:
             raise ValueError(
                 f"extra_headers {secret} carry credentials, which would be saved in the project "

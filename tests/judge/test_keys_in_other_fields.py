@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from meta_evaluator.api_keys import check_endpoint_url
 from meta_evaluator.errors import JudgeConfigError, ScoringError
-from meta_evaluator.judge.config import Judge, Prompt, check_endpoint_url
+from meta_evaluator.judge.config import Judge, Prompt
 from meta_evaluator.scores.metrics import SemanticSimilarityScorer
 from tests.secret_values import assert_not_echoed
 

@@ -8,9 +8,8 @@ import anyio
 import numpy as np
 import numpy.typing as npt
 
-from meta_evaluator.api_keys import check_key_variable, read_api_key
+from meta_evaluator.api_keys import check_endpoint_url, check_key_variable, read_api_key
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.judge.config import check_endpoint_url
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.scores.metrics.text_similarity import SimilarityScorer, as_text
 from meta_evaluator.stats._checks import is_missing
