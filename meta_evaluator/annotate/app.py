@@ -206,7 +206,8 @@ class AnnotationApp:
         if method == "GET" and parts == ["summary"]:
             return 200, self._summary(), []
         if method == "GET" and parts == ["api", "progress"]:
-            return 200, json.dumps(self._progress()), [("content-type", "application/json")]
+            progress = self._progress(self._everyone())
+            return 200, json.dumps(progress), [("content-type", "application/json")]
         if len(parts) in (2, 3) and parts[0] == "annotate":
             labels = self._labels(parts[1])
             if len(parts) == 2 and method == "GET":
@@ -261,7 +262,6 @@ class AnnotationApp:
                 annotator_id,
                 self.data,
                 self.task,
-                root=self.evaluator.project_dir,
             )
         labels = self._annotators[annotator_id]
         labels.refresh()
@@ -282,17 +282,20 @@ class AnnotationApp:
                 continue
         return everyone
 
-    def _progress(self) -> dict[str, int]:
-        return {labels.annotator_id: len(labels.labelled()) for labels in self._everyone()}
+    @staticmethod
+    def _progress(everyone: list[AnnotatorLabels]) -> dict[str, int]:
+        """Rows labelled per annotator of `everyone` (`_everyone`, once per request)."""
+        return {labels.annotator_id: len(labels.labelled()) for labels in everyone}
 
     def _index(self) -> str:
+        everyone = self._everyone()
         total = len(self._ids)
         return index_page(
             self._name,
-            {labels.annotator_id: (len(labels.labelled()), total) for labels in self._everyone()},
+            {annotator: (done, total) for annotator, done in self._progress(everyone).items()},
             {
                 labels.annotator_id: labels.imported[1]
-                for labels in self._annotators.values()
+                for labels in everyone
                 if labels.imported is not None
             },
         )

@@ -33,10 +33,11 @@ from meta_evaluator.data import EvalData
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.human_results import (
     WEB_RUN,
+    HumanAnnotationResults,
     annotation_schema,
+    combine_sets,
     conform_annotations,
     latest_imported_table,
-    merge_web_labels,
     read_table,
     save_annotations,
 )
@@ -66,16 +67,12 @@ class AnnotatorLabels:
         annotator_id: str,
         data: EvalData,
         task: EvalTask,
-        *,
-        root: Path | None = None,
     ) -> None:
-        """Labels of `annotator_id` in `annotations_dir` of the project at `root`.
+        """Labels of `annotator_id` in `annotations_dir`, the `annotations/` folder of a project.
 
-        `root` is the project folder that no write may leave (see `check_inside_project`);
-        without it, the folder above holding `main_state.json` is taken.
+        No write leaves the project folder, `annotations_dir`'s parent (`check_inside_project`).
         """
         self.annotator_id = check_safe_name(annotator_id, field="annotator_id")
-        self._root = root
         self._dir = annotations_dir
         self._folder = annotations_dir / WEB_RUN
         self._table = self._folder / f"{annotator_id}.parquet"
@@ -118,7 +115,9 @@ class AnnotatorLabels:
         """Store the labels of one row: under the folder's lock, merged into the file on disk.
 
         Blocks while another process holds the lock: an async caller runs it in a worker
-        thread (`anyio.to_thread.run_sync`). Call `refresh` afterwards to see the label.
+        thread (`anyio.to_thread.run_sync`). Call `refresh` afterwards to see the label: the save
+        replaces the file (a new inode) and its state file, which names the save to the
+        microsecond, so `refresh` notices it as it notices another server's save.
 
         Raises:
             OutsideProjectError: `annotations/` (or `web/`, or the lock) links out of the
@@ -139,7 +138,7 @@ class AnnotatorLabels:
         new = pl.DataFrame([row], schema=self._schema, orient="row")
         lock = self._dir / LOCK_FILE
         for path in (lock, self._folder, self._table):  # before anything is created
-            check_inside_project(path, root=self._root)
+            check_inside_project(path, root=self._dir.parent)
         try:
             self._folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -162,7 +161,6 @@ class AnnotatorLabels:
                 self._dir, WEB_RUN, self.annotator_id, frame, source="annotation page",
                 created_at=created,
             )  # fmt: skip
-        self._seen = None  # read back what is on disk at the next refresh
 
     def refresh(self) -> None:
         """Re-read the page's file and the imported set if either changed on disk.
@@ -179,22 +177,18 @@ class AnnotatorLabels:
         seen = (web_seen, (imported[0], _stat(imported[1])) if imported else None)
         if seen == self._seen:
             return
-        web = read_table(self._table) if web_seen[0] is not None else None
-        base = read_table(imported[1]) if imported is not None else None
-        merged = (
-            merge_web_labels(base, web, imported_file=imported[1], web_file=self._table)
-            if base is not None and web is not None and imported is not None
-            else base
-            if base is not None
-            else web
-        )
+        web = self._table if web_seen[0] is not None else None
+        _, merged, base = combine_sets(imported, web) or (WEB_RUN, pl.DataFrame(), None)
         rows: dict[int, dict[str, Any]] = {}
-        for row in merged.iter_rows(named=True) if merged is not None else ():
+        for row in merged.iter_rows(named=True):
             position = self._position.get(row["original_id"])
             if position is not None and row["outcome"] == "valid":
                 rows[position] = row
-        valid = base.filter(pl.col("outcome") == "valid").height if base is not None else 0
-        self._view = (rows, (imported[0], valid) if imported is not None else None)
+        counted = None
+        if imported is not None and base is not None:  # base is the imported set
+            valid = HumanAnnotationResults(self.annotator_id, imported[0], base).valid_rows()
+            counted = (imported[0], valid.height)
+        self._view = (rows, counted)
         self._seen = seen
 
 

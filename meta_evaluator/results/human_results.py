@@ -45,6 +45,7 @@ __all__ = [
     "WEB_RUN",
     "HumanAnnotationResults",
     "annotation_schema",
+    "combine_sets",
     "conform_annotations",
     "import_annotation_frame",
     "import_annotations",
@@ -225,23 +226,35 @@ def latest_annotations(annotations_dir: Path) -> dict[str, HumanAnnotationResult
     imported, web = _latest_sets(annotations_dir)
     found: dict[str, HumanAnnotationResults] = {}
     for annotator in sorted({*imported, *web}):
-        if annotator not in web:
-            run, table = imported[annotator]
-            found[annotator] = HumanAnnotationResults(annotator, run, read_table(table))
-        elif annotator not in imported:
-            found[annotator] = HumanAnnotationResults(
-                annotator, WEB_RUN, read_table(web[annotator])
-            )
-        else:
-            run, table = imported[annotator]
-            merged = merge_web_labels(
-                read_table(table),
-                read_table(web[annotator]),
-                imported_file=table,
-                web_file=web[annotator],
-            )
-            found[annotator] = HumanAnnotationResults(annotator, f"{run}+{WEB_RUN}", merged)
+        combined = combine_sets(imported.get(annotator), web.get(annotator))
+        if combined is not None:  # always: the annotator has one set or both
+            run, frame, _ = combined
+            found[annotator] = HumanAnnotationResults(annotator, run, frame)
     return found
+
+
+def combine_sets(
+    imported: tuple[str, Path] | None, web: Path | None
+) -> tuple[str, pl.DataFrame, pl.DataFrame | None] | None:
+    """The labels scoring uses of one annotator: (run id, labels, imported set), or None.
+
+    `imported` is the latest complete imported set (run id, table), `web` the annotation page's
+    table. With both, the page's labels are merged in row by row (`merge_web_labels`) and the
+    run id is `<run_id>+web`; with one, its table as read (run id `web` for the page's). The
+    imported set is also given alone (None without one). None when there is neither.
+
+    Raises:
+        StorageError: A table cannot be read (or is a git-lfs pointer).
+        ColumnError: The two tables disagree on a column's dtype.
+    """
+    if imported is None:
+        return (WEB_RUN, read_table(web), None) if web is not None else None
+    run, table = imported
+    base = read_table(table)
+    if web is None:
+        return run, base, base
+    merged = merge_web_labels(base, read_table(web), imported_file=table, web_file=web)
+    return f"{run}+{WEB_RUN}", merged, base
 
 
 def latest_imported_table(annotations_dir: Path, annotator_id: str) -> tuple[str, Path] | None:

@@ -224,16 +224,11 @@ async def test_a_save_waiting_for_the_lock_does_not_stall_the_server(tmp_path: P
     assert humans(project)["ann"]["verdict"].to_list() == ["yes"]
 
 
-async def test_a_save_does_not_loop_over_rows_in_python(
-    refusal: Path, monkeypatch: pytest.MonkeyPatch
+async def test_saved_rows_are_in_data_order_one_per_id_with_the_data_id_dtype(
+    refusal: Path,
 ) -> None:
-    """The annotator's file is merged with polars (filter, concat, join to data order)."""
+    """Rows saved out of order, one relabelled: the file holds each id once, in data order."""
     app = AnnotationApp(MetaEvaluator(refusal, load=True))
-
-    def no_loop(self: pl.DataFrame, *args: object, **kwargs: object) -> object:
-        raise AssertionError("a save turned a frame into Python dicts")
-
-    monkeypatch.setattr(pl.DataFrame, "to_dicts", no_loop)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000"
     ) as http:
