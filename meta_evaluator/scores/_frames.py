@@ -25,12 +25,18 @@ __all__ = [
 ]
 
 
-def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool) -> pl.DataFrame:
-    """Rows whose labels of `tasks` may be scored (all of them present)."""
-    present = pl.all_horizontal([pl.col(t).is_not_null() for t in tasks])
+def _valid(frame: pl.DataFrame) -> pl.Expr:
+    """Rows a scorer reads labels from: valid ones, and partial ones (their good tasks)."""
     valid = pl.col("outcome") == "valid"
     if "status" in frame.columns:
         valid = valid | (pl.col("status") == "partial")
+    return valid
+
+
+def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool) -> pl.DataFrame:
+    """Rows whose labels of `tasks` may be scored (all of them present)."""
+    present = pl.all_horizontal([pl.col(t).is_not_null() for t in tasks])
+    valid = _valid(frame)
     if include_invalid:
         # Every answered row: invalid ones, and valid ones that left an optional task empty.
         # An invalid row's labels are not answers (only a partial row's good tasks are).
@@ -95,10 +101,7 @@ def no_valid_rows(frame: pl.DataFrame, judge_id: str, *, include_invalid: bool) 
     None when some row is valid (or partial), or invalid rows count for this scorer.
     """
     outcome = pl.col("outcome")
-    valid = outcome == "valid"
-    if "status" in frame.columns:
-        valid = valid | (pl.col("status") == "partial")
-    if frame.filter(valid).height:
+    if frame.filter(_valid(frame)).height:
         return None
     invalid = frame.filter(outcome == "invalid").height
     if include_invalid and invalid:
