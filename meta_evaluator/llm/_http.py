@@ -90,6 +90,26 @@ async def send(
     return response
 
 
+async def list_model_ids(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: dict[str, str],
+    timeout: float,
+    secret: str | None = None,
+) -> list[str]:
+    """The `id` of each entry of a models list's `data` (OpenAI's and Anthropic's shape).
+
+    One cheap GET, the request `--check` sends: no tokens are spent, and the key is checked.
+    Raises the same failures as `send`; MalformedResponse when the answer is not a JSON object.
+    """
+    response = await send(http, "GET", url, headers=headers, timeout=timeout, secret=secret)
+    entries = json_object(response, secret).get("data")
+    if not isinstance(entries, list):
+        return []
+    return [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
+
+
 def json_object(response: httpx.Response, secret: str | None = None) -> dict[str, Any]:
     """The response's body as a JSON object.
 

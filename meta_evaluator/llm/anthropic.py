@@ -9,8 +9,7 @@ from typing import Any
 import httpx
 
 from meta_evaluator.llm._classify import MalformedResponse
-from meta_evaluator.llm._http import json_object, post_json, send
-from meta_evaluator.llm.openai import model_ids
+from meta_evaluator.llm._http import list_model_ids, post_json
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["AnthropicClient"]
@@ -84,15 +83,13 @@ class AnthropicClient:
                 is not a JSON object.
             EndpointRejected: 401/403/404 ...: a wrong key or URL.
         """
-        response = await send(
+        return await list_model_ids(
             self._http,
-            "GET",
             self._models_url,
             headers={**self._headers, **(extra_headers or {})},
             timeout=self._timeout,
             secret=self._key,
         )
-        return model_ids(json_object(response, self._key))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from meta_evaluator.llm._classify import MalformedResponse
-from meta_evaluator.llm._http import json_object, post_json, send
+from meta_evaluator.llm._http import list_model_ids, post_json
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["OpenAIClient"]
@@ -91,15 +91,13 @@ class OpenAIClient:
                 is not a JSON object.
             EndpointRejected: 401/403/404 ...: a wrong key or URL.
         """
-        response = await send(
+        return await list_model_ids(
             self._http,
-            "GET",
             self.models_url(),
             headers={**self._headers, **(extra_headers or {})},
             timeout=self._timeout,
             secret=self._key,
         )
-        return model_ids(json_object(response, self._key))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""
@@ -153,11 +151,3 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
         prompt_tokens=token_count(usage.get("prompt_tokens")),
         completion_tokens=token_count(usage.get("completion_tokens")),
     )
-
-
-def model_ids(answer: dict[str, Any]) -> list[str]:
-    """The `id` of each entry of `data` in a models list (OpenAI's and Anthropic's shape)."""
-    entries = answer.get("data")
-    if not isinstance(entries, list):
-        return []
-    return [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
