@@ -14,14 +14,14 @@ from typing import Literal
 import httpx
 
 from meta_evaluator.data import EvalData
-from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._batch import check_ledger, prepare_batches
 from meta_evaluator.judge._clients import build_batch_client
 from meta_evaluator.judge._runner import (
     RunSettings,
-    check_judge,
+    check_judges,
     check_listed_once,
+    combined_error,
     plan_judge,
     shard_rows,
 )
@@ -120,21 +120,9 @@ def plan_run(
         StateError, StorageError: A run's files are corrupt.
     """
     check_listed_once(judges)
-    checked = []
-    problems: list[JudgeConfigError] = []
-    for judge in judges:
-        try:
-            checked.append((judge, *check_judge(judge, task)))
-        except JudgeConfigError as exc:
-            problems.append(exc)
-    if len(problems) == 1:
-        raise problems[0]
+    checked, problems = check_judges(judges, task)
     if problems:
-        raise JudgeConfigError(
-            "\n".join(str(p) for p in problems),
-            field="judges",
-            errors=[{"loc": (p.judge_id, p.field), "msg": str(p)} for p in problems],
-        ) from problems[0]
+        raise combined_error(problems, field="judges")
     rows, ids = shard_rows(data, shard, run_id)
     fresh = new_run_id()
     plans = []

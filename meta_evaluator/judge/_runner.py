@@ -68,6 +68,7 @@ __all__ = [
     "check_judge",
     "check_judges",
     "check_listed_once",
+    "combined_error",
     "fingerprint",
     "plan_judge",
     "run_judges",
@@ -204,9 +205,12 @@ async def run_judges(
     """
     check_listed_once(judges)
     # Every judge is checked before any file is touched or any call made.
-    checked, blocked = check_judges(judges, task)
+    checked, problems = check_judges(judges, task)
+    blocked = [exc for exc in problems if exc.field == "api_key_env"]
+    if len(blocked) < len(problems):  # only a key blocks just its judge; the rest stop the run
+        raise next(exc for exc in problems if exc.field != "api_key_env")
     if blocked and not checked:
-        raise _blocked_error(blocked)
+        raise combined_error(blocked, field="api_key_env")
     for exc in blocked:  # said now too: the other judges may take hours
         logger.warning("%s The other judges run.", exc.message)
     rows, ids = shard_rows(data, shard, run_id)
@@ -292,15 +296,15 @@ async def run_judges(
     return results
 
 
-def _blocked_error(blocked: list[JudgeConfigError]) -> JudgeConfigError:
-    """One error naming every judge whose key could not be read, when no other judge runs."""
-    if len(blocked) == 1:
-        return blocked[0]
+def combined_error(problems: list[JudgeConfigError], *, field: str) -> JudgeConfigError:
+    """One error for several judges' problems (the problem itself when there is one)."""
+    if len(problems) == 1:
+        return problems[0]
     return JudgeConfigError(
-        "\n".join(exc.message for exc in blocked),
-        judge_id=blocked[0].judge_id,
-        field="api_key_env",
-        errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in blocked],
+        "\n".join(exc.message for exc in problems),
+        judge_id=problems[0].judge_id,
+        field=field,
+        errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in problems],
     )
 
 
@@ -384,20 +388,18 @@ def shard_rows(
 def check_judges(
     judges: Sequence[Judge], task: EvalTask
 ) -> tuple[list[tuple[Judge, AnsweringMethod, EndpointKey, str | None]], list[JudgeConfigError]]:
-    """`check_judge` for each judge; those whose key cannot be read are returned apart.
+    """`check_judge` for each judge: the judges that passed, and every problem of the others.
 
-    A missing key blocks only the judge that needs it, so that the others (the offline mock,
-    judges of another provider) still run; any other problem raises at once.
+    The run lets a judge whose key cannot be read (`field == "api_key_env"`) block only itself;
+    the dry run reports every problem at once.
     """
-    checked, blocked = [], []
+    checked, problems = [], []
     for judge in judges:
         try:
             checked.append((judge, *check_judge(judge, task)))
         except JudgeConfigError as exc:
-            if exc.field != "api_key_env":
-                raise
-            blocked.append(exc)
-    return checked, blocked
+            problems.append(exc)
+    return checked, problems
 
 
 def check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:
