@@ -61,8 +61,15 @@ class Breaker:
                 scope.cancel()
 
     @contextmanager
-    def guard(self) -> Iterator[anyio.CancelScope]:
-        """A scope for one row's attempts, cancelled when the breaker trips."""
+    def guard(self) -> Iterator[anyio.CancelScope | None]:
+        """A scope for one row's attempts, cancelled when the breaker trips.
+
+        None once the endpoint has answered: the breaker can no longer trip, so rows started
+        after that pay for no scope (this runs once per row).
+        """
+        if self.answered:
+            yield None
+            return
         with anyio.CancelScope() as scope:
             if self.tripped:
                 scope.cancel()

@@ -682,7 +682,7 @@ async def _ask(
                 )
                 logger.error("%s", run.failure)
             return None
-    if guard.cancelled_caught:  # the breaker stopped the judge while this row waited
+    if guard is not None and guard.cancelled_caught:  # the breaker stopped the judge
         if last_failure is None:
             return None
         failure = last_failure
