@@ -73,6 +73,7 @@ class RowStore:
         self.path = path
         self.root = root
         self._fd: int | None = None
+        self._end = 0  # where the next row starts: a failed write is cut back to here
 
     def __enter__(self) -> RowStore:
         if self.path.is_symlink():
@@ -89,7 +90,7 @@ class RowStore:
                 raise _symlink_error(self.path) from exc
             raise os_error(self.path, exc, "open the row store") from exc
         try:
-            _drop_torn_tail(fd)
+            self._end = _drop_torn_tail(fd)
         except OSError as exc:
             os.close(fd)
             raise os_error(self.path, exc, "open the row store") from exc
@@ -105,7 +106,6 @@ class RowStore:
         """
         assert self._fd is not None, "RowStore used outside its with-block"
         line = json.dumps(row, ensure_ascii=False, allow_nan=False).encode() + b"\n"
-        end = os.fstat(self._fd).st_size
         try:
             view = memoryview(line)
             while view:
@@ -113,8 +113,9 @@ class RowStore:
         except OSError as exc:
             # Part of the line may be on disk; cut it off, or the next row would follow it.
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, end)
+                os.ftruncate(self._fd, self._end)
             raise os_error(self.path, exc, "append a row") from exc
+        self._end += len(line)  # one writer (the run's lock): no need to ask the file
 
     def sync(self) -> None:
         """Fsync: the rows written so far survive a crash of the machine too."""
@@ -144,20 +145,24 @@ def _symlink_error(path: Path) -> OutsideProjectError:
     )
 
 
-def _drop_torn_tail(fd: int) -> None:
-    """Truncate a last line that has no newline: it was being written when a process died."""
+def _drop_torn_tail(fd: int) -> int:
+    """Truncate a last line that has no newline (it was being written when a process died).
+
+    Returns the file's size after: where the next row starts.
+    """
     size = os.fstat(fd).st_size
     if size == 0 or _read_at(fd, 1, size - 1) == b"\n":
-        return
+        return size
     end = size
     while end > 0:
         start = max(0, end - (1 << 16))
         cut = _read_at(fd, end - start, start).rfind(b"\n")
         if cut >= 0:
             os.ftruncate(fd, start + cut + 1)
-            return
+            return start + cut + 1
         end = start
     os.ftruncate(fd, 0)
+    return 0
 
 
 def _read_at(fd: int, size: int, offset: int) -> bytes:
