@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from meta_evaluator.judge.batch_ledger import BatchRecord
     from meta_evaluator.project import MetaEvaluator
-    from meta_evaluator.results.batches import BatchRecord
 
 
 def print_status(project_dir: Path) -> None:
@@ -77,7 +77,7 @@ def print_status(project_dir: Path) -> None:
 def _judges_with_runs(results_dir: Path) -> set[str]:
     if not results_dir.is_dir():
         return set()
-    from meta_evaluator.results.runs import judge_of_state_file
+    from meta_evaluator.judge.run_files import judge_of_state_file
 
     return {judge_of_state_file(p) for p in results_dir.glob("*/*_state.json")}
 
@@ -85,9 +85,9 @@ def _judges_with_runs(results_dir: Path) -> set[str]:
 def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:
     """One line on a judge's latest run (by start): rows done, outcomes, complete, last change."""
     from meta_evaluator.judge._runner import fingerprint
-    from meta_evaluator.results.batches import BatchLedger
-    from meta_evaluator.results.row_store import read_rows
-    from meta_evaluator.results.runs import latest_run
+    from meta_evaluator.judge.batch_ledger import BatchLedger
+    from meta_evaluator.judge.row_store import read_rows
+    from meta_evaluator.judge.run_files import latest_run
 
     files = latest_run(evaluator.paths.results_dir, judge_id, complete=None)
     if files is None:
@@ -130,8 +130,8 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
 
 def _sharded_run(results_dir: Path, judge_id: str) -> str | None:
     """One line on a judge's latest sharded run: shards complete, rows in them; None if none."""
-    from meta_evaluator.results.batches import BatchLedger
-    from meta_evaluator.results.runs import RunFiles, shard_states
+    from meta_evaluator.judge.batch_ledger import BatchLedger
+    from meta_evaluator.judge.run_files import RunFiles, shard_states
 
     runs = shard_states(results_dir, judge_id)
     if not runs:

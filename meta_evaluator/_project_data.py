@@ -14,7 +14,7 @@ from pathlib import Path
 
 from meta_evaluator._state import STATE_FILE, DataState, SampleState
 from meta_evaluator.data import EvalData, SampleEvalData
-from meta_evaluator.data._checks import list_some
+from meta_evaluator.data.checks import list_some
 from meta_evaluator.data.persist import DataFormat, dtype_name, read_frame, write_frame
 from meta_evaluator.errors import DataError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.storage import check_safe_name, sha256

@@ -639,7 +639,7 @@ class MetaEvaluator:
         A sharded run counts once all its shards are complete; its shards' rows come back as
         one result set, in data order.
         """
-        from meta_evaluator.results.runs import latest_results
+        from meta_evaluator.results.judge_results import latest_results
 
         ids = self._data.ids if self._data is not None else None
         return latest_results(self._paths.results_dir, ids)

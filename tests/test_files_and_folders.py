@@ -122,7 +122,7 @@ class FaultyOs:
 
 
 def faulty_row_store(monkeypatch: pytest.MonkeyPatch, fault: FaultyOs) -> None:
-    from meta_evaluator.results import row_store
+    from meta_evaluator.judge import row_store
 
     monkeypatch.setattr(row_store, "os", fault)
 
@@ -140,7 +140,7 @@ def faulty_row_store(monkeypatch: pytest.MonkeyPatch, fault: FaultyOs) -> None:
 def test_row_store_fault_is_typed_and_keeps_earlier_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, error: type[StorageError]
 ) -> None:
-    from meta_evaluator.results.row_store import RowStore, read_rows
+    from meta_evaluator.judge.row_store import RowStore, read_rows
 
     path = tmp_path / "rows.jsonl"
     fault = FaultyOs(code, good=2, partial=code == errno.ENOSPC)
@@ -188,7 +188,7 @@ def test_atomic_write_fault_is_typed_and_keeps_the_old_file(
 
 
 def run_rows(project: Path) -> list[dict[str, object]]:
-    from meta_evaluator.results.row_store import read_rows
+    from meta_evaluator.judge.row_store import read_rows
 
     return [row for path in (project / "results").glob("*/*.jsonl") for row in read_rows(path)]
 
@@ -384,7 +384,7 @@ def test_a_row_file_linked_outside_is_refused(project: Path, entry: Main, tmp_pa
 
 
 def test_row_store_refuses_a_symlinked_row_file(tmp_path: Path) -> None:
-    from meta_evaluator.results.row_store import RowStore
+    from meta_evaluator.judge.row_store import RowStore
 
     outside = tmp_path / "outside.jsonl"
     outside.write_bytes(b'{"original_id": 1}\n')
@@ -522,7 +522,7 @@ def test_row_store_drops_a_torn_line_without_pread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Windows has no os.pread; the torn tail is found with lseek and read instead."""
-    from meta_evaluator.results.row_store import RowStore, read_rows
+    from meta_evaluator.judge.row_store import RowStore, read_rows
 
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b'{"original_id": 1}\n{"original_id": 2}\n{"original_id"')
@@ -536,7 +536,7 @@ def test_row_store_opens_the_file_in_binary_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On Windows a file opened without O_BINARY turns each \\n into \\r\\n."""
-    from meta_evaluator.results.row_store import RowStore
+    from meta_evaluator.judge.row_store import RowStore
 
     binary = 1 << 29  # stands in for Windows' O_BINARY; removed before the real call
     flags: list[int] = []
@@ -612,7 +612,7 @@ def test_a_results_table_as_a_pointer(project: Path, entry: Main) -> None:
 
 
 def test_a_row_file_as_a_pointer(project: Path, entry: Main) -> None:
-    from meta_evaluator.results.row_store import read_rows
+    from meta_evaluator.judge.row_store import read_rows
 
     assert entry("run", project).returncode == 0
     rows = next((project / "results").glob(f"*/{JUDGE}*.jsonl"))
@@ -737,7 +737,7 @@ def test_a_label_message_is_capped() -> None:
 
 def test_an_answers_invalid_reason_is_capped() -> None:
     from meta_evaluator.eval_task import EvalTask
-    from meta_evaluator.judge._parse import check_label
+    from meta_evaluator.eval_task.labels import check_label
 
     single = EvalTask(task_schemas={"t": ["yes", "no"]}, response_columns=["r"])
     multi = EvalTask(task_schemas={"t": None}, response_columns=["r"])
@@ -844,7 +844,7 @@ def test_a_run_lock_that_cannot_be_written_is_not_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from meta_evaluator import _project_lock
-    from meta_evaluator.results import runs
+    from meta_evaluator.judge import run_files as runs
 
     files = runs.RunFiles(tmp_path / "results", "run_1", JUDGE)
     monkeypatch.setattr(_project_lock, "os", FaultyOs(errno.ENOSPC))
@@ -1090,7 +1090,7 @@ def test_a_results_table_cut_short_is_named(project: Path, entry: Main) -> None:
 def test_a_row_line_nested_past_any_row_is_a_typed_error(tmp_path: Path) -> None:
     """A hand-edited row file with a line nested 100,000 deep: StorageError, not RecursionError."""
     from meta_evaluator.errors import StorageError
-    from meta_evaluator.results.row_store import read_rows
+    from meta_evaluator.judge.row_store import read_rows
 
     rows = tmp_path / "j.jsonl"
     rows.write_text('{"original_id": 1}\n{"original_id":' + "[" * 100_000 + "]" * 100_000 + "}\n")

@@ -72,7 +72,7 @@ from meta_evaluator.errors import (
     ProjectError,
     UnsafeNameError,
 )
-from meta_evaluator.judge._parse import check_values
+from meta_evaluator.eval_task.labels import check_values
 from meta_evaluator.storage import check_safe_name
 
 if TYPE_CHECKING:

@@ -31,6 +31,7 @@ import polars as pl
 
 from meta_evaluator.data import EvalData
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.judge.run_files import now_iso
 from meta_evaluator.results.human_results import (
     WEB_RUN,
     HumanAnnotationResults,
@@ -41,7 +42,6 @@ from meta_evaluator.results.human_results import (
     read_table,
     save_annotations,
 )
-from meta_evaluator.results.runs import now_iso
 from meta_evaluator.storage import check_inside_project, check_safe_name, os_error, read_json
 
 __all__ = ["LOCK_FILE", "WEB_RUN", "AnnotatorLabels", "file_lock"]

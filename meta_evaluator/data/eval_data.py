@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator._util import repeated
-from meta_evaluator.data._checks import (
+from meta_evaluator.data.checks import (
     check_columns,
     check_has_rows,
     check_ids,

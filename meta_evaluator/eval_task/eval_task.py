@@ -257,7 +257,7 @@ class EvalTask(ConfigModel):
         """
         import polars as pl
 
-        from meta_evaluator.data._checks import closest, list_some
+        from meta_evaluator.data.checks import closest, list_some
 
         frame = data.data
         where = f"{data.source}: " if data.source else ""

@@ -30,12 +30,17 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected, classify
-from meta_evaluator.llm._retry import backoff_seconds, call_with_retries
+from meta_evaluator.judge.batch_ledger import (
+    BatchLedger,
+    BatchRecord,
+    known_batch_ids,
+    new_batch_key,
+)
+from meta_evaluator.judge.row_store import RowStore
+from meta_evaluator.judge.run_files import now_iso
 from meta_evaluator.llm.batch import BatchClient, BatchNotIdentified, BatchResult
-from meta_evaluator.results.batches import BatchLedger, BatchRecord, known_batch_ids, new_batch_key
-from meta_evaluator.results.row_store import RowStore
-from meta_evaluator.results.runs import now_iso
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected, classify
+from meta_evaluator.llm.retry import backoff_seconds, call_with_retries
 
 __all__ = [
     "BatchSettings",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected, MalformedResponse
 
 __all__ = ["CONNECT_FAILURES_TO_STOP", "Breaker"]
 

@@ -25,9 +25,9 @@ from meta_evaluator.judge._runner import (
     plan_judge,
     shard_rows,
 )
+from meta_evaluator.judge.batch_ledger import BatchLedger
 from meta_evaluator.judge.config import Judge
-from meta_evaluator.results.batches import BatchLedger
-from meta_evaluator.results.runs import new_run_id
+from meta_evaluator.judge.run_files import new_run_id
 
 __all__ = ["JudgePlan", "RunPlan", "plan_run"]
 

@@ -16,10 +16,10 @@ from meta_evaluator.judge._breaker import Breaker
 from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.config import Judge
-from meta_evaluator.llm._classify import CallFailed
+from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
+from meta_evaluator.llm.classify import CallFailed
 from meta_evaluator.llm.limits import EndpointKey
 from meta_evaluator.llm.types import ChatResponse
-from meta_evaluator.results.runs import RunFiles, RunState, now_iso
 
 __all__ = ["JudgeRun", "majority", "mark_started", "row_values", "write_state"]
 

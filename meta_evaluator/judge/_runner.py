@@ -2,7 +2,7 @@
 
 Structure: one anyio task group per run, one per judge inside it, one task per row bounded by
 the judge's concurrency; calls share per-endpoint limits (in flight, per minute). A row's
-failures that retrying may cure are retried (llm/_retry.py); what remains becomes the row's
+failures that retrying may cure are retried (llm/retry.py); what remains becomes the row's
 outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
 one never reached (its first calls all fail to connect) is stopped by its breaker
 (`_breaker.py`) within a few calls.
@@ -47,14 +47,8 @@ from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
 from meta_evaluator.judge._shards import check_shard, shard_of
 from meta_evaluator.judge.config import Judge
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-from meta_evaluator.llm._retry import call_with_retries
-from meta_evaluator.llm._transport import make_transport
-from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
-from meta_evaluator.llm.types import ChatResponse
-from meta_evaluator.results.judge_results import JudgeResults
-from meta_evaluator.results.row_store import RowStore, read_rows
-from meta_evaluator.results.runs import (
+from meta_evaluator.judge.row_store import RowStore, read_rows
+from meta_evaluator.judge.run_files import (
     RunFiles,
     RunLock,
     latest_run,
@@ -62,6 +56,12 @@ from meta_evaluator.results.runs import (
     new_run_id,
     now_iso,
 )
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected
+from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
+from meta_evaluator.llm.retry import call_with_retries
+from meta_evaluator.llm.transport import make_transport
+from meta_evaluator.llm.types import ChatResponse
+from meta_evaluator.results.judge_results import JudgeResults
 
 __all__ = [
     "RunSettings",
@@ -705,6 +705,6 @@ def _finish(run: JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> Ju
     if run.unchanged or not (run.started or complete):
         return results  # nothing was asked: the files stay as they were
     if complete:
-        run.files.write_table(results)
+        run.files.write_table(results.results_data)
     write_state(run, completed_at=now_iso() if complete else None, counts=counts)
     return results

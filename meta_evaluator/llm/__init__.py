@@ -1,11 +1,11 @@
 """Our own async LLM clients over httpx: OpenAI-compatible, Azure OpenAI, Anthropic, and mock."""
 
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-from meta_evaluator.llm._transport import make_transport
 from meta_evaluator.llm.anthropic import AnthropicClient
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointLimits, RateBudget
 from meta_evaluator.llm.mock import MockClient
 from meta_evaluator.llm.openai import OpenAIClient
+from meta_evaluator.llm.transport import make_transport
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx
 
-from meta_evaluator.llm._classify import (
+from meta_evaluator.llm.classify import (
     FATAL_STATUSES,
     CallFailed,
     EndpointRejected,

@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
 from meta_evaluator.llm._http import json_object, send
 from meta_evaluator.llm.anthropic import DEFAULT_BASE_URL, AnthropicClient, parse_message
 from meta_evaluator.llm.batch import (
@@ -23,6 +22,7 @@ from meta_evaluator.llm.batch import (
     id_of,
     jsonl_lines,
 )
+from meta_evaluator.llm.classify import CallFailed, MalformedResponse, Status
 from meta_evaluator.llm.types import ChatRequest
 
 __all__ = ["AnthropicBatchClient", "read_result_line"]

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from meta_evaluator.llm._classify import CallFailed, MalformedResponse
 from meta_evaluator.llm._http import redact
+from meta_evaluator.llm.classify import CallFailed, MalformedResponse
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = [

@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._classify import MalformedResponse
 from meta_evaluator.llm._http import post_json
+from meta_evaluator.llm.classify import MalformedResponse
 
 __all__ = ["EmbeddingsClient"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from meta_evaluator.llm._classify import CallFailed
+from meta_evaluator.llm.classify import CallFailed
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = ["MockClient", "mock_answer"]

@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._classify import MalformedResponse
 from meta_evaluator.llm._http import list_model_ids, post_json
+from meta_evaluator.llm.classify import MalformedResponse
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
 __all__ = ["OpenAIClient"]

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._classify import CallFailed, MalformedResponse, Status
 from meta_evaluator.llm._http import json_object, send
 from meta_evaluator.llm.batch import BatchResult, BatchStatus, id_of, jsonl_lines
+from meta_evaluator.llm.classify import CallFailed, MalformedResponse, Status
 from meta_evaluator.llm.openai import DEFAULT_BASE_URL, OpenAIClient, parse_completion
 from meta_evaluator.llm.types import ChatRequest
 

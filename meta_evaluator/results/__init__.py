@@ -1,4 +1,4 @@
-"""Judge results (and, later, human annotations): the row store and the tables built from it."""
+"""Result tables: judge rows of a run (`JudgeResults`) and human annotations, as polars frames."""
 
 from meta_evaluator.results.judge_results import JudgeResults
 

@@ -9,12 +9,12 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.data import DataLoader, EvalData
-from meta_evaluator.data._checks import list_some
+from meta_evaluator.data.checks import list_some
 from meta_evaluator.errors import ColumnError, IdError, TaskError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge._parse import check_values
+from meta_evaluator.eval_task.labels import check_values
+from meta_evaluator.judge.run_files import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.results.judge_results import JudgeResults
-from meta_evaluator.results.runs import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.storage import check_safe_name, sha256
 
 __all__ = [
@@ -120,7 +120,7 @@ def import_judge_frame(
         )
     id_dtype = data.data.schema[data.id_column]
     results = JudgeResults.from_rows(judge_id, run, rows, task, id_dtype)
-    files.write_table(results)
+    files.write_table(results.results_data)
     stamp = now_iso()
     files.write_state(RunState(judge_id, run, source, stamp, stamp, results.counts()))
     return results

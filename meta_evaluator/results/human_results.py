@@ -23,6 +23,7 @@ import polars as pl
 from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.errors import ColumnError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.judge.run_files import new_run_id, now_iso
 from meta_evaluator.results.external import (
     align_ids,
     check_task_columns,
@@ -30,7 +31,6 @@ from meta_evaluator.results.external import (
     label_row,
 )
 from meta_evaluator.results.judge_results import results_schema
-from meta_evaluator.results.runs import new_run_id, now_iso
 from meta_evaluator.storage import (
     check_lfs_pointer,
     check_safe_name,

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import JUDGE_ROW_COLUMNS, RESULT_COLUMNS
+from meta_evaluator.judge.run_files import latest_tables
 
-__all__ = ["ROW_COLUMNS", "JudgeResults"]
+__all__ = ["ROW_COLUMNS", "JudgeResults", "latest_results"]
 
 # The judge-specific columns we add besides RESULT_COLUMNS.
 EXTRA_COLUMNS = JUDGE_ROW_COLUMNS  # batch_id: the provider batch that answered, if any
@@ -96,3 +98,16 @@ class JudgeResults:
 
     def __repr__(self) -> str:
         return f"JudgeResults(judge_id={self.judge_id!r}, run_id={self.run_id!r}, {self.counts()})"
+
+
+def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str, JudgeResults]:
+    """The latest complete run of every judge found under `results_dir`, by judge id.
+
+    A sharded run counts once all its shards are complete; its shards' rows are merged into one
+    result set, each id once (the first shard's row wins), in the order of `ids` (the data's
+    ids) when given, else shard by shard.
+    """
+    return {
+        judge_id: JudgeResults(judge_id, run_id, frame)
+        for judge_id, (run_id, frame) in latest_tables(results_dir, ids).items()
+    }

@@ -16,9 +16,9 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator.judge.row_store import read_rows
+from meta_evaluator.judge.run_files import judge_of_state_file, latest_run, shard_states
 from meta_evaluator.results.reasons import summarize_errors
-from meta_evaluator.results.row_store import read_rows
-from meta_evaluator.results.runs import judge_of_state_file, latest_run, shard_states
 
 __all__ = [
     "RowFile",

@@ -21,8 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats._checks import check_choice, check_interval, encode_labels, is_missing
 from meta_evaluator.stats.bootstrap import percentile_interval, weight_chunks
+from meta_evaluator.stats.checks import check_choice, check_interval, encode_labels, is_missing
 from meta_evaluator.stats.text import text_similarity
 
 __all__ = [

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats._checks import check_interval, check_same_length
+from meta_evaluator.stats.checks import check_interval, check_same_length
 
 __all__ = [
     "index_chunks",

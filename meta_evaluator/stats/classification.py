@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats._checks import check_choice, check_same_length, encode_labels
+from meta_evaluator.stats.checks import check_choice, check_same_length, encode_labels
 
 __all__ = ["accuracy", "precision_recall_f1"]
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats._checks import check_same_length, is_missing
+from meta_evaluator.stats.checks import check_same_length, is_missing
 
 __all__ = ["OUTCOMES", "grade", "parse_choice", "rates"]
 

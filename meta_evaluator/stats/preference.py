@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats._checks import check_interval, check_same_length, is_missing
+from meta_evaluator.stats.checks import check_interval, check_same_length, is_missing
 
 __all__ = [
     "AGREE",

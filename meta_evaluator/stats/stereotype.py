@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats._checks import check_interval, check_same_length, is_missing
+from meta_evaluator.stats.checks import check_interval, check_same_length, is_missing
 
 __all__ = [
     "BIAS_TYPES",

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Sequence
 from functools import lru_cache
 
-from meta_evaluator.stats._checks import check_same_length, is_missing
+from meta_evaluator.stats.checks import check_same_length, is_missing
 
 __all__ = ["mean_text_similarity", "text_similarity"]
 

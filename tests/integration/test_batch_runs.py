@@ -30,10 +30,10 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._clients import build_batch_client
 from meta_evaluator.judge._prompting import build_request, prompt_hash
 from meta_evaluator.judge._runner import fingerprint
-from meta_evaluator.results.batches import BatchLedger, BatchRecord, new_batch_key
+from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord, new_batch_key
+from meta_evaluator.judge.row_store import read_rows
+from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
 from meta_evaluator.results.judge_results import JudgeResults
-from meta_evaluator.results.row_store import read_rows
-from meta_evaluator.results.runs import RunFiles, RunState, now_iso
 from tests.conftest import Main
 from tests.fake_llm.server import ThreadHandle, start_in_thread
 from tests.integration.test_loopback_runs import frame, meant

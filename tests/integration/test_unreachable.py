@@ -20,7 +20,7 @@ import pytest
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.errors import JudgeRunError
-from meta_evaluator.results.row_store import read_rows
+from meta_evaluator.judge.row_store import read_rows
 from tests.conftest import chats, rejection_project, unused_port
 
 ROWS = 400

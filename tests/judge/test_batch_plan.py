@@ -134,8 +134,8 @@ def test_bad_batch_settings_are_refused(settings: dict[str, object]) -> None:
 def test_a_judge_runs_repr_never_shows_its_key(tmp_path: Path) -> None:
     from meta_evaluator.judge._judge_run import JudgeRun
     from meta_evaluator.judge.config import Judge, Prompt
+    from meta_evaluator.judge.run_files import RunFiles
     from meta_evaluator.llm.limits import endpoint_key
-    from meta_evaluator.results.runs import RunFiles
 
     judge = Judge(id="j", llm_client="openai", model="m", prompt=Prompt(id="p", prompt="{x}"))
     secret = "sk-never-shown-123"
@@ -157,9 +157,9 @@ def test_prepared_batches_fill_within_the_limits(per_row: int) -> None:
     from meta_evaluator.eval_task import EvalTask
     from meta_evaluator.judge._batch import prepare_batches
     from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
+    from meta_evaluator.judge.batch_ledger import BatchRecord, new_batch_key
     from meta_evaluator.judge.config import Judge, Prompt
     from meta_evaluator.llm.openai_batch import OpenAIBatchClient
-    from meta_evaluator.results.batches import BatchRecord, new_batch_key
 
     task = EvalTask({"verdict": ["yes", "no"]}, ["question"], ["answer"])
     judge = Judge(id="j", llm_client="openai", model="m",

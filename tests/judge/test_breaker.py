@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meta_evaluator.judge._breaker import Breaker
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected, MalformedResponse
 
 REFUSED = CallFailed("connection refused at h:1", status="connection_error", unreachable="h:1")
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
-from meta_evaluator.judge._parse import ParsedAnswer, parse_answer
+from meta_evaluator.eval_task.labels import LabelCheck
+from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.llm.types import ChatResponse, FinishReason
 
 TOPICS = ["violence", "fraud", "self-harm"]
@@ -64,7 +65,7 @@ def parsed(response: ChatResponse, method: Any = "structured", task: EvalTask = 
     ],
 )
 def test_structured_answers_are_read(response: ChatResponse) -> None:
-    assert parsed(response) == ParsedAnswer("valid", "success", GOOD)
+    assert parsed(response) == LabelCheck("valid", "success", GOOD)
 
 
 def test_structured_dict_wins_over_text() -> None:
@@ -104,7 +105,7 @@ def test_free_text_is_kept() -> None:
 def test_extra_keys_are_ignored() -> None:
     answer = {**GOOD, "reasoning": "long thoughts", "score": 0.9, "Rejection": "bogus"}
     result = parsed(text(json.dumps(answer)))
-    assert result == ParsedAnswer("valid", "success", GOOD)
+    assert result == LabelCheck("valid", "success", GOOD)
 
 
 @pytest.mark.parametrize(
@@ -242,7 +243,7 @@ def test_xml_answers_are_read() -> None:
         "<explanation>\nIt answered.\n</explanation>\n"
         "<score>7</score>"
     )
-    assert parsed(text(content), "xml") == ParsedAnswer(
+    assert parsed(text(content), "xml") == LabelCheck(
         "valid",
         "success",
         {
@@ -294,7 +295,7 @@ def test_xml_with_a_required_tag_missing_is_partial() -> None:
     ],
 )
 def test_text_answers_are_matched(content: str, label: str) -> None:
-    assert parsed(text(content), "text", TEXT_TASK) == ParsedAnswer(
+    assert parsed(text(content), "text", TEXT_TASK) == LabelCheck(
         "valid", "success", {"rejection": label}
     )
 
@@ -308,7 +309,7 @@ def test_text_without_a_label_is_invalid(content: str) -> None:
 
 
 def test_numbers_and_booleans_match_labels_written_as_text() -> None:
-    from meta_evaluator.judge._parse import check_values
+    from meta_evaluator.eval_task.labels import check_values
 
     task = EvalTask({"score": ["1", "2", "3"], "ok": ["true", "false"]}, None, ["r"])
     checked = check_values({"score": 2, "ok": False}, task)

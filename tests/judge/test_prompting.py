@@ -11,7 +11,7 @@ from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.judge import Judge, Prompt
 from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._prompting import build_request, output_schema, prompt_hash
-from meta_evaluator.llm._classify import CallFailed, classify
+from meta_evaluator.llm.classify import CallFailed, classify
 from meta_evaluator.llm.mock import MockClient
 from meta_evaluator.llm.types import OutputSchema
 

@@ -21,8 +21,8 @@ from meta_evaluator.cli import app
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.examples import create_example_project
 from meta_evaluator.judge._shards import parse_shard, shard_of
-from meta_evaluator.results.row_store import read_rows
-from meta_evaluator.results.runs import RunFiles, RunLock, RunState
+from meta_evaluator.judge.row_store import read_rows
+from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
 
 JUDGE = "mock_refusal_judge"
 

@@ -15,10 +15,10 @@ import httpx
 import pytest
 import respx
 
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse, classify
 from meta_evaluator.llm.anthropic import AnthropicClient
 from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient, read_result_line
 from meta_evaluator.llm.batch import BatchNotIdentified, BatchResult, BatchStatus
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected, MalformedResponse, classify
 from meta_evaluator.llm.openai import OpenAIClient
 from meta_evaluator.llm.openai_batch import OpenAIBatchClient, read_output_line
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema

@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from meta_evaluator.llm._classify import (
+from meta_evaluator.llm.classify import (
     CallFailed,
     EndpointRejected,
     MalformedResponse,

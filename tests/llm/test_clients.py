@@ -14,9 +14,9 @@ import httpx
 import pytest
 import respx
 
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse, classify
 from meta_evaluator.llm._http import post_json
 from meta_evaluator.llm.anthropic import AnthropicClient, parse_message
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected, MalformedResponse, classify
 from meta_evaluator.llm.openai import OpenAIClient, parse_completion
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema
 

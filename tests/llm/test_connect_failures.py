@@ -8,7 +8,7 @@ import ssl
 import httpx
 import pytest
 
-from meta_evaluator.llm._classify import CallFailed, classify
+from meta_evaluator.llm.classify import CallFailed, classify
 from meta_evaluator.llm.openai import OpenAIClient
 from meta_evaluator.llm.types import ChatRequest
 

@@ -11,12 +11,12 @@ from typing import Any
 import anyio
 import pytest
 
-from meta_evaluator.llm import _retry
-from meta_evaluator.llm._classify import CallFailed, EndpointRejected
-from meta_evaluator.llm._retry import MAX_SERVER_WAIT, retrying
+from meta_evaluator.llm import retry as _retry
+from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointLimits, RateBudget, endpoint_key
+from meta_evaluator.llm.retry import MAX_SERVER_WAIT, retrying
 
-LOGGER = "meta_evaluator.llm._retry"
+LOGGER = "meta_evaluator.llm.retry"
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from meta_evaluator.stats._checks import encode_labels, is_missing
+from meta_evaluator.stats.checks import encode_labels, is_missing
 
 __all__ = ["Items", "majority_label", "mean_over_humans", "weighted_ratio"]
 

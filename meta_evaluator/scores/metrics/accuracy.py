@@ -10,7 +10,7 @@ from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans, weighted_ratio
-from meta_evaluator.stats._checks import encode_labels
+from meta_evaluator.stats.checks import encode_labels
 
 __all__ = ["AccuracyScorer"]
 

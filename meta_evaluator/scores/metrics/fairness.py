@@ -11,7 +11,7 @@ from meta_evaluator.scores.base_scorer import BaseScorer
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._model_eval import column, require_columns, valid_flags
-from meta_evaluator.stats._checks import is_missing
+from meta_evaluator.stats.checks import is_missing
 
 __all__ = ["FairnessScorer"]
 

@@ -12,8 +12,8 @@ from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans
-from meta_evaluator.stats._checks import encode_labels
 from meta_evaluator.stats.agreement import KappaWeights, kappa_from_confusion
+from meta_evaluator.stats.checks import encode_labels
 
 __all__ = ["CohensKappaScorer", "interpret_kappa"]
 

@@ -12,7 +12,7 @@ from meta_evaluator.api_keys import check_endpoint_url, check_key_variable, read
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.scores.metrics.text_similarity import SimilarityScorer, as_text
-from meta_evaluator.stats._checks import is_missing
+from meta_evaluator.stats.checks import is_missing
 
 __all__ = ["SemanticSimilarityScorer"]
 
@@ -110,10 +110,10 @@ class SemanticSimilarityScorer(SimilarityScorer):
             return
         import httpx
 
-        from meta_evaluator.llm._classify import CallFailed, EndpointRejected, MalformedResponse
-        from meta_evaluator.llm._retry import call_with_retries
-        from meta_evaluator.llm._transport import make_transport
+        from meta_evaluator.llm.classify import CallFailed, EndpointRejected, MalformedResponse
         from meta_evaluator.llm.embeddings import EmbeddingsClient
+        from meta_evaluator.llm.retry import call_with_retries
+        from meta_evaluator.llm.transport import make_transport
 
         key = None
         if self.api_key_env is not None:

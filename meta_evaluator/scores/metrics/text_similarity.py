@@ -12,7 +12,7 @@ from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans, weighted_ratio
-from meta_evaluator.stats._checks import is_missing
+from meta_evaluator.stats.checks import is_missing
 from meta_evaluator.stats.text import text_similarity
 
 __all__ = ["SimilarityScorer", "TextSimilarityScorer", "as_text"]

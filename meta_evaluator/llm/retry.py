@@ -15,7 +15,7 @@ import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_base
 
-from meta_evaluator.llm._classify import CallFailed, classify
+from meta_evaluator.llm.classify import CallFailed, classify
 
 __all__ = ["MAX_SERVER_WAIT", "backoff_seconds", "call_with_retries", "retrying"]
 

@@ -15,6 +15,20 @@ AUTO_ID_COLUMN = "id"
 _SHOWN = 5  # how many offending rows or values a message lists before "and N more"
 
 
+__all__ = [
+    "check_columns",
+    "check_has_rows",
+    "check_ids",
+    "check_single_type",
+    "closest",
+    "is_id_dtype",
+    "list_some",
+    "require_columns",
+    "where",
+    "with_auto_ids",
+]
+
+
 def where(source: str | None) -> str:
     """The prefix naming where data came from, for messages (`"data.csv: "`)."""
     return f"{source}: " if source else ""

@@ -34,7 +34,6 @@ from meta_evaluator._project_lock import (
 )
 from meta_evaluator._util import shown
 from meta_evaluator.errors import StateError, UnsafeNameError
-from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.storage import (
     check_inside_project,
     check_lfs_pointer,
@@ -50,9 +49,9 @@ __all__ = [
     "RunLock",
     "RunState",
     "judge_of_state_file",
-    "latest_results",
     "latest_run",
     "latest_sharded_run",
+    "latest_tables",
     "new_run_id",
     "now_iso",
     "shard_states",
@@ -182,9 +181,9 @@ class RunFiles:
         """Write the state file atomically."""
         write_json(self.state, state.to_json(), root=self.root)
 
-    def write_table(self, results: JudgeResults) -> None:
+    def write_table(self, frame: pl.DataFrame) -> None:
         """Write the complete run's rows as Parquet, atomically."""
-        write_parquet(self.table, results.results_data, root=self.root)
+        write_parquet(self.table, frame, root=self.root)
 
     def read_table(self) -> pl.DataFrame:
         """The complete run's rows.
@@ -323,8 +322,10 @@ def latest_sharded_run(
     return latest.completed_at, latest.parts
 
 
-def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str, JudgeResults]:
-    """The latest complete run of every judge found under `results_dir`, by judge id.
+def latest_tables(
+    results_dir: Path, ids: pl.Series | None = None
+) -> dict[str, tuple[str, pl.DataFrame]]:
+    """The latest complete run of every judge under `results_dir`: judge id → (run id, rows).
 
     A sharded run counts once all its shards are complete; its shards' rows are merged into one
     result set, each id once (the first shard's row wins), in the order of `ids` (the data's
@@ -337,7 +338,7 @@ def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str,
             frame = latest.parts[0].read_table()
         else:
             frame = _merge_shards([part.read_table() for part in latest.parts], ids)
-        found[judge_id] = JudgeResults(judge_id, latest.run_id, frame)
+        found[judge_id] = (latest.run_id, frame)
     return found
 
 

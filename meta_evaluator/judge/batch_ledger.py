@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from meta_evaluator.errors import StateError
-from meta_evaluator.results.runs import RunFiles
+from meta_evaluator.judge.run_files import RunFiles
 from meta_evaluator.storage import atomic_write_text, read_json
 
 __all__ = ["BatchLedger", "BatchRecord", "known_batch_ids", "new_batch_key"]

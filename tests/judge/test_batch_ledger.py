@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from meta_evaluator.errors import StateError
-from meta_evaluator.results.batches import BatchLedger, BatchRecord, new_batch_key
-from meta_evaluator.results.runs import RunFiles
+from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord, new_batch_key
+from meta_evaluator.judge.run_files import RunFiles
 
 INT_IDS: list[Any] = [42, 7, 1000, 3, 0]
 STR_IDS: list[Any] = ["q-42", "q 7", "ünï", "", "1000"]
