@@ -21,6 +21,7 @@ from meta_evaluator.stats.checks import (
     encode_labels,
     is_missing,
 )
+from meta_evaluator.stats.classification import accuracy, confusion_matrix
 
 __all__ = [
     "alpha_from_coincidences",
@@ -41,8 +42,6 @@ FloatArray = npt.NDArray[np.float64]
 
 def percent_agreement(a: Sequence[Any], b: Sequence[Any]) -> float | None:
     """Share of items, among those both raters labelled, with equal labels (None if none)."""
-    from meta_evaluator.stats.classification import accuracy
-
     check_same_length("percent_agreement", a=a, b=b)
     return accuracy(a, b)
 
@@ -91,9 +90,7 @@ def cohens_kappa(
     both = (x >= 0) & (y >= 0)
     if not both.any():
         raise ScoringError(f"{function}: no item is labelled by both raters.")
-    k = max(len(categories), 1)
-    confusion = np.bincount(x[both] * k + y[both], minlength=k * k).reshape(k, k)
-    value = kappa_from_confusion(confusion.astype(np.float64), weights)
+    value = kappa_from_confusion(confusion_matrix(x, y, max(len(categories), 1)), weights)
     return None if np.isnan(value) else float(value)
 
 

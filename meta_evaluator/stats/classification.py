@@ -1,5 +1,6 @@
-"""Accuracy, precision, recall and F1 of one labelling against another (pure, vectorised).
+"""Confusion matrix, accuracy, precision, recall and F1 of one labelling against another.
 
+Pure and vectorised.
 Undefined values (0/0) are `None`, never 0 (METRICS.md G.13): a class nobody predicted has no
 precision, and it is left out of a macro average rather than counted as 0.
 """
@@ -13,11 +14,85 @@ import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats.checks import check_choice, check_same_length, encode_labels
+from meta_evaluator.stats.checks import (
+    check_choice,
+    check_interval,
+    check_same_length,
+    encode_labels,
+)
 
-__all__ = ["accuracy", "precision_recall_f1"]
+__all__ = ["accuracy", "confusion_matrix", "precision_recall_f1"]
 
 Average = Literal["macro", "micro", "weighted", "binary"]
+FloatArray = npt.NDArray[np.float64]
+
+
+def confusion_matrix(
+    codes_a: Sequence[int] | npt.NDArray[np.integer[Any]],
+    codes_b: Sequence[int] | npt.NDArray[np.integer[Any]],
+    k: int,
+    *,
+    weights: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Confusion matrix of two labellings of the same items, optionally under item weights.
+
+    Formula: C[c, d] = sum_i w_i * 1[a_i = c and b_i = d] over the items where both codes are
+    present (>= 0); w_i = 1 without `weights`. Rows are `codes_a`'s categories, columns
+    `codes_b`'s, as in scikit-learn's `confusion_matrix(y_true=a, y_pred=b)`.
+
+    Args:
+        codes_a: Integer codes of one labelling, one per item, in [0, k) or -1 where the item
+            has no label (as `stats.checks.encode_labels` gives them).
+        codes_b: The other labelling's codes, same length and category list.
+        k: Number of categories (>= 1).
+        weights: Item weights, shape (n,) or (r, n) for r weightings at once (a bootstrap
+            resample: how often each item was drawn). Default: every item weighs 1.
+
+    Returns:
+        Float counts of shape (k, k), or (r, k, k) with two-dimensional `weights`; each entry
+        >= 0, summing (per weighting) to the weight of the items both labellings have. A
+        diagonal matrix is perfect agreement.
+
+    Undefined: never; an empty input or no item labelled by both gives a matrix of zeros.
+
+    Raises:
+        ScoringError: Lengths differ, k is not a positive integer, a code is outside
+            [-1, k), or the last axis of `weights` does not have one entry per item.
+
+    References:
+        Stehman (1997), doi:10.1016/S0034-4257(97)00083-7; METRICS.md D (the table behind
+        Cohen's kappa).
+
+    Example:
+        >>> confusion_matrix([0, 0, 1, 1, -1], [0, 1, 1, 1, 0], 2)
+        array([[1., 1.],
+               [0., 2.]])
+    """
+    function = "confusion_matrix"
+    check_same_length(function, codes_a=codes_a, codes_b=codes_b)
+    check_interval(function, "k", k, 1, float("inf"), closed="left", integer=True)
+    a = np.asarray(codes_a, dtype=np.int64).reshape(-1)
+    b = np.asarray(codes_b, dtype=np.int64).reshape(-1)
+    for name, codes in (("codes_a", a), ("codes_b", b)):
+        if codes.size and (codes.min() < -1 or codes.max() >= k):
+            raise ScoringError(
+                f"{function}: {name} must hold codes in [-1, {k}); got values from "
+                f"{codes.min()} to {codes.max()}."
+            )
+    both = (a >= 0) & (b >= 0)
+    cells = a[both] * k + b[both]
+    if weights is None:
+        return np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim not in (1, 2) or w.shape[-1] != a.size:
+        raise ScoringError(
+            f"{function}: weights must have shape (n,) or (r, n) with n = {a.size} items; "
+            f"got shape {w.shape}."
+        )
+    onehot = np.zeros((cells.size, k * k))
+    onehot[np.arange(cells.size), cells] = 1.0
+    counts: FloatArray = w[..., both] @ onehot
+    return counts.reshape(*w.shape[:-1], k, k)
 
 
 def accuracy(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float | None:

@@ -1,4 +1,4 @@
-"""`meta_evaluator.stats.classification` against scikit-learn (METRICS.md B.3, G.13).
+"""`meta_evaluator.stats.classification` against scikit-learn (METRICS.md B.3, D, G.13).
 
 scikit-learn's `zero_division=np.nan` marks the undefined values that we return as None.
 """
@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats.classification import accuracy, precision_recall_f1
+from meta_evaluator.stats.checks import encode_labels
+from meta_evaluator.stats.classification import accuracy, confusion_matrix, precision_recall_f1
 
 SEEDS = range(12)
 AVERAGES = ("macro", "micro", "weighted")
@@ -217,3 +219,63 @@ def test_binary_without_positive_label_raises() -> None:
     """average="binary" needs positive_label (sklearn raises too for non-{0,1} labels)."""
     with pytest.raises(ScoringError, match="positive_label"):
         precision_recall_f1(["a", "b"], ["a", "b"], average="binary")
+
+
+# ----- confusion_matrix --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("kind", ["str", "int"])
+def test_confusion_matrix_matches_sklearn(seed: int, kind: str) -> None:
+    """scikit-learn's `confusion_matrix(y_true, y_pred, labels=...)` is the reference."""
+    y_true, y_pred = _random_pair(seed, kind)
+    (a, b), categories = encode_labels(y_true, y_pred)
+    expected = sk_confusion_matrix(y_true, y_pred, labels=categories)
+    found = confusion_matrix(a, b, len(categories))
+    assert found.dtype == np.float64
+    np.testing.assert_array_equal(found, expected)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_weighted_confusion_matrix_matches_sklearn_sample_weight(seed: int) -> None:
+    """Each row of `weights` is scikit-learn's `sample_weight`; items missing a code drop."""
+    rng = np.random.default_rng(seed)
+    k, n = int(rng.integers(2, 5)), int(rng.integers(3, 40))
+    a = rng.integers(-1, k, n)
+    b = rng.integers(-1, k, n)
+    weights = rng.integers(0, 4, (3, n)).astype(float)
+    found = confusion_matrix(a, b, k, weights=weights)
+    assert found.shape == (3, k, k)
+    both = (a >= 0) & (b >= 0)
+    for row, matrix in zip(weights, found, strict=True):
+        expected = sk_confusion_matrix(
+            a[both], b[both], labels=list(range(k)), sample_weight=row[both]
+        )
+        np.testing.assert_array_equal(matrix, expected)
+    np.testing.assert_array_equal(
+        confusion_matrix(a, b, k, weights=np.ones(n)), confusion_matrix(a, b, k)
+    )
+
+
+def test_confusion_matrix_of_nothing_is_zeros() -> None:
+    np.testing.assert_array_equal(confusion_matrix([], [], 2), np.zeros((2, 2)))
+    np.testing.assert_array_equal(confusion_matrix([-1, 0], [1, -1], 2), np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (([0, 1], [0], 2), "same length"),
+        (([0, 1], [0, 1], 0), "k must be in"),
+        (([0, 2], [0, 1], 2), r"codes_a must hold codes in \[-1, 2\)"),
+        (([0, 1], [0, -2], 2), "codes_b must hold codes"),
+    ],
+)
+def test_confusion_matrix_bad_arguments_raise(args: Any, message: str) -> None:
+    with pytest.raises(ScoringError, match=message):
+        confusion_matrix(*args)
+
+
+def test_confusion_matrix_weights_of_the_wrong_shape_raise() -> None:
+    with pytest.raises(ScoringError, match=r"weights must have shape \(n,\) or \(r, n\)"):
+        confusion_matrix([0, 1], [0, 1], 2, weights=np.ones((2, 3)))

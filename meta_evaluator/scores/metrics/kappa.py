@@ -14,8 +14,11 @@ from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans
 from meta_evaluator.stats.agreement import KappaWeights, kappa_from_confusion
 from meta_evaluator.stats.checks import encode_labels
+from meta_evaluator.stats.classification import confusion_matrix
 
 __all__ = ["CohensKappaScorer", "interpret_kappa"]
+
+FloatArray = npt.NDArray[np.float64]
 
 # Landis & Koch (1977), as the original meta-evaluator docs list them.
 _BANDS = ((0.2, "slight"), (0.4, "fair"), (0.6, "moderate"), (0.8, "substantial"))
@@ -69,32 +72,41 @@ class CohensKappaScorer(LabelScorer):
         if annotator_aggregation == "majority_vote":
             (judge, majority), categories = encode_labels(items.judge.to_list(), items.majority())
             k = max(len(categories), 1)
-            onehot = _Cells(judge, majority, k)
 
             def by_majority(weights: Any) -> dict[str, Any]:
-                return {"cohens_kappa": self._kappa(onehot.counts(weights), k)}
+                confusion = confusion_matrix(judge, majority, k, weights=weights)
+                return {"cohens_kappa": kappa_from_confusion(confusion, self.weights)}
 
             return by_majority, {"weights": self.weights}
         judge, human, categories = items.codes()
         k = max(len(categories), 1)
-        tables = []
-        kept = []
-        for h in range(human.shape[1]):
-            onehot = _Cells(judge, human[:, h], k)
-            if onehot.sum() >= 2:
-                tables.append(onehot)
-                kept.append(items.humans[h])
+        # humans with fewer than two items labelled by both are skipped
+        kept = {
+            name: human[:, h]
+            for h, name in enumerate(items.humans)
+            if np.count_nonzero((judge >= 0) & (human[:, h] >= 0)) >= 2
+        }
+
+        def kappas(weights: Any) -> FloatArray:
+            return np.column_stack(
+                [
+                    kappa_from_confusion(
+                        confusion_matrix(judge, c, k, weights=weights), self.weights
+                    )
+                    for c in kept.values()
+                ]
+            )
 
         def by_human(weights: Any) -> dict[str, Any]:
-            if not tables:
+            if not kept:
                 return {"cohens_kappa": np.full(weights.shape[0], np.nan)}
-            values = np.column_stack([self._kappa(t.counts(weights), k) for t in tables])
-            return {"cohens_kappa": mean_over_humans(values)}
+            return {"cohens_kappa": mean_over_humans(kappas(weights))}
 
-        ones = np.ones((1, items.n))
-        per_human = {
-            h: _number(self._kappa(t.counts(ones), k)[0]) for h, t in zip(kept, tables, strict=True)
-        }
+        per_human = (
+            dict(zip(kept, (_number(v) for v in kappas(np.ones((1, items.n)))[0]), strict=True))
+            if kept
+            else {}
+        )
         skipped = [h for h in items.humans if h not in per_human]
         return by_human, {
             "weights": self.weights,
@@ -106,29 +118,6 @@ class CohensKappaScorer(LabelScorer):
         """Add the interpretation of the kappa to the metadata."""
         metadata["interpretation"] = interpret_kappa(scores["cohens_kappa"])
         return scores
-
-    def _kappa(self, flat: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
-        return kappa_from_confusion(flat.reshape(-1, k, k), self.weights)
-
-
-class _Cells:
-    """The confusion-matrix cell of each item (a * k + b; -1 where a label is absent)."""
-
-    def __init__(self, a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], k: int) -> None:
-        both = (a >= 0) & (b >= 0)
-        self.rows = np.nonzero(both)[0]
-        self.cells = a[both] * k + b[both]
-        self.size = k * k
-
-    def sum(self) -> int:
-        return int(self.rows.size)
-
-    def counts(self, weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Weighted confusion counts, one flattened matrix per row of `weights`."""
-        picked = weights[:, self.rows]
-        return np.stack(
-            [np.bincount(self.cells, weights=row, minlength=self.size) for row in picked]
-        )
 
 
 def _number(value: Any) -> float | None:
