@@ -793,10 +793,10 @@ def test_the_project_lock_refused_exits_4(
     error: type[StorageError],
     words: str,
 ) -> None:
-    from meta_evaluator import _project_lock
-    from meta_evaluator._project_lock import ProjectLock
+    from meta_evaluator import locks
+    from meta_evaluator.locks import ProjectLock
 
-    monkeypatch.setattr(_project_lock, "os", RefusingOpen(code, ".meta-evaluator.lock"))
+    monkeypatch.setattr(locks, "os", RefusingOpen(code, ".meta-evaluator.lock"))
     with pytest.raises(error) as caught:
         ProjectLock(project).acquire()
     assert caught.value.path == project / ".meta-evaluator.lock"
@@ -810,10 +810,10 @@ def test_the_project_lock_refused_exits_4(
 def test_a_project_lock_that_cannot_be_written_is_not_left(
     project: Path, monkeypatch: pytest.MonkeyPatch, code: int, error: type[StorageError], words: str
 ) -> None:
-    from meta_evaluator import _project_lock
-    from meta_evaluator._project_lock import ProjectLock
+    from meta_evaluator import locks
+    from meta_evaluator.locks import ProjectLock
 
-    monkeypatch.setattr(_project_lock, "os", FaultyOs(code))
+    monkeypatch.setattr(locks, "os", FaultyOs(code))
     with pytest.raises(error):
         ProjectLock(project).acquire()
     assert not (project / ".meta-evaluator.lock").exists()  # no empty lock for others to wait on
@@ -828,9 +828,9 @@ def test_a_run_lock_refused_exits_4_and_resumes(
     error: type[StorageError],
     words: str,
 ) -> None:
-    from meta_evaluator import _project_lock  # where RunLock's file is opened
+    from meta_evaluator import locks  # where RunLock's file is opened
 
-    monkeypatch.setattr(_project_lock, "os", RefusingOpen(code, f"{JUDGE}.lock"))
+    monkeypatch.setattr(locks, "os", RefusingOpen(code, f"{JUDGE}.lock"))
     done = entry("run", project)
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and words in done.stderr.lower()
@@ -843,11 +843,11 @@ def test_a_run_lock_refused_exits_4_and_resumes(
 def test_a_run_lock_that_cannot_be_written_is_not_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from meta_evaluator import _project_lock
+    from meta_evaluator import locks
     from meta_evaluator.judge import run_files as runs
 
     files = runs.RunFiles(tmp_path / "results", "run_1", JUDGE)
-    monkeypatch.setattr(_project_lock, "os", FaultyOs(errno.ENOSPC))
+    monkeypatch.setattr(locks, "os", FaultyOs(errno.ENOSPC))
     with pytest.raises(DiskFullError) as caught:
         runs.RunLock(files).acquire()
     assert caught.value.path == tmp_path / "results" / "run_1" / f"{JUDGE}.lock"
@@ -867,7 +867,7 @@ def test_a_dangling_project_lock_link_is_outside_the_project(
 
 
 def test_a_project_lock_linked_inside_is_refused_not_followed(project: Path) -> None:
-    from meta_evaluator._project_lock import ProjectLock
+    from meta_evaluator.locks import ProjectLock
 
     (project / "decoy").write_text("", encoding="utf-8")
     (project / ".meta-evaluator.lock").symlink_to(project / "decoy")

@@ -16,24 +16,17 @@ N shards are all complete reads back as one result set.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import secrets
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import polars as pl
 
-from meta_evaluator._project_lock import (
-    create_lock_file,
-    owner_alive,
-    read_lock_owner,
-    remove_lock_file,
-)
 from meta_evaluator._util import shown
-from meta_evaluator.errors import StateError, UnsafeNameError
+from meta_evaluator.errors import MetaEvaluatorError, StateError, UnsafeNameError
+from meta_evaluator.locks import PidLock
 from meta_evaluator.storage import (
     check_inside_project,
     check_lfs_pointer,
@@ -356,22 +349,21 @@ def _merge_shards(tables: list[pl.DataFrame], ids: pl.Series | None) -> pl.DataF
     return merged[order]
 
 
-class RunLock:
+class RunLock(PidLock):
     """An exclusive claim on one judge's rows in one run, so two processes never write them.
 
-    The lock file holds the owner's host and process id. A lock left by a process that is gone
-    (on this host) is taken over; one held by a live process raises `StateError`. The file is
-    made and read as the project's lock is (`_project_lock.create_lock_file`): never through a
-    symbolic link, and a file system refusing it raises the typed error naming the lock file.
+    A `locks.PidLock` on `<run>/<stem>.lock`: a lock left by a process that is gone (on this
+    host) is taken over, an empty one being written is waited for, and one held by a live
+    process raises `StateError`. Never taken through a symbolic link; a file system refusing
+    it raises the typed error naming the lock file.
     """
 
     def __init__(self, files: RunFiles) -> None:
-        self.path = files.state.with_name(f"{files.stem}.lock")
-        self.root = files.root
-        self._held = False
+        """The lock of the rows `files` names (one judge, one run, one shard)."""
+        super().__init__(files.state.with_name(f"{files.stem}.lock"), root=files.root)
 
     def acquire(self) -> None:
-        """Take the lock, or raise StateError naming the process that holds it.
+        """Take the lock (making the run's folder), or raise StateError naming its holder.
 
         Raises:
             StateError: A live process holds the lock.
@@ -383,28 +375,15 @@ class RunLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise os_error(self.path.parent, exc, "create the run's folder") from exc
-        me = f"{socket.gethostname()} {os.getpid()}"
-        for _ in range(2):
-            if create_lock_file(self.path, me, root=self.root):
-                self._held = True
-                return
-            owner = read_lock_owner(self.path)
-            if owner is not None and owner_alive(owner):
-                raise StateError(
-                    f"{self.path}: run {self.path.parent.name!r} of judge "
-                    f"{self.path.stem!r} is being written by process {shown(owner)}; wait for "
-                    "it to finish, or run under another run_id.",
-                    path=self.path,
-                )
-            remove_lock_file(self.path)  # its owner is gone: take it over
-        raise StateError(f"{self.path}: could not take the run's lock.", path=self.path)
+        super().acquire()
 
-    def release(self) -> None:
-        """Give the lock back (if held).
+    def _busy(self, owner: str) -> MetaEvaluatorError:
+        return StateError(
+            f"{self.path}: run {self.path.parent.name!r} of judge {self.path.stem!r} is being "
+            f"written by process {shown(owner)}; wait for it to finish, or run under another "
+            "run_id.",
+            path=self.path,
+        )
 
-        Raises:
-            PermissionDeniedError, StorageError: The file system refused it.
-        """
-        if self._held:
-            self._held = False
-            remove_lock_file(self.path)
+    def _not_taken(self) -> MetaEvaluatorError:
+        return StateError(f"{self.path}: could not take the run's lock.", path=self.path)
