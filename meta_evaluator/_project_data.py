@@ -61,24 +61,24 @@ def _pending(data_dir: Path, filename: str) -> Path:
 
 
 def stage(
-    data: EvalData, data_dir: Path, filename: str, data_format: DataFormat, *, root: Path
+    eval_data: EvalData, data_dir: Path, filename: str, data_format: DataFormat, *, root: Path
 ) -> DataState:
-    """Write `data` to the staging file (inside the project `root`); describe it for the state."""
+    """Write `eval_data` to the staging file (inside the project `root`); describe it for state."""
     pending = _pending(data_dir, filename)
-    frame = data.data
+    frame = eval_data.data
     write_frame(frame, pending, data_format, root=root)
     sample = None
-    if isinstance(data, SampleEvalData):
+    if isinstance(eval_data, SampleEvalData):
         sample = SampleState(
-            sample_name=data.sample_name,
-            stratification_columns=data.stratification_columns,
-            sample_percentage=data.sample_percentage,
-            seed=data.seed,
-            original_size=data.original_size,
+            sample_name=eval_data.sample_name,
+            stratification_columns=eval_data.stratification_columns,
+            sample_percentage=eval_data.sample_percentage,
+            seed=eval_data.seed,
+            original_size=eval_data.original_size,
         )
     return DataState(
-        name=data.name,
-        id_column=data.id_column,
+        name=eval_data.name,
+        id_column=eval_data.id_column,
         file=filename,
         format=data_format,
         num_rows=frame.height,

@@ -8,16 +8,12 @@ where `load_all_human_results` and scoring find them.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from meta_evaluator.annotate._http import is_loopback
-from meta_evaluator.annotate.app import AnnotationApp
+from meta_evaluator.annotate.app import AnnotatedProject, AnnotationApp
 from meta_evaluator.errors import ProjectError
 
-if TYPE_CHECKING:
-    from meta_evaluator.project import MetaEvaluator
-
-__all__ = ["AnnotationApp", "free_port", "serve"]
+__all__ = ["AnnotatedProject", "AnnotationApp", "free_port", "serve"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -36,7 +32,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def serve(
-    evaluator: MetaEvaluator,
+    evaluator: AnnotatedProject,
     *,
     host: str = "127.0.0.1",
     port: int | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
@@ -12,7 +13,7 @@ from meta_evaluator.stats.agreement import cohens_kappa, krippendorff_alpha
 __all__ = ["agreement_sections"]
 
 
-def agreement_sections(humans: dict[str, Any], task: EvalTask) -> list[tuple[str, str]]:
+def agreement_sections(humans: Mapping[str, Any], task: EvalTask) -> list[tuple[str, str]]:
     """Per single-choice task: Krippendorff's alpha over all annotators and pairwise kappa.
 
     Shown once two or more annotators labelled the same rows; undefined values read "n/a".

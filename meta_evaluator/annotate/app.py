@@ -39,7 +39,9 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
 
 import anyio.to_thread
@@ -76,15 +78,49 @@ from meta_evaluator.eval_task.labels import check_values
 from meta_evaluator.storage import check_safe_name
 
 if TYPE_CHECKING:
-    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.data import EvalData
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.results.human_results import HumanAnnotationResults
 
-__all__ = ["AnnotationApp"]
+__all__ = ["AnnotatedProject", "AnnotationApp"]
 
 logger = logging.getLogger(__name__)
 
 _COOKIE = "meta_evaluator_token"
 #: Hidden form field naming each multi-label task shown (so "none ticked" reaches the server).
 _SHOWN = "_shown"
+
+
+class _AnnotationFolders(Protocol):
+    @property
+    def annotations_dir(self) -> Path: ...
+
+
+class AnnotatedProject(Protocol):
+    """What the annotation page reads of a project: a `MetaEvaluator` is one.
+
+    The page sits below the facade that launches it (docs/architecture.md), so it names what
+    it needs instead of importing the facade.
+    """
+
+    @property
+    def project_dir(self) -> Path:
+        """The project folder."""
+
+    @property
+    def paths(self) -> _AnnotationFolders:
+        """The project's folders (`annotations_dir`)."""
+
+    @property
+    def data(self) -> EvalData | None:
+        """The evaluation data, or None."""
+
+    @property
+    def eval_task(self) -> EvalTask | None:
+        """The task, or None."""
+
+    def load_all_human_results(self) -> Mapping[str, HumanAnnotationResults]:
+        """The latest labels of every annotator, by annotator id."""
 
 
 class AnnotationApp:
@@ -96,7 +132,7 @@ class AnnotationApp:
 
     def __init__(
         self,
-        evaluator: MetaEvaluator,
+        evaluator: AnnotatedProject,
         *,
         token: str | None = None,
         host: str = "127.0.0.1",
@@ -108,14 +144,14 @@ class AnnotationApp:
                 path=evaluator.project_dir,
             )
         self.evaluator = evaluator
-        self.data = evaluator.data
+        self.eval_data = evaluator.data
         self.task = evaluator.eval_task
         self.token = token
         self.host = host
         self.port = port
         self._annotators: dict[str, AnnotatorLabels] = {}
-        self._rows = self.data.data.select(self.task.columns_shown()).to_dicts()
-        self._ids = self.data.ids.to_list()
+        self._rows = self.eval_data.data.select(self.task.columns_shown()).to_dicts()
+        self._ids = self.eval_data.ids.to_list()
 
     # ----- plumbing ---------------------------------------------------------------------------
 
@@ -260,7 +296,7 @@ class AnnotationApp:
             self._annotators[annotator_id] = AnnotatorLabels(
                 self.evaluator.paths.annotations_dir,
                 annotator_id,
-                self.data,
+                self.eval_data,
                 self.task,
             )
         labels = self._annotators[annotator_id]

@@ -65,7 +65,7 @@ class AnnotatorLabels:
         self,
         annotations_dir: Path,
         annotator_id: str,
-        data: EvalData,
+        eval_data: EvalData,
         task: EvalTask,
     ) -> None:
         """Labels of `annotator_id` in `annotations_dir`, the `annotations/` folder of a project.
@@ -77,11 +77,14 @@ class AnnotatorLabels:
         self._folder = annotations_dir / WEB_RUN
         self._table = self._folder / f"{annotator_id}.parquet"
         self._task = task
-        self._schema = annotation_schema(task, data.data.schema[data.id_column])
-        self._ids = data.ids.to_list()
+        self._schema = annotation_schema(task, eval_data.data.schema[eval_data.id_column])
+        self._ids = eval_data.ids.to_list()
         self._position = {row_id: i for i, row_id in enumerate(self._ids)}
         self._order = pl.DataFrame(
-            {"original_id": data.ids, "_position": pl.int_range(data.ids.len(), eager=True)},
+            {
+                "original_id": eval_data.ids,
+                "_position": pl.int_range(eval_data.ids.len(), eager=True),
+            },
             schema={"original_id": self._schema["original_id"], "_position": pl.Int64},
         )
         self._seen: tuple[tuple[_Seen, bytes | None], tuple[str, _Seen] | None] | None = None

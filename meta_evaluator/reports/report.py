@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from meta_evaluator.errors import StateError
 from meta_evaluator.reports._tables import judge_rows, reason_rows, score_rows
@@ -14,9 +15,54 @@ from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.storage import atomic_write_text, read_yaml, write_csv
 
 if TYPE_CHECKING:
-    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.data import EvalData
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.judge import Judge
+    from meta_evaluator.results import JudgeResults
+    from meta_evaluator.results.human_results import HumanAnnotationResults
 
-__all__ = ["load_scores", "write_report"]
+__all__ = ["ReportedProject", "load_scores", "write_report"]
+
+
+class _ReportFolders(Protocol):
+    @property
+    def reports_dir(self) -> Path: ...
+    @property
+    def scores_dir(self) -> Path: ...
+
+
+class ReportedProject(Protocol):
+    """What the report reads of a project: a `MetaEvaluator` is one.
+
+    The report sits below the facade (docs/architecture.md), so it names what it needs instead
+    of importing the facade.
+    """
+
+    @property
+    def project_dir(self) -> Path:
+        """The project folder."""
+
+    @property
+    def paths(self) -> _ReportFolders:
+        """The project's folders (`reports_dir`, `scores_dir`)."""
+
+    @property
+    def data(self) -> EvalData | None:
+        """The evaluation data, or None."""
+
+    @property
+    def eval_task(self) -> EvalTask | None:
+        """The task, or None."""
+
+    @property
+    def judge_registry(self) -> Mapping[str, Judge]:
+        """Judge id -> Judge."""
+
+    def load_all_judge_results(self) -> Mapping[str, JudgeResults]:
+        """The latest complete results of every judge, by judge id."""
+
+    def load_all_human_results(self) -> Mapping[str, HumanAnnotationResults]:
+        """The latest labels of every annotator, by annotator id."""
 
 
 def load_scores(scores_dir: Path) -> dict[str, list[BaseScoringResult]]:
@@ -30,7 +76,7 @@ def load_scores(scores_dir: Path) -> dict[str, list[BaseScoringResult]]:
     return table
 
 
-def write_report(evaluator: MetaEvaluator, out_dir: str | Path | None = None) -> Path:
+def write_report(evaluator: ReportedProject, out_dir: str | Path | None = None) -> Path:
     """Write the report of the project's current results and scores; return report.html's path.
 
     Prices for the cost column come from `<project>/prices.yaml` when it exists: a mapping of
@@ -130,13 +176,13 @@ figcaption{font-size:.85rem;color:#5b6475}
 
 
 def _html(
-    evaluator: MetaEvaluator,
+    evaluator: ReportedProject,
     judges: list[dict[str, Any]],
     reasons: list[dict[str, Any]],
     scores: list[dict[str, Any]],
     plots: list[Path],
     trait_tables: list[Path],
-    humans: dict[str, Any],
+    humans: Mapping[str, Any],
 ) -> str:
     e = html.escape
     data = evaluator.data
