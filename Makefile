@@ -1,13 +1,13 @@
 # Two commands for a fresh machine with Python >= 3.11 and pip:
 #   make demo   set up .venv and run the built-in example project offline (no API key, no network)
-#   make test   set up .venv with the dev tools and run ruff, mypy and pytest
+#   make test   set up .venv with the dev tools and run ruff, mypy, the layer contract and pytest
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test lint typecheck format projects clean
+.PHONY: demo test lint typecheck layers format projects clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "meta-evaluator needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -43,9 +43,13 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# The layer contract in pyproject.toml ([tool.importlinter]; docs/architecture.md).
+layers: $(VENV)/.installed-dev
+	$(BIN)/lint-imports --no-cache
+
 # The browser test (tests/annotate/test_browser.py) needs Debian's chromium: install it when we
 # are root with apt-get; otherwise that test is skipped, saying why.
-test: lint typecheck
+test: lint typecheck layers
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
 		(apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1)) || \
