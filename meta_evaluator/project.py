@@ -509,6 +509,7 @@ class MetaEvaluator:
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments)."""
         from meta_evaluator.judge._runner import RunSettings, run_judges
+        from meta_evaluator.results.judge_results import results_of_run
 
         if self._data is None or self._eval_task is None:
             missing = "data" if self._data is None else "an evaluation task"
@@ -536,7 +537,7 @@ class MetaEvaluator:
             batch_wait=batch_wait,
             batch_cancel=cancel_batches,
         )
-        return await run_judges(
+        run = run_judges(
             self._paths.results_dir,
             judges,
             self._data,
@@ -547,6 +548,7 @@ class MetaEvaluator:
             transport=transport,
             shard=shard,
         )
+        return await results_of_run(run)  # JudgeOutcome → JudgeResults (JudgeRunError too)
 
     def check_endpoints(
         self,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -154,7 +154,7 @@ class PreparedBatch:
 def prepare_batches(
     client: BatchClient,
     builder: RequestBuilder,
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     per_row: int,
     *,
     keep_bodies: bool = True,
@@ -594,8 +594,8 @@ class _BatchJob:
                     duration=None,
                     response=got.response if got is not None else None,
                     failure=missing if got is None else got.failure,
+                    batch_id=record.batch_id,
                 )
-                values["batch_id"] = record.batch_id
                 samples.append(values)
             merged = samples[0] if len(samples) == 1 else majority(samples, task)
             assert merged is not None
@@ -604,8 +604,8 @@ class _BatchJob:
                 changed += 1  # answered for a prompt the data no longer has: asked again
                 continue
             run.new_rows[row_id] = merged
-            counts[merged["outcome"]] = counts.get(merged["outcome"], 0) + 1
-            self.progress.finished(run.judge.id, merged["outcome"])
+            counts[merged.outcome] = counts.get(merged.outcome, 0) + 1
+            self.progress.finished(run.judge.id, merged.outcome)
         logger.info(
             "judge=%s: collected batch %s (%s): %s",
             run.judge.id,

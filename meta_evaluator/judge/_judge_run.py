@@ -7,7 +7,8 @@ mean the same whichever way it was asked.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from meta_evaluator.eval_task import EvalTask
@@ -16,6 +17,7 @@ from meta_evaluator.judge._breaker import Breaker
 from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.config import Judge
+from meta_evaluator.judge.result_row import Outcome, ResultRow
 from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
 from meta_evaluator.llm.classify import CallFailed
 from meta_evaluator.llm.limits import EndpointKey
@@ -39,9 +41,11 @@ class JudgeRun:
     source_run_id: str | None = None
     """The run whose rows are reused, when that is a complete sharded run (no one `source`)."""
     builders: dict[str, RequestBuilder] = field(default_factory=dict)
-    kept: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    kept: dict[Any, ResultRow] = field(default_factory=dict)
+    """Rows of `source` reused as they are, by id."""
     todo: list[int] = field(default_factory=list)
-    new_rows: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    new_rows: dict[Any, ResultRow] = field(default_factory=dict)
+    """Rows answered in this call, by id."""
     created_at: str = ""
     failure: str | None = None
     fresh_start: bool = False
@@ -63,67 +67,83 @@ def row_values(
     duration: float | None,
     response: ChatResponse | None,
     failure: CallFailed | None,
-) -> dict[str, Any]:
-    """The stored row for one answer (parsed and classified) or one failure (an error row)."""
-    values: dict[str, Any] = {
-        "original_id": row_id,
-        "judge_id": run.judge.id,
-        "run_id": run.files.run_id,
-        "attempts": attempts,
-        "llm_call_duration_seconds": round(duration, 6) if duration is not None else None,
-        "timestamp": now_iso(),
-        "fingerprint": run.fingerprint,
-        "prompt_hash": request_hash,
-    }
+    batch_id: str | None = None,
+) -> ResultRow:
+    """The row for one answer (parsed and classified) or one failure (an error row)."""
     if failure is not None:
-        values.update(outcome="error", status=failure.status, error_message=str(failure))
-        return values
-    assert response is not None, "a row has a response or a failure"
-    parsed = parse_answer(response, task, method)
-    raw = json.dumps(response.structured) if response.structured is not None else response.text
-    values.update(
-        outcome=parsed.outcome,
-        status=parsed.status,
-        error_message=parsed.error_message,
-        llm_raw_response_content=raw,
-        llm_prompt_tokens=response.prompt_tokens,
-        llm_completion_tokens=response.completion_tokens,
-        **parsed.labels,
+        outcome: Outcome = "error"
+        status: str | None = failure.status
+        message: str | None = str(failure)
+        labels: dict[str, Any] = {}
+        raw: str | None = None
+        prompt_tokens = completion_tokens = None
+    else:
+        assert response is not None, "a row has a response or a failure"
+        parsed = parse_answer(response, task, method)
+        outcome, status, message, labels = (
+            parsed.outcome, parsed.status, parsed.error_message, parsed.labels
+        )  # fmt: skip
+        structured = response.structured
+        raw = json.dumps(structured) if structured is not None else response.text
+        prompt_tokens, completion_tokens = response.prompt_tokens, response.completion_tokens
+    return ResultRow(
+        original_id=row_id,
+        judge_id=run.judge.id,
+        run_id=run.files.run_id,
+        outcome=outcome,
+        status=status,
+        error_message=message,
+        labels=labels,
+        raw_response=raw,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        duration_seconds=round(duration, 6) if duration is not None else None,
+        attempts=attempts,
+        timestamp=now_iso(),
+        fingerprint=run.fingerprint,
+        prompt_hash=request_hash,
+        batch_id=batch_id,
     )
-    return values
 
 
-def majority(samples: list[dict[str, Any]], task: EvalTask) -> dict[str, Any] | None:
-    """One row from several answers: per task, the most frequent label among valid answers."""
+def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
+    """One row from several answers: per task, the most frequent label among valid answers.
+
+    The row is the first valid answer's (else the last answer's) with each task's label the
+    one most valid answers gave (a tie goes to the label seen first); attempts, tokens and
+    durations are summed over the answers (None when no answer has one, as for a batch's).
+    """
     if not samples:
         return None
-    valid = [s for s in samples if s["outcome"] == "valid"]
-    merged = dict(valid[0] if valid else samples[-1])
-    merged["attempts"] = sum(s["attempts"] for s in samples)
-    durations = [
-        s["llm_call_duration_seconds"]
-        for s in samples
-        if s["llm_call_duration_seconds"] is not None
-    ]  # a batch's answers have none
-    merged["llm_call_duration_seconds"] = round(sum(durations), 6) if durations else None
-    for key in ("llm_prompt_tokens", "llm_completion_tokens"):
-        counts = [s.get(key) for s in samples if s.get(key) is not None]
-        merged[key] = sum(counts) if counts else None
-    merged["llm_raw_response_content"] = json.dumps(
-        [s.get("llm_raw_response_content") for s in samples]
-    )
+    valid = [s for s in samples if s.outcome == "valid"]
+    base = valid[0] if valid else samples[-1]
+    labels = dict(base.labels)
     notes = []
     for name in task.task_names:
-        votes = [s[name] for s in valid if s.get(name) is not None]
+        votes = [s.labels[name] for s in valid if s.labels.get(name) is not None]
         if not votes:
             continue
         keys = [json.dumps(v) for v in votes]
         winner = max(dict.fromkeys(keys), key=keys.count)  # first seen wins a tie
-        merged[name] = votes[keys.index(winner)]
+        labels[name] = votes[keys.index(winner)]
         notes.append(f"{name}: {keys.count(winner)}/{len(samples)} agree")
-    if valid:
-        merged["error_message"] = "; ".join(notes) or None
-    return merged
+    durations = [s.duration_seconds for s in samples if s.duration_seconds is not None]
+    return replace(
+        base,
+        error_message=("; ".join(notes) or None) if valid else base.error_message,
+        labels=labels,
+        raw_response=json.dumps([s.raw_response for s in samples]),
+        prompt_tokens=_total(s.prompt_tokens for s in samples),
+        completion_tokens=_total(s.completion_tokens for s in samples),
+        duration_seconds=round(sum(durations), 6) if durations else None,
+        attempts=sum(s.attempts or 0 for s in samples),
+    )
+
+
+def _total(counts: Iterable[int | None]) -> int | None:
+    """The sum of the counts that are known; None when none is."""
+    known = [c for c in counts if c is not None]
+    return sum(known) if known else None
 
 
 def mark_started(run: JudgeRun) -> None:

@@ -47,6 +47,7 @@ from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
 from meta_evaluator.judge._shards import check_shard, shard_of
 from meta_evaluator.judge.config import Judge
+from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow, count_outcomes, rows_frame
 from meta_evaluator.judge.row_store import RowStore, read_rows
 from meta_evaluator.judge.run_files import (
     RunFiles,
@@ -61,7 +62,6 @@ from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
 from meta_evaluator.llm.transport import make_transport
 from meta_evaluator.llm.types import ChatResponse
-from meta_evaluator.results.judge_results import JudgeResults
 
 __all__ = [
     "RunSettings",
@@ -188,7 +188,7 @@ async def run_judges(
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     shard: tuple[int, int] | None = None,
-) -> dict[str, JudgeResults]:
+) -> dict[str, JudgeOutcome]:
     """Run `judges` over every row of `data` (or of its shard); return each judge's rows.
 
     With `shard=(k, N)`, only the rows with `shard_of(id, N) == k - 1` are asked, into files
@@ -201,7 +201,9 @@ async def run_judges(
         JudgeConfigError: Before any call: a judge's answering method does not fit the task,
             a bad shard (or one without a run_id), or no selected judge's key can be read.
         JudgeRunError: After the other judges finished: a judge's key could not be read, its
-            endpoint refused its requests, or was never reached (`errors` names each).
+            endpoint refused its requests, or was never reached (`errors` names each;
+            `results` holds each judge's `JudgeOutcome`, which the facade turns into
+            `JudgeResults`).
     """
     check_listed_once(judges)
     # Every judge is checked before any file is touched or any call made.
@@ -312,7 +314,7 @@ def _stopped_error(
     stopped: list[tuple[str | None, str | None, str]],
     *,
     finished: list[str],
-    results: dict[str, JudgeResults],
+    results: dict[str, JudgeOutcome],
 ) -> JudgeRunError:
     """One error naming every judge stopped (judge id, field at fault, message), after the rest."""
     lines = [message for _, _, message in stopped]
@@ -472,10 +474,15 @@ def plan_judge(
     state = source.read_state() if source is not None else None
     run.created_at = state.created_at if state and source is files else now_iso()
     run.fresh_start = not resume
-    previous = {r["original_id"]: r for r in read_rows(source.rows)} if source else {}
+    names = task.task_names
+    previous: dict[Any, ResultRow] = {}
+    for record in read_rows(source.rows) if source else []:  # an id's last line wins
+        prior = ResultRow.from_record(record, names)
+        previous[prior.original_id] = prior
     for part in shard_sources:  # each id once: the first shard's row wins, as on load
-        for row in read_rows(part.rows):
-            previous.setdefault(row["original_id"], row)
+        for record in read_rows(part.rows):
+            prior = ResultRow.from_record(record, names)
+            previous.setdefault(prior.original_id, prior)
     if shard_sources:
         run.source_run_id = shard_sources[0].run_id
     methods: list[AnsweringMethod] = [method]
@@ -485,9 +492,9 @@ def plan_judge(
         old = previous.get(row_id)
         if (
             old is not None
-            and old.get("fingerprint") == print_
-            and old.get("outcome") not in settings.retry
-            and old.get("prompt_hash") in {prompt_hash(run.builders[m].build(row)) for m in methods}
+            and old.fingerprint == print_
+            and old.outcome not in settings.retry
+            and old.prompt_hash in {prompt_hash(run.builders[m].build(row)) for m in methods}
         ):
             run.kept[row_id] = old
         else:
@@ -541,7 +548,7 @@ async def _run_judge(
                     settings, store, progress, group.cancel_scope,
                 )  # fmt: skip
     if run.breaker.tripped and run.failure is None:
-        failed = sum(1 for values in run.new_rows.values() if values["outcome"] == "error")
+        failed = sum(1 for values in run.new_rows.values() if values.outcome == "error")
         cause = run.breaker.cause
         # A cause with its own advice (a TLS failure) has said what to fix already.
         fix = (
@@ -594,7 +601,7 @@ async def _one_row(
         mark_started(run)
         store.append(values)  # synchronous: a cancellation cannot cut a row in half
         run.new_rows[row_id] = values
-        progress.finished(run.judge.id, values["outcome"])
+        progress.finished(run.judge.id, values.outcome)
     finally:
         slots.release()
 
@@ -609,7 +616,7 @@ async def _ask(
     settings: RunSettings,
     progress: Progress,
     attempts_before: int = 0,
-) -> dict[str, Any] | None:
+) -> ResultRow | None:
     """Call for one row, with retries; the row's values, or None when the judge must stop.
 
     When the judge's breaker trips meanwhile, a row that had failed attempts ends with its last
@@ -692,19 +699,16 @@ async def _ask(
     )  # fmt: skip
 
 
-def _finish(run: JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeResults:
+def _finish(run: JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeOutcome:
     """Merge kept and new rows in data order; a complete run also gets its table and state."""
     by_id = {**run.kept, **run.new_rows}
     ordered = [by_id[i] for i in ids if i in by_id]
     complete = len(ordered) == len(ids) and run.failure is None
-    id_dtype = data.data.schema[data.id_column]
-    results = JudgeResults.from_rows(
-        run.judge.id, run.files.run_id, ordered, task, id_dtype, complete=complete
-    )
-    counts = results.counts()
+    frame = rows_frame(ordered, task, data.data.schema[data.id_column])
+    outcome = JudgeOutcome(run.judge.id, run.files.run_id, frame, complete)
     if run.unchanged or not (run.started or complete):
-        return results  # nothing was asked: the files stay as they were
+        return outcome  # nothing was asked: the files stay as they were
     if complete:
-        run.files.write_table(results.results_data)
-    write_state(run, completed_at=now_iso() if complete else None, counts=counts)
-    return results
+        run.files.write_table(frame)
+    write_state(run, completed_at=now_iso() if complete else None, counts=count_outcomes(ordered))
+    return outcome

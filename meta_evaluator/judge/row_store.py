@@ -1,5 +1,8 @@
 """The row store: one JSON line per finished row, appended and flushed as each row arrives.
 
+The only place rows are serialised: each `ResultRow` is written as its record (`to_record`),
+and `read_rows` gives the records back (`ResultRow.from_record` reads one).
+
 A process killed at any moment loses at most the rows still in flight: every finished row is
 already in the operating system's hands. A line cut short by the kill is dropped when the store
 is opened again. The same id may appear more than once (a row asked again); the last line wins.
@@ -11,10 +14,12 @@ import contextlib
 import errno
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import OutsideProjectError, StorageError
+from meta_evaluator.judge.result_row import ResultRow
 from meta_evaluator.storage import check_inside_project, check_lfs_pointer, os_error
 
 __all__ = ["RowStore", "read_rows"]
@@ -97,15 +102,18 @@ class RowStore:
         self._fd = fd
         return self
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: ResultRow | Mapping[str, Any]) -> None:
         """Write one row, whole, to the operating system (no buffer of ours holds it).
+
+        A `ResultRow` is written as its record (`ResultRow.to_record`); a mapping as it is.
 
         Raises:
             DiskFullError: The disk or quota is full; the file ends with the previous row.
             PermissionDeniedError: The file may not be written (read-only, no permission).
         """
         assert self._fd is not None, "RowStore used outside its with-block"
-        line = json.dumps(row, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+        record = row.to_record() if isinstance(row, ResultRow) else row
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False).encode() + b"\n"
         try:
             view = memoryview(line)
             while view:

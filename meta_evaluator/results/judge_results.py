@@ -2,48 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from meta_evaluator.errors import JudgeRunError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.eval_task import JUDGE_ROW_COLUMNS, RESULT_COLUMNS
+from meta_evaluator.judge.result_row import (
+    ROW_COLUMNS,
+    JudgeOutcome,
+    ResultRow,
+    results_schema,
+    rows_frame,
+)
 from meta_evaluator.judge.run_files import latest_tables
 
-__all__ = ["ROW_COLUMNS", "JudgeResults", "latest_results"]
-
-# The judge-specific columns we add besides RESULT_COLUMNS.
-EXTRA_COLUMNS = JUDGE_ROW_COLUMNS  # batch_id: the provider batch that answered, if any
-ROW_COLUMNS = (*(c for c in RESULT_COLUMNS if c != "annotator_id"), *EXTRA_COLUMNS)
-
-_DTYPES: dict[str, pl.DataType] = {
-    "judge_id": pl.String(),
-    "run_id": pl.String(),
-    "outcome": pl.String(),
-    "status": pl.String(),
-    "error_message": pl.String(),
-    "llm_raw_response_content": pl.String(),
-    "llm_prompt_tokens": pl.Int64(),
-    "llm_completion_tokens": pl.Int64(),
-    "llm_call_duration_seconds": pl.Float64(),
-    "attempts": pl.Int64(),
-    "timestamp": pl.String(),
-    "fingerprint": pl.String(),
-    "prompt_hash": pl.String(),
-    "batch_id": pl.String(),
-}
-
-
-def results_schema(task: EvalTask, id_dtype: pl.DataType) -> dict[str, pl.DataType]:
-    """Column → dtype of a results frame: ids keep the data's dtype; multi-label tasks are lists."""
-    schema: dict[str, pl.DataType] = {"original_id": id_dtype}
-    schema.update({c: _DTYPES[c] for c in ROW_COLUMNS if c != "original_id"})
-    for name in task.task_names:
-        kind = task.task_kind(name)
-        schema[name] = pl.List(pl.String()) if kind == "multilabel" else pl.String()
-    return schema
+__all__ = [
+    "ROW_COLUMNS",
+    "JudgeResults",
+    "latest_results",
+    "results_of",
+    "results_of_run",
+    "results_schema",
+]
 
 
 class JudgeResults:
@@ -66,18 +49,25 @@ class JudgeResults:
         cls,
         judge_id: str,
         run_id: str,
-        rows: Iterable[Mapping[str, Any]],
+        rows: Iterable[ResultRow | Mapping[str, Any]],
         task: EvalTask,
         id_dtype: pl.DataType,
         *,
         complete: bool = True,
     ) -> JudgeResults:
-        """Build from row dicts (as the row store holds them)."""
-        schema = results_schema(task, id_dtype)
-        frame = pl.DataFrame(
-            [{c: row.get(c) for c in schema} for row in rows], schema=schema, orient="row"
-        )
-        return cls(judge_id, run_id, frame, complete=complete)
+        """Build from result rows, or from records as the row store holds them.
+
+        A record needs `original_id`, `judge_id`, `run_id` and `outcome`; other keys missing are
+        None, and keys that are neither columns nor tasks are ignored.
+        """
+        names = task.task_names
+        typed = [r if isinstance(r, ResultRow) else ResultRow.from_record(r, names) for r in rows]
+        return cls(judge_id, run_id, rows_frame(typed, task, id_dtype), complete=complete)
+
+    @classmethod
+    def from_outcome(cls, outcome: JudgeOutcome) -> JudgeResults:
+        """The results of one judge as the runner handed them back."""
+        return cls(outcome.judge_id, outcome.run_id, outcome.frame, complete=outcome.complete)
 
     @property
     def results_data(self) -> pl.DataFrame:
@@ -111,3 +101,21 @@ def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str,
         judge_id: JudgeResults(judge_id, run_id, frame)
         for judge_id, (run_id, frame) in latest_tables(results_dir, ids).items()
     }
+
+
+def results_of(outcomes: Mapping[str, JudgeOutcome]) -> dict[str, JudgeResults]:
+    """`JudgeResults.from_outcome` for each judge, by judge id."""
+    return {judge_id: JudgeResults.from_outcome(o) for judge_id, o in outcomes.items()}
+
+
+async def results_of_run(run: Awaitable[Mapping[str, JudgeOutcome]]) -> dict[str, JudgeResults]:
+    """Await a run of the judges (`judge._runner.run_judges`) and give its results by judge id.
+
+    A `JudgeRunError` is raised again with its `results` turned into `JudgeResults` too.
+    """
+    try:
+        outcomes = await run
+    except JudgeRunError as exc:
+        exc.results = results_of(exc.results)
+        raise
+    return results_of(outcomes)
