@@ -5,7 +5,7 @@
 """
 
 from meta_evaluator.scores.base_scorer import BaseScorer
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.base_scoring_result import BaseScoringResult, ScoringResult
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
 from meta_evaluator.scores.enums import TaskAggregationMode
 
@@ -15,5 +15,6 @@ __all__ = [
     "BootstrapConfig",
     "MetricConfig",
     "MetricsConfig",
+    "ScoringResult",
     "TaskAggregationMode",
 ]

@@ -7,7 +7,7 @@ valid labels pass: valid rows, and the tasks a `partial` row did answer well.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -21,11 +21,13 @@ __all__ = [
     "human_frame",
     "judge_frame",
     "no_valid_rows",
+    "require_columns",
     "restrict_to_common_ids",
+    "usable_rows",
 ]
 
 
-def _valid(frame: pl.DataFrame) -> pl.Expr:
+def usable_rows(frame: pl.DataFrame) -> pl.Expr:
     """Rows a scorer reads labels from: valid ones, and partial ones (their good tasks)."""
     valid = pl.col("outcome") == "valid"
     if "status" in frame.columns:
@@ -36,7 +38,7 @@ def _valid(frame: pl.DataFrame) -> pl.Expr:
 def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool) -> pl.DataFrame:
     """Rows whose labels of `tasks` may be scored (all of them present)."""
     present = pl.all_horizontal([pl.col(t).is_not_null() for t in tasks])
-    valid = _valid(frame)
+    valid = usable_rows(frame)
     if include_invalid:
         # Every answered row: invalid ones, and valid ones that left an optional task empty.
         # An invalid row's labels are not answers (only a partial row's good tasks are).
@@ -63,16 +65,31 @@ def _label(tasks: Sequence[str], mode: TaskAggregationMode, schema: pl.Schema) -
     return pl.concat_list(parts).alias("label")
 
 
-def _check_columns(frame: pl.DataFrame, tasks: Sequence[str], owner: str) -> None:
-    missing = [t for t in tasks if t not in frame.columns]
+def require_columns(
+    frame: pl.DataFrame,
+    columns: Collection[str],
+    owner: str,
+    fix: str,
+    *,
+    hide: Collection[str] = (),
+) -> None:
+    """Raise ScoringError naming the `columns` that `frame` lacks, those it has, and `fix`.
+
+    `owner` names the frame (`the results of judge 'gpt4'`); columns in `hide` are not listed
+    among those it has.
+    """
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ScoringError(
-            f"{owner}: no column for task(s) {missing}; the results hold "
-            f"{[c for c in frame.columns if c not in _META]}. Check the metric's task_names."
-        )
+        held = [c for c in frame.columns if c not in hide]
+        raise ScoringError(f"{owner} has no column(s) {missing} (it has {held}); {fix}.")
 
 
 _META = {"original_id", "judge_id", "annotator_id", "run_id", "outcome", "status"}
+
+
+def _check_tasks(frame: pl.DataFrame, tasks: Sequence[str], owner: str) -> None:
+    fix = "check the metric's task_names"
+    require_columns(frame, tasks, f"the results of {owner}", fix, hide=_META)
 
 
 def judge_frame(
@@ -84,7 +101,7 @@ def judge_frame(
     include_invalid: bool = False,
 ) -> pl.DataFrame:
     """`original_id`, `label` (and `outcome`, `status`, the raw response with invalid rows)."""
-    _check_columns(frame, tasks, f"judge {judge_id!r}")
+    _check_tasks(frame, tasks, f"judge {judge_id!r}")
     rows = _usable(frame, tasks, include_invalid=include_invalid)
     columns: list[Any] = ["original_id", _label(tasks, mode, frame.schema)]
     if include_invalid:
@@ -101,7 +118,7 @@ def no_valid_rows(frame: pl.DataFrame, judge_id: str, *, include_invalid: bool) 
     None when some row is valid (or partial), or invalid rows count for this scorer.
     """
     outcome = pl.col("outcome")
-    if frame.filter(_valid(frame)).height:
+    if frame.filter(usable_rows(frame)).height:
         return None
     invalid = frame.filter(outcome == "invalid").height
     if include_invalid and invalid:
@@ -123,7 +140,7 @@ def human_frame(
     """`original_id`, `human_id`, `label` of every annotator, in annotator order."""
     parts = []
     for human_id, frame in humans.items():
-        _check_columns(frame, tasks, f"annotator {human_id!r}")
+        _check_tasks(frame, tasks, f"annotator {human_id!r}")
         rows = _usable(frame, tasks, include_invalid=False)
         parts.append(
             rows.select(

@@ -4,6 +4,12 @@ A scorer written for the original meta-evaluator docs runs unchanged: it calls
 `super().__init__(scorer_name=...)`, implements `can_score_task` and
 `compute_score_async(judge_data, human_data, task_name, judge_id, aggregation_mode)`, and may
 override `aggregate_results` and `min_human_annotators`.
+
+`compare` calls every scorer through `call_scorer`, the one place that tells the two kinds of
+scorer apart, by the class attribute `takes_options` (never by inspecting signatures): a scorer
+that sets it (every built-in one) is called as `ScorerWithOptions`, the six arguments plus the
+keyword-only options of a `ScoringCall` (`annotator_aggregation`, `task_kind`); any other
+scorer, such as one written for 0.3, with the six arguments only.
 """
 
 from __future__ import annotations
@@ -11,20 +17,82 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 
-__all__ = ["BaseScorer", "ResamplingStatistic"]
+if TYPE_CHECKING:
+    from meta_evaluator.eval_task.eval_task import TaskKind
+
+__all__ = [
+    "ANNOTATOR_AGGREGATIONS",
+    "AnnotatorAggregation",
+    "BaseScorer",
+    "ResamplingStatistic",
+    "ScorerWithOptions",
+    "ScoringCall",
+    "call_scorer",
+]
 
 #: Scores per resample from item weights (resamples x items, in the order of the ids given).
 ResamplingStatistic = Callable[[npt.NDArray[np.float64]], dict[str, npt.NDArray[np.float64]]]
+
+#: How the humans' labels of an item are combined (MetricConfig.annotator_aggregation).
+AnnotatorAggregation = Literal["individual_average", "majority_vote"]
+ANNOTATOR_AGGREGATIONS: tuple[AnnotatorAggregation, ...] = ("individual_average", "majority_vote")
+
+
+@dataclass(frozen=True)
+class ScoringCall:
+    """One call of a scorer: the six arguments of the 0.3 contract, and the options compare adds.
+
+    `judge_data` has `original_id`, `label`; `human_data` has `original_id`, `human_id` (the
+    stored results' `annotator_id`), `label`.
+    """
+
+    judge_data: pl.DataFrame
+    human_data: pl.DataFrame
+    task_name: str
+    judge_id: str
+    aggregation_mode: TaskAggregationMode
+    annotator_aggregation: AnnotatorAggregation = "individual_average"
+    """The metric's `annotator_aggregation` (MetricConfig)."""
+    task_kind: TaskKind | None = None
+    """The kind of the one task scored (`single`, `multilabel`, `free_text`); None for several."""
+
+    @property
+    def where(self) -> str:
+        """`judge 'gpt4', task 'rejection'`: where a scoring error happened."""
+        return f"judge {self.judge_id!r}, task {self.task_name!r}"
+
+    def options(self) -> dict[str, Any]:
+        """The keyword-only options of `ScorerWithOptions.compute_score_async`."""
+        return {"annotator_aggregation": self.annotator_aggregation, "task_kind": self.task_kind}
+
+
+class ScorerWithOptions(Protocol):
+    """The one call signature of scorers with `takes_options = True` (every built-in one)."""
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        *,
+        annotator_aggregation: AnnotatorAggregation = "individual_average",
+        task_kind: TaskKind | None = None,
+    ) -> ScoringResult:
+        """Score one judge against all humans, with the metric's options."""
+        ...
 
 
 class BaseScorer(ABC):
@@ -50,6 +118,10 @@ class BaseScorer(ABC):
     reference_task: str | None = None
     """The humans' task every judge task is compared with (None: the same task)."""
 
+    takes_options: ClassVar[bool] = False
+    """Whether `compute_score_async` takes the keyword-only options of `ScorerWithOptions`
+    (`annotator_aggregation`, `task_kind`). False (a 0.3 scorer): it gets the six arguments."""
+
     def __init__(self, scorer_name: str) -> None:
         self.scorer_name = scorer_name
         self.logger = logging.getLogger(f"{__name__}.{type(self).__name__}")
@@ -66,18 +138,11 @@ class BaseScorer(ABC):
         task_name: str,
         judge_id: str,
         aggregation_mode: TaskAggregationMode,
-    ) -> BaseScoringResult:
+    ) -> ScoringResult:
         """Score one judge against all humans for one task (or combination of tasks)."""
 
-    def resampling_statistic(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        ids: pl.Series,
-        *,
-        annotator_aggregation: str = "individual_average",
-    ) -> ResamplingStatistic | None:
-        """The scores as a function of item weights, for fast bootstrap intervals.
+    def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic | None:
+        """The scores of `call` as a function of item weights, for fast bootstrap intervals.
 
         `ids` fixes the item order of the weight columns. Return None (the default) and the
         bootstrap recomputes `compute_score_async` on each resample instead: slower, but it
@@ -86,7 +151,7 @@ class BaseScorer(ABC):
         return None
 
     def aggregate_results(
-        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
     ) -> None:
         """Make plots or summaries over all judges' results (optional; does nothing here).
 
@@ -99,7 +164,7 @@ class BaseScorer(ABC):
         return None  # a hook: subclasses override it
 
     def save_results(
-        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
     ) -> None:
         """Write each result to `scores_dir/<scorer_name>/<unique_name>/<judge_id>_result.json`."""
         folder = Path(scores_dir) / self.scorer_name / unique_name
@@ -108,3 +173,24 @@ class BaseScorer(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(scorer_name={self.scorer_name!r})"
+
+
+async def call_scorer(scorer: BaseScorer, call: ScoringCall) -> ScoringResult:
+    """Run `scorer` on `call`: with its options when the scorer takes them, else six arguments.
+
+    Raises:
+        ScoringError: The scorer cannot score this judge (from the scorer).
+        TypeError: The scorer returned something else than a ScoringResult.
+    """
+    args = (call.judge_data, call.human_data, call.task_name, call.judge_id, call.aggregation_mode)
+    if scorer.takes_options:
+        with_options = cast(ScorerWithOptions, scorer)
+        result = await with_options.compute_score_async(*args, **call.options())
+    else:
+        result = await scorer.compute_score_async(*args)
+    if not isinstance(result, ScoringResult):
+        raise TypeError(
+            f"{type(scorer).__name__}.compute_score_async returned {type(result).__name__}, "
+            "not a ScoringResult (BaseScoringResult)"
+        )
+    return result

@@ -1,4 +1,8 @@
-"""BaseScoringResult: what one scorer found for one judge, saved as `<judge_id>_result.json`."""
+"""ScoringResult: what one scorer found for one judge, saved as `<judge_id>_result.json`.
+
+`BaseScoringResult` is the same class under the name of meta-evaluator 0.3 (and of API.md): the
+result is concrete, so it is called `ScoringResult`; the old name stays for existing scripts.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +17,10 @@ from meta_evaluator.errors import StateError
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.storage import read_json, write_json
 
-__all__ = ["BaseScoringResult"]
+__all__ = ["BaseScoringResult", "ScoringResult"]
 
 
-class BaseScoringResult(BaseModel):
+class ScoringResult(BaseModel):
     """The scores of one judge for one metric, with what they rest on.
 
     Undefined values (0/0) are None (JSON null), never 0 or NaN. A scorer that could not
@@ -49,7 +53,7 @@ class BaseScoringResult(BaseModel):
         write_json(file_path, _finite(self.model_dump(mode="json")))
 
     @classmethod
-    def load_state(cls, file_path: str | Path) -> BaseScoringResult:
+    def load_state(cls, file_path: str | Path) -> ScoringResult:
         """Read a result written by `save_state`.
 
         Raises:
@@ -65,6 +69,10 @@ class BaseScoringResult(BaseModel):
                 f"{exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}); score again to rewrite it.",
                 path=file_path,
             ) from exc
+
+
+BaseScoringResult = ScoringResult
+"""The 0.3 name of `ScoringResult` (the same class), kept for scripts and custom scorers."""
 
 
 def _finite(value: Any) -> Any:

@@ -10,17 +10,19 @@ before anything is written.
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import polars as pl
 
 from meta_evaluator.errors import MetaEvaluatorWarning, MetricConfigError, ScoringError
+from meta_evaluator.results.human_results import HumanAnnotationResults
+from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.scores._frames import (
     first_label,
     human_frame,
@@ -28,18 +30,42 @@ from meta_evaluator.scores._frames import (
     no_valid_rows,
     restrict_to_common_ids,
 )
-from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.base_scorer import (
+    BaseScorer,
+    ResamplingStatistic,
+    ScoringCall,
+    call_scorer,
+)
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.storage import check_safe_name
 
-__all__ = ["IncompleteScoresWarning", "ScoreTable", "compare"]
+if TYPE_CHECKING:
+    from meta_evaluator.data import EvalData
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.eval_task.eval_task import TaskKind
+
+__all__ = [
+    "HumanResultsInput",
+    "IncompleteScoresWarning",
+    "JudgeResultsInput",
+    "ScoreTable",
+    "compare",
+]
 
 logger = logging.getLogger(__name__)
 
 #: unique metric name -> (its config, one result per judge)
-ScoreTable = dict[str, tuple[MetricConfig, list[BaseScoringResult]]]
+ScoreTable = dict[str, tuple[MetricConfig, list[ScoringResult]]]
+
+#: Judge results by judge id (as `load_all_judge_results()` returns them), or a list of them;
+#: a bare results frame keyed by judge id is accepted too.
+JudgeResultsInput: TypeAlias = Mapping[str, JudgeResults | pl.DataFrame] | Sequence[JudgeResults]
+#: Human annotations by annotator id (as `load_all_human_results()` returns them), or a list.
+HumanResultsInput: TypeAlias = (
+    Mapping[str, HumanAnnotationResults | pl.DataFrame] | Sequence[HumanAnnotationResults]
+)
 
 
 class IncompleteScoresWarning(MetaEvaluatorWarning):
@@ -48,12 +74,12 @@ class IncompleteScoresWarning(MetaEvaluatorWarning):
 
 async def compare(
     config: MetricsConfig,
-    judge_results: Mapping[str, Any] | Sequence[Any],
-    human_results: Mapping[str, Any] | Sequence[Any],
+    judge_results: JudgeResultsInput,
+    human_results: HumanResultsInput | None,
     *,
     scores_dir: Path | None = None,
-    task: Any = None,
-    data: Any = None,
+    task: EvalTask | None = None,
+    data: EvalData | None = None,
 ) -> ScoreTable:
     """Score each judge with each metric; write the results and plots under `scores_dir`.
 
@@ -78,8 +104,8 @@ async def compare(
             f"compare: expected a MetricsConfig, got {type(config).__name__}; wrap the metrics "
             "as MetricsConfig(metrics=[...])."
         )
-    judges = _frames_by_owner(judge_results, "judge_id", "judge results")
-    humans = _frames_by_owner(human_results, "annotator_id", "human annotations")
+    judges = _frames_by_owner(judge_results, "judge results")
+    humans = _frames_by_owner(human_results, "human annotations")
     if not judges:
         raise ScoringError("compare: there are no judge results to score; run or import judges.")
     if not humans and any(m.scorer.min_human_annotators > 0 for m in config.metrics):
@@ -112,31 +138,42 @@ async def compare(
     return table
 
 
-def _frames_by_owner(results: Any, owner: str, what: str) -> dict[str, pl.DataFrame]:
+def _frames_by_owner(
+    results: JudgeResultsInput | HumanResultsInput | None, what: str
+) -> dict[str, pl.DataFrame]:
     """{id: frame} from a mapping or list of result objects (or frames keyed by id)."""
     if results is None:
         return {}
-    items = list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
+    items: list[tuple[str | None, object]] = (
+        list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
+    )
     out: dict[str, pl.DataFrame] = {}
     for key, value in items:
-        frame: Any
-        if isinstance(value, pl.DataFrame):
-            frame, ident = value, key
-        else:
-            frame = getattr(value, "results_data", None)
-            ident = getattr(value, owner, None) or key
-        if not isinstance(frame, pl.DataFrame) or not isinstance(ident, str):
+        frame, ident = _frame_and_id(value, key)
+        if frame is None or ident is None:
             raise ScoringError(
-                f"compare: {what} must be result objects (or polars frames keyed by id); got "
-                f"{type(value).__name__}."
+                f"compare: {what} must be JudgeResults / HumanAnnotationResults (or polars "
+                f"frames keyed by id); got {type(value).__name__}."
             )
-        check_safe_name(ident, field=owner)  # it names a file under scores/
+        # the id names a file under scores/
+        check_safe_name(ident, field="judge_id" if what == "judge results" else "annotator_id")
         if "outcome" not in frame.columns or "original_id" not in frame.columns:
             raise ScoringError(
                 f"compare: {what} of {ident!r} have no 'original_id' and 'outcome' columns."
             )
         out[ident] = frame
     return out
+
+
+def _frame_and_id(value: object, key: str | None) -> tuple[pl.DataFrame | None, str | None]:
+    """A result object's frame and id (its own id wins over the key it was given under)."""
+    if isinstance(value, JudgeResults):
+        return value.results_data, value.judge_id
+    if isinstance(value, HumanAnnotationResults):
+        return value.results_data, value.annotator_id
+    if isinstance(value, pl.DataFrame) and isinstance(key, str):
+        return value, key
+    return None, None
 
 
 def _task_groups(metric: MetricConfig) -> list[list[str]]:
@@ -156,7 +193,7 @@ def _check_config(
     config: MetricsConfig,
     judges: Mapping[str, pl.DataFrame],
     humans: Mapping[str, pl.DataFrame],
-    task: Any,
+    task: EvalTask | None,
 ) -> None:
     """Every task exists, and every scorer can score the labels it will get."""
     problems = []
@@ -201,18 +238,10 @@ def _sample(frames: Mapping[str, pl.DataFrame], tasks: list[str], mode: TaskAggr
     return None
 
 
-def _kwargs(scorer: BaseScorer, offered: dict[str, Any]) -> dict[str, Any]:
-    """The optional keywords a scorer's compute_score_async accepts (a 0.3 scorer takes none)."""
-    parameters = inspect.signature(scorer.compute_score_async).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return offered
-    return {k: v for k, v in offered.items() if k in parameters}
-
-
-def _task_kind(task: Any, tasks: list[str]) -> str | None:
+def _task_kind(task: EvalTask | None, tasks: list[str]) -> TaskKind | None:
     if task is None or len(tasks) != 1:
         return None
-    return str(task.task_kind(tasks[0]))
+    return task.task_kind(tasks[0])
 
 
 async def _score_judge(
@@ -220,44 +249,33 @@ async def _score_judge(
     judge_id: str,
     frame: pl.DataFrame,
     humans: Mapping[str, pl.DataFrame],
-    task: Any,
-    data: Any,
-) -> BaseScoringResult:
+    task: EvalTask | None,
+    data: EvalData | None,
+) -> ScoringResult:
     scorer = metric.scorer
     mode = _call_mode(metric)
     task_label = "+".join(metric.task_names)
-    per_task: dict[str, BaseScoringResult] = {}
-    prepared: dict[str, tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]] = {}
+    per_task: dict[str, ScoringResult] = {}
+    prepared: dict[str, ScoringCall] = {}
     errors: dict[str, str] = {}
     nothing = no_valid_rows(frame, judge_id, include_invalid=scorer.include_invalid)
     for group in _task_groups(metric) if nothing is None else []:
         name = "+".join(group)
         try:
             judge_data, human_data = _prepare(scorer, frame, humans, group, mode, judge_id, data)
-            kwargs = _kwargs(
-                scorer,
-                {
-                    "annotator_aggregation": metric.annotator_aggregation,
-                    "task_kind": _task_kind(task, group),
-                },
-            )
-            result = await scorer.compute_score_async(
-                judge_data, human_data, name, judge_id, mode, **kwargs
-            )
+            call = ScoringCall(
+                judge_data, human_data, name, judge_id, mode,
+                metric.annotator_aggregation, _task_kind(task, group),
+            )  # fmt: skip
+            per_task[name] = await call_scorer(scorer, call)
         except ScoringError as exc:
             errors[name] = str(exc)
             continue
-        if not isinstance(result, BaseScoringResult):
-            raise TypeError(
-                f"{type(scorer).__name__}.compute_score_async returned "
-                f"{type(result).__name__}, not a BaseScoringResult"
-            )
-        per_task[name] = result
-        prepared[name] = (judge_data, human_data, kwargs)
+        prepared[name] = call
     if nothing is not None:
         errors[task_label] = nothing
     if not per_task:
-        return BaseScoringResult(
+        return ScoringResult(
             scorer_name=scorer.scorer_name,
             task_name=task_label,
             judge_id=judge_id,
@@ -273,7 +291,7 @@ async def _score_judge(
     else:
         result = next(iter(per_task.values()))
     if metric.bootstrap is not None:
-        intervals = await _intervals(scorer, prepared, metric, mode, result)
+        intervals = await _intervals(scorer, prepared, metric, result)
         result = result.model_copy(update={"confidence_intervals": intervals})
     # errors never enter a metric, but they are counted beside it
     outcomes = dict(frame.group_by("outcome").len().iter_rows())
@@ -288,7 +306,7 @@ def _prepare(
     tasks: list[str],
     mode: TaskAggregationMode,
     judge_id: str,
-    data: Any,
+    data: EvalData | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     judge_data = judge_frame(
         frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid
@@ -319,7 +337,7 @@ def _prepare(
 
 
 def _join_data(
-    judge_data: pl.DataFrame, data: Any, columns: list[str], scorer: BaseScorer
+    judge_data: pl.DataFrame, data: EvalData | None, columns: list[str], scorer: BaseScorer
 ) -> pl.DataFrame:
     if data is None:
         raise ScoringError(
@@ -345,9 +363,9 @@ def _join_data(
 def _average(
     metric: MetricConfig,
     judge_id: str,
-    per_task: dict[str, BaseScoringResult],
+    per_task: dict[str, ScoringResult],
     errors: dict[str, str],
-) -> BaseScoringResult:
+) -> ScoringResult:
     """One result from a multitask metric: scores averaged, each task's result kept."""
     keys = list(dict.fromkeys(k for r in per_task.values() for k in r.scores))
     scores = {k: _mean_of([r.scores.get(k) for r in per_task.values()]) for k in keys}
@@ -362,7 +380,7 @@ def _average(
     }
     for name, message in errors.items():
         breakdown[name] = {"error": message}
-    return BaseScoringResult(
+    return ScoringResult(
         scorer_name=metric.scorer.scorer_name,
         task_name="+".join(metric.task_names),
         judge_id=judge_id,
@@ -396,10 +414,9 @@ def _is_number(value: Any) -> bool:
 
 async def _intervals(
     scorer: BaseScorer,
-    prepared: dict[str, tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]],
+    prepared: dict[str, ScoringCall],
     metric: MetricConfig,
-    mode: TaskAggregationMode,
-    result: BaseScoringResult,
+    result: ScoringResult,
 ) -> dict[str, tuple[float | None, float | None]]:
     """Percentile intervals of the numeric scores, resampling items.
 
@@ -412,11 +429,11 @@ async def _intervals(
     keys = [k for k, v in result.scores.items() if _is_number(v)]
     if not keys:
         return {}
-    ids = pl.concat([j.get_column("original_id") for j, _, _ in prepared.values()]).unique().sort()
+    ids = pl.concat([c.judge_data.get_column("original_id") for c in prepared.values()])
+    ids = ids.unique().sort()
     statistics: list[ResamplingStatistic] = []
-    for judge_data, human_data, kwargs in prepared.values():
-        accepted = _accepted(scorer.resampling_statistic, {**kwargs, "aggregation_mode": mode})
-        stat = scorer.resampling_statistic(judge_data, human_data, ids, **accepted)
+    for call in prepared.values():
+        stat = scorer.resampling_statistic(call, ids)
         if stat is None:
             break
         statistics.append(stat)
@@ -432,11 +449,7 @@ async def _intervals(
         indices = resample_indices(ids.len(), boot.n_resamples, boot.seed)
         rows = []
         for row in indices:
-            values = []
-            for judge_data, human_data, kwargs in prepared.values():
-                values.append(
-                    await _rescore(scorer, judge_data, human_data, ids, row, mode, kwargs)
-                )
+            values = [await _rescore(scorer, call, ids, row) for call in prepared.values()]
             rows.append({k: _mean_of([v.get(k) for v in values]) for k in keys})
         for k in keys:
             replicates[k].append(
@@ -449,11 +462,6 @@ async def _intervals(
     }
 
 
-def _accepted(function: Any, offered: dict[str, Any]) -> dict[str, Any]:
-    parameters = inspect.signature(function).parameters
-    return {k: v for k, v in offered.items() if k in parameters}
-
-
 def _nanmean_rows(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -461,13 +469,7 @@ def _nanmean_rows(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 async def _rescore(
-    scorer: BaseScorer,
-    judge_data: pl.DataFrame,
-    human_data: pl.DataFrame,
-    ids: pl.Series,
-    row: np.ndarray[Any, Any],
-    mode: TaskAggregationMode,
-    kwargs: dict[str, Any],
+    scorer: BaseScorer, call: ScoringCall, ids: pl.Series, row: np.ndarray[Any, Any]
 ) -> dict[str, Any]:
     """One resample for a scorer without a resampling statistic: items drawn get fresh ids."""
     drawn = pl.DataFrame(
@@ -478,16 +480,21 @@ async def _rescore(
         joined = drawn.join(frame, on="original_id", how="inner")
         return joined.drop("original_id").rename({"_item": "original_id"}).select(frame.columns)
 
+    drawn_call = dataclasses.replace(
+        call,
+        judge_data=take(call.judge_data),
+        human_data=take(call.human_data),
+        task_name="resample",
+        judge_id="resample",
+    )
     try:
-        result = await scorer.compute_score_async(
-            take(judge_data), take(human_data), "resample", "resample", mode, **kwargs
-        )
+        result = await call_scorer(scorer, drawn_call)
     except ScoringError:
         return {}
     return {k: v for k, v in result.scores.items() if _is_number(v)}
 
 
-def _clean(result: BaseScoringResult) -> BaseScoringResult:
+def _clean(result: ScoringResult) -> ScoringResult:
     """NaN and infinite values become None: undefined is null, never a number."""
     from meta_evaluator.scores.base_scoring_result import _finite
 

@@ -9,13 +9,11 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import MetricConfigError
-from meta_evaluator.scores.base_scorer import BaseScorer
+from meta_evaluator.scores.base_scorer import AnnotatorAggregation, BaseScorer
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.storage import check_safe_name
 
 __all__ = ["AnnotatorAggregation", "BootstrapConfig", "MetricConfig", "MetricsConfig"]
-
-AnnotatorAggregation = Literal["individual_average", "majority_vote"]
 
 
 class BootstrapConfig(ConfigModel):
@@ -48,7 +46,8 @@ class MetricConfig(ConfigModel):
     task_names: list[str] = Field(min_length=1)
     """The tasks scored, as named in the EvalTask."""
     aggregation_name: Literal["single", "multitask", "multilabel"]
-    """How the tasks are combined (see TaskAggregationMode)."""
+    """How the tasks are combined: the value of `aggregation_mode` (a TaskAggregationMode), the
+    one name used inside; `task_strategy=` (meta-evaluator 0.3) is accepted as an alias."""
     annotator_aggregation: AnnotatorAggregation = "individual_average"
     """individual_average: judge vs each human, averaged; majority_vote: judge vs the per-item
     majority label (ties to the lexicographically largest label)."""
@@ -59,7 +58,7 @@ class MetricConfig(ConfigModel):
 
     def __init__(self, **data: Any) -> None:
         if "task_strategy" in data and "aggregation_name" not in data:
-            data["aggregation_name"] = data.pop("task_strategy")  # name in the 0.3 docs
+            data["aggregation_name"] = data.pop("task_strategy")  # the one alias of 0.3's name
         super().__init__(**data)
 
     @field_validator("scorer")
@@ -91,12 +90,13 @@ class MetricConfig(ConfigModel):
     @model_validator(mode="after")
     def _task_count(self) -> MetricConfig:
         n = len(self.task_names)
-        if self.aggregation_name == "single" and n != 1:
+        single = self.aggregation_mode is TaskAggregationMode.SINGLE
+        if single and n != 1:
             raise ValueError(
                 f"aggregation 'single' takes exactly one task, got {n} ({self.task_names}); "
                 "use 'multitask' or 'multilabel' for several"
             )
-        if self.aggregation_name != "single" and n < 2:
+        if not single and n < 2:
             raise ValueError(
                 f"aggregation {self.aggregation_name!r} takes two or more tasks, got "
                 f"{self.task_names}; use 'single' for one"
@@ -105,7 +105,7 @@ class MetricConfig(ConfigModel):
 
     @property
     def aggregation_mode(self) -> TaskAggregationMode:
-        """The aggregation as an enum."""
+        """`aggregation_name` as a TaskAggregationMode (what scorers and results carry)."""
         return TaskAggregationMode(self.aggregation_name)
 
     def get_unique_name(self) -> str:

@@ -228,3 +228,48 @@ def test_custom_scorer_gets_bootstrap_intervals(evaluator: MetaEvaluator) -> Non
     assert [r.confidence_intervals for r in again[metric.get_unique_name()][1]] == [
         r.confidence_intervals for r in out[metric.get_unique_name()][1]
     ]
+
+
+class OptionsScorer(MyCustomScorer):
+    """A scorer that opts into the options: `takes_options` and the keyword-only arguments."""
+
+    takes_options = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def compute_score_async(  # type: ignore[override]
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        *,
+        annotator_aggregation: str = "individual_average",
+        task_kind: str | None = None,
+    ) -> BaseScoringResult:
+        self.seen.append((annotator_aggregation, task_kind))
+        return await super().compute_score_async(
+            judge_data, human_data, task_name, judge_id, aggregation_mode
+        )
+
+
+def test_a_scorer_with_takes_options_gets_the_metric_options(evaluator: MetaEvaluator) -> None:
+    scorer = OptionsScorer()
+    metric = MetricConfig(
+        scorer=scorer,
+        task_names=["answer"],
+        aggregation_name="single",
+        annotator_aggregation="majority_vote",
+    )
+    evaluator.compare_async(MetricsConfig(metrics=[metric]))
+    assert scorer.seen == [("majority_vote", "free_text")] * len(JUDGES)
+
+
+def test_scoring_result_is_base_scoring_result() -> None:
+    from meta_evaluator.scores import ScoringResult
+    from meta_evaluator.scores.base_scoring_result import BaseScoringResult as Old
+
+    assert Old is ScoringResult is BaseScoringResult

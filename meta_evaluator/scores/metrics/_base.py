@@ -1,23 +1,117 @@
-"""What the built-in label scorers share: items laid out once, scores as weighted means."""
+"""What the built-in scorers share: one call signature, one opening, one result.
+
+`BuiltinScorer.compute_score_async` is the `ScorerWithOptions` signature for every built-in
+scorer: it checks the options and the data columns, hands a `ScoringCall` to the scorer's
+`score`, and turns the `Scored` it returns into the `ScoringResult`. `LabelScorer` adds what
+the judge-vs-human label scorers share: items laid out once, scores as weighted means.
+"""
 
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores._frames import require_columns
+from meta_evaluator.scores.base_scorer import (
+    ANNOTATOR_AGGREGATIONS,
+    AnnotatorAggregation,
+    BaseScorer,
+    ResamplingStatistic,
+    ScoringCall,
+)
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._items import Items
 
-__all__ = ["LabelScorer", "common_ids"]
+if TYPE_CHECKING:
+    from meta_evaluator.eval_task.eval_task import TaskKind
 
-ANNOTATOR_AGGREGATIONS = ("individual_average", "majority_vote")
+__all__ = ["BuiltinScorer", "LabelScorer", "Scored", "common_ids"]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What a built-in scorer's `score` found: the scores, their context, the pairs compared."""
+
+    scores: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    num_comparisons: int = 0
+
+
+class BuiltinScorer(BaseScorer):
+    """A built-in scorer: called with the metric's options, scoring a `ScoringCall`."""
+
+    takes_options: ClassVar[bool] = True
+
+    @property
+    def required_columns(self) -> Sequence[str]:
+        """Columns `judge_data` must hold, or the call is refused (default: `data_columns`)."""
+        return self.data_columns
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        *,
+        annotator_aggregation: AnnotatorAggregation = "individual_average",
+        task_kind: TaskKind | None = None,
+    ) -> ScoringResult:
+        """Score one judge against the humans (or the data's reference) for one task.
+
+        Args:
+            judge_data: `original_id`, `label` (and the data columns the scorer names; with
+                `include_invalid`, `outcome` and the raw response).
+            human_data: `original_id`, `human_id`, `label`.
+            task_name: The task scored (tasks joined by '+').
+            judge_id: The judge scored.
+            aggregation_mode: How the tasks were combined.
+            annotator_aggregation: `individual_average` or `majority_vote` (MetricConfig).
+            task_kind: The kind of the one task scored, when compare knows it.
+
+        Raises:
+            ScoringError: An unknown annotator aggregation, a data column missing, or input
+                the scorer cannot score (its message says which judge and task).
+        """
+        if annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
+            raise ScoringError(
+                f"{self.scorer_name}: annotator_aggregation must be one of "
+                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {annotator_aggregation!r}."
+            )
+        require_columns(
+            judge_data,
+            self.required_columns,
+            f"{self.scorer_name}: the data",
+            "name existing columns in the scorer's arguments",
+        )
+        call = ScoringCall(
+            judge_data, human_data, task_name, judge_id, aggregation_mode,
+            annotator_aggregation, task_kind,
+        )  # fmt: skip
+        scored = await self.score(call)
+        return ScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores=scored.scores,
+            metadata=scored.metadata,
+            aggregation_mode=aggregation_mode,
+            num_comparisons=scored.num_comparisons,
+            failed_comparisons=0,
+        )
+
+    @abstractmethod
+    async def score(self, call: ScoringCall) -> Scored:
+        """The scores of one judge for one task (raise ScoringError when it cannot be scored)."""
 
 
 def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
@@ -27,7 +121,7 @@ def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
     return judge.filter(judge.is_in(human.implode())).unique().sort()
 
 
-class LabelScorer(BaseScorer):
+class LabelScorer(BuiltinScorer):
     """A scorer whose scores are weighted means over items of judge-vs-human comparisons.
 
     Subclasses implement `statistic`: from the items, a function of item weights (resamples x
@@ -41,7 +135,7 @@ class LabelScorer(BaseScorer):
     """A score drawn as a dashed line on that chart (the same for every judge)."""
 
     def aggregate_results(
-        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
     ) -> None:
         """Draw `<scorer_name>_scores.png`: the score per judge, with intervals when present."""
         from meta_evaluator.scores.plots import score_bar_chart
@@ -69,68 +163,39 @@ class LabelScorer(BaseScorer):
         """Scores derived from the weighted ones (default: none)."""
         return scores
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-        annotator_aggregation: str = "individual_average",
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Score the judge against the humans on every item both labelled.
 
         Raises:
-            ScoringError: No item has both a judge and a human label, or an unknown
-                annotator aggregation.
+            ScoringError: No item has both a judge and a human label.
         """
-        if annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
-            raise ScoringError(
-                f"{self.scorer_name}: annotator_aggregation must be one of "
-                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {annotator_aggregation!r}."
-            )
-        ids = common_ids(judge_data, human_data)
+        ids = common_ids(call.judge_data, call.human_data)
         if ids.len() == 0:
             raise ScoringError(
-                f"{self.scorer_name}: judge {judge_id!r}, task {task_name!r}: no item has both a "
-                "judge label and a human label."
+                f"{self.scorer_name}: {call.where}: no item has both a judge label and a human "
+                "label."
             )
-        items = Items.build(judge_data, human_data, ids)
+        items = Items.build(call.judge_data, call.human_data, ids)
         await self.prepare(items)
-        function, metadata = self.statistic(items, annotator_aggregation, aggregation_mode)
+        function, metadata = self.statistic(
+            items, call.annotator_aggregation, call.aggregation_mode
+        )
         values = function(np.ones((1, items.n)))
         scores: dict[str, Any] = {key: _number(array[0]) for key, array in values.items()}
         scores = self.extra_scores(scores, metadata)
         metadata = {
-            "annotator_aggregation": annotator_aggregation,
+            "annotator_aggregation": call.annotator_aggregation,
             "human_annotators": len(items.humans),
             "num_items": items.n,
             **metadata,
         }
         pairs = int(sum(h.is_not_null().sum() for h in items.human))
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores=scores,
-            metadata=metadata,
-            aggregation_mode=aggregation_mode,
-            num_comparisons=pairs,
-            failed_comparisons=0,
-        )
+        return Scored(scores, metadata, pairs)
 
-    def resampling_statistic(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        ids: pl.Series,
-        *,
-        annotator_aggregation: str = "individual_average",
-        aggregation_mode: TaskAggregationMode = TaskAggregationMode.SINGLE,
-    ) -> ResamplingStatistic:
+    def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """The scores as a function of item weights over `ids` (items absent weigh nothing)."""
-        items = Items.build(judge_data, human_data, ids)
-        return self.statistic(items, annotator_aggregation, aggregation_mode)[0]
+        items = Items.build(call.judge_data, call.human_data, ids)
+        return self.statistic(items, call.annotator_aggregation, call.aggregation_mode)[0]
 
 
 def _number(value: Any) -> float | None:

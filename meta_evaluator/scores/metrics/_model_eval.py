@@ -12,18 +12,15 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.base_scorer import ScoringCall
 
-__all__ = ["answer_texts", "column", "require_columns", "valid_flags"]
+__all__ = ["answer_texts", "column", "no_answer", "valid_flags"]
 
 
-def require_columns(frame: pl.DataFrame, columns: list[str], scorer: str) -> None:
-    """Raise ScoringError naming the data columns the scorer needs and did not get."""
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ScoringError(
-            f"{scorer}: the data has no column(s) {missing}; name existing columns in the "
-            f"scorer's arguments (judge data columns: {frame.columns})."
-        )
+def no_answer(scorer: str, call: ScoringCall) -> None:
+    """Raise ScoringError when the judge gave no answer at all to score."""
+    if call.judge_data.height == 0:
+        raise ScoringError(f"{scorer}: {call.where}: no answer to score.")
 
 
 def column(frame: pl.DataFrame, name: str) -> list[Any]:

@@ -8,10 +8,10 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.base_scorer import ResamplingStatistic, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
-from meta_evaluator.scores.metrics._base import common_ids
+from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored, common_ids
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.alt_test import (
     SCORING_FUNCTIONS,
@@ -24,7 +24,7 @@ from meta_evaluator.stats.alt_test import (
 __all__ = ["AltTestScorer"]
 
 
-class AltTestScorer(BaseScorer):
+class AltTestScorer(BuiltinScorer):
     """The alternative annotator test of the judge against the human panel (METRICS.md C).
 
     Score keys: `winning_rate` (by epsilon, "0.00" to "0.30" plus the configured one),
@@ -81,28 +81,19 @@ class AltTestScorer(BaseScorer):
         """Labels, numbers, label lists and free text all have an alignment score."""
         return sample_label is not None
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-        annotator_aggregation: str = "individual_average",
-        task_kind: str | None = None,
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Run the alt-test of the judge against every human.
 
         Raises:
             ScoringError: No item has labels from the judge and a human, or no annotator has
                 enough instances to be tested.
         """
-        if annotator_aggregation == "majority_vote":
+        if call.annotator_aggregation == "majority_vote":
             self.logger.warning(
                 "alt_test compares the judge with each annotator in turn; majority_vote does "
                 "not apply and is ignored."
             )
-        result, items = self._run(judge_data, human_data, aggregation_mode, task_kind)
+        result, items = self._run(call)
         per_annotator = {
             name: {
                 "n_instances": o.n_instances,
@@ -113,10 +104,7 @@ class AltTestScorer(BaseScorer):
             }
             for name, o in result.per_annotator.items()
         }
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
+        return Scored(
             scores={
                 "winning_rate": result.winning_rate,
                 "advantage_probability": result.advantage_probability,
@@ -138,13 +126,11 @@ class AltTestScorer(BaseScorer):
                 "num_instances": result.n_instances,
                 "human_annotators": len(items.humans),
             },
-            aggregation_mode=aggregation_mode,
             num_comparisons=sum(o.n_instances for o in result.per_annotator.values()),
-            failed_comparisons=0,
         )
 
     def aggregate_results(
-        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
     ) -> None:
         """Draw the three alt-test views over all judges (failed judges are left out).
 
@@ -173,18 +159,9 @@ class AltTestScorer(BaseScorer):
             title=f"judge vs left-out annotator: {unique_name}",
         )
 
-    def resampling_statistic(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        ids: pl.Series,
-        *,
-        annotator_aggregation: str = "individual_average",
-        aggregation_mode: TaskAggregationMode = TaskAggregationMode.SINGLE,
-        task_kind: str | None = None,
-    ) -> ResamplingStatistic:
+    def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """The advantage probability under item weights (the test itself is not resampled)."""
-        result, items = self._run(judge_data, human_data, aggregation_mode, task_kind)
+        result, items = self._run(call)
         positions = _positions(ids, items.ids.gather(result.kept_instances.tolist()))
 
         def advantage(weights: Any) -> dict[str, Any]:
@@ -192,24 +169,20 @@ class AltTestScorer(BaseScorer):
 
         return advantage
 
-    def _run(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        mode: TaskAggregationMode,
-        task_kind: str | None,
-    ) -> tuple[AltTestResult, Items]:
-        ids = common_ids(judge_data, human_data)
+    def _run(self, call: ScoringCall) -> tuple[AltTestResult, Items]:
+        ids = common_ids(call.judge_data, call.human_data)
         if ids.len() == 0:
-            raise ScoringError("alt_test: no item has both a judge label and a human label.")
-        items = Items.build(judge_data, human_data, ids)
+            raise ScoringError(
+                f"alt_test: {call.where}: no item has both a judge label and a human label."
+            )
+        items = Items.build(call.judge_data, call.human_data, ids)
         llm = items.judge.to_list()
         humans = [h.to_list() for h in items.human]
         scoring = self.scoring_function
-        if mode is TaskAggregationMode.MULTILABEL:
+        if call.aggregation_mode is TaskAggregationMode.MULTILABEL:
             llm, humans = _positional_sets(llm), [_positional_sets(h) for h in humans]
             scoring = scoring or "jaccard"
-        elif scoring is None and task_kind == "free_text":
+        elif scoring is None and call.task_kind == "free_text":
             scoring = "text_similarity"
         elif scoring is None:
             scoring = choose_scoring_function(llm + [v for h in humans for v in h])

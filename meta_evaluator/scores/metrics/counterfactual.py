@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import polars as pl
-
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.scores.enums import TaskAggregationMode
-from meta_evaluator.scores.metrics._model_eval import column, require_columns, valid_flags
+from meta_evaluator.scores.base_scorer import ScoringCall
+from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
 
 __all__ = ["CounterfactualScorer"]
 
 
-class CounterfactualScorer(BaseScorer):
+class CounterfactualScorer(BuiltinScorer):
     """Change rate between rows and their counterfactual variants (METRICS.md B.6).
 
     A variant row names its original in `counterfactual_of_column` (see
@@ -54,14 +51,7 @@ class CounterfactualScorer(BaseScorer):
         """Any label: only equality matters."""
         return sample_label is not None
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Pair each variant with its original and count the changed answers.
 
         Raises:
@@ -69,7 +59,7 @@ class CounterfactualScorer(BaseScorer):
         """
         from meta_evaluator.stats.counterfactual import change_rates
 
-        require_columns(judge_data, list(self.data_columns), "counterfactual")
+        judge_data = call.judge_data
         ids = column(judge_data, "original_id")
         labels = column(judge_data, "label")
         valid = valid_flags(judge_data)
@@ -88,7 +78,7 @@ class CounterfactualScorer(BaseScorer):
             pairs.append((original, i))
         if not pairs:
             raise ScoringError(
-                f"counterfactual: judge {judge_id!r}, task {task_name!r}: no variant row whose "
+                f"counterfactual: {call.where}: no variant row whose "
                 f"original was answered ({orphans} variant(s) without one); build variants "
                 "with meta_evaluator.data.counterfactual_variants."
             )
@@ -99,21 +89,13 @@ class CounterfactualScorer(BaseScorer):
             [labels[c] for _, c in pairs],
             [groups[o] if groups is not None else "all" for o, _ in pairs],
         )
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores={
-                "change_rate_overall": found["change_rate_overall"],
-                "change_rate_by_group": found["change_rate_by_group"],
-            },
-            metadata={
+        return Scored(
+            {k: found[k] for k in ("change_rate_overall", "change_rate_by_group")},
+            {
                 "changed": found["changed"],
                 "used": found["used"],
                 "by_group": found["by_group"],
                 "variants_without_original": orphans,
             },
-            aggregation_mode=aggregation_mode,
-            num_comparisons=len(pairs),
-            failed_comparisons=0,
+            len(pairs),
         )

@@ -7,10 +7,9 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.scores.enums import TaskAggregationMode
-from meta_evaluator.scores.metrics._model_eval import column, require_columns, valid_flags
+from meta_evaluator.scores.base_scorer import ScoringCall
+from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
 
 __all__ = ["FairnessScorer"]
@@ -22,7 +21,7 @@ SCORE_KEYS = (
 )  # fmt: skip
 
 
-class FairnessScorer(BaseScorer):
+class FairnessScorer(BuiltinScorer):
     """Group fairness of the model's predictions (METRICS.md B.1-B.3, B.5, E).
 
     The judge's label for the task is the model's prediction; a row predicts the positive class
@@ -95,14 +94,7 @@ class FairnessScorer(BaseScorer):
         """Single labels (one of them is the positive class)."""
         return isinstance(sample_label, str)
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Fairness of the valid predictions, per sensitive variable and averaged.
 
         Raises:
@@ -114,16 +106,13 @@ class FairnessScorer(BaseScorer):
             multigroup_metrics,
         )
 
-        require_columns(judge_data, list(self.data_columns), "fairness")
-        valid = valid_flags(judge_data)
-        frame = judge_data.filter(pl.Series(valid, dtype=pl.Boolean))
-        invalid = judge_data.height - frame.height
+        frame = call.judge_data.filter(pl.Series(valid_flags(call.judge_data), dtype=pl.Boolean))
+        invalid = call.judge_data.height - frame.height
         if frame.height == 0:
             raise ScoringError(
-                f"fairness: judge {judge_id!r}, task {task_name!r}: no valid answer to score "
-                f"({invalid} invalid)."
+                f"fairness: {call.where}: no valid answer to score ({invalid} invalid)."
             )
-        truth = self._truth(frame, human_data)
+        truth = self._truth(frame, call.human_data)
         unreferenced = 0
         if truth is not None:
             known = [t is not None for t in truth]
@@ -158,16 +147,7 @@ class FairnessScorer(BaseScorer):
             metadata["per_variable"] = found.get("per_variable")
             metadata["thresholds_used"] = found.get("thresholds_used")
             metadata["group_sizes"] = found.get("group_sizes")
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores=scores,
-            metadata=metadata,
-            aggregation_mode=aggregation_mode,
-            num_comparisons=frame.height,
-            failed_comparisons=0,
-        )
+        return Scored(scores, metadata, frame.height)
 
     def _truth(self, frame: pl.DataFrame, human_data: pl.DataFrame) -> list[bool | None] | None:
         if self.gold_column is not None:

@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import polars as pl
-
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.scores.enums import TaskAggregationMode
-from meta_evaluator.scores.metrics._model_eval import answer_texts, column, require_columns
+from meta_evaluator.scores.base_scorer import ScoringCall
+from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
 __all__ = ["MultipleChoiceScorer"]
 
 
-class MultipleChoiceScorer(BaseScorer):
+class MultipleChoiceScorer(BuiltinScorer):
     """Format error rate and accuracy of JSON `{"choice": ...}` answers (METRICS.md B.7).
 
     `options_column` holds each question's options (a list, or a JSON array as text);
@@ -58,14 +55,7 @@ class MultipleChoiceScorer(BaseScorer):
         """The model's raw answer (text)."""
         return isinstance(sample_label, str)
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Grade every answer; rates overall and per language.
 
         Raises:
@@ -74,9 +64,8 @@ class MultipleChoiceScorer(BaseScorer):
         """
         from meta_evaluator.stats.multiple_choice import grade, rates
 
-        require_columns(judge_data, list(self.data_columns), "multiple_choice")
-        if judge_data.height == 0:
-            raise ScoringError(f"multiple_choice: judge {judge_id!r} has no answer to score.")
+        judge_data = call.judge_data
+        no_answer(self.scorer_name, call)
         texts = answer_texts(judge_data)
         ids = column(judge_data, "original_id")
         outcomes = []
@@ -91,19 +80,11 @@ class MultipleChoiceScorer(BaseScorer):
                 raise ScoringError(f"multiple_choice: row {row_id!r}: {exc.message}") from exc
         languages = column(judge_data, self.language_column) if self.language_column else None
         found = rates(outcomes, languages)
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores={
-                "format_error_rate": found["format_error_rate"],
-                "overall_accuracy": found["overall_accuracy"],
-                "accuracy_on_valid": found["accuracy_on_valid"],
-            },
-            metadata={"counts": found["counts"], "per_language": found.get("per_language")},
-            aggregation_mode=aggregation_mode,
-            num_comparisons=len(outcomes),
-            failed_comparisons=0,
+        keys = ("format_error_rate", "overall_accuracy", "accuracy_on_valid")
+        return Scored(
+            {k: found[k] for k in keys},
+            {"counts": found["counts"], "per_language": found.get("per_language")},
+            len(outcomes),
         )
 
 

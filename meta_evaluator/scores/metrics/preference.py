@@ -18,9 +18,10 @@ import numpy.typing as npt
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer, ResamplingStatistic
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores._frames import usable_rows
+from meta_evaluator.scores.base_scorer import ResamplingStatistic, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
+from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.preference import (
     AGREE,
@@ -40,7 +41,7 @@ SCORE_KEYS = ("relevance", "accuracy", "cohens_kappa", "cohens_kappa_estimated",
 FloatArray = npt.NDArray[np.float64]
 
 
-class PreferenceScorer(BaseScorer):
+class PreferenceScorer(BuiltinScorer):
     """Relevance, accuracy, kappa and strength of a judge's pairwise votes against humans'.
 
     Score keys: `relevance`, `accuracy`, `cohens_kappa` (chance agreement fixed at
@@ -112,34 +113,27 @@ class PreferenceScorer(BaseScorer):
         self.data_columns = (group_by,) if group_by else ()
         self.optional_data_columns = self.text_columns
 
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        """None: without the `group_by` column there are no groups (compare checks the data)."""
+        return ()
+
     def can_score_task(self, sample_label: Any) -> bool:
         """Pairwise votes: text labels (`text_a`, `text_b`, `a`, `b`, `tie` ...)."""
         return isinstance(sample_label, str)
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-        annotator_aggregation: str = "individual_average",
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Compare the judge's votes with the human preferences on the pairs both have.
 
         Raises:
             ScoringError: No pair has both a judge row and a human preference.
         """
-        if annotator_aggregation not in ("individual_average", "majority_vote"):
-            raise ScoringError(
-                "preference: annotator_aggregation must be individual_average or majority_vote; "
-                f"got {annotator_aggregation!r}."
-            )
-        items, references = self._layout(judge_data, human_data, annotator_aggregation)
+        judge_data = call.judge_data
+        items, references = self._layout(call)
         if items.judge.null_count() == items.n:
             raise ScoringError(
-                f"preference: judge {judge_id!r} gave no answer for {task_name!r} on any of the "
-                f"{items.n} annotated pairs (was it asked this task?)."
+                f"preference: judge {call.judge_id!r} gave no answer for {call.task_name!r} on "
+                f"any of the {items.n} annotated pairs (was it asked this task?)."
             )
         votes = items.judge.to_list()
         per_reference = {
@@ -149,7 +143,7 @@ class PreferenceScorer(BaseScorer):
         scores = {k: _mean([m[k] for m in per_reference.values()]) for k in SCORE_KEYS}
         metadata: dict[str, Any] = {
             "chance_agreement": self.chance_agreement,
-            "annotator_aggregation": annotator_aggregation,
+            "annotator_aggregation": call.annotator_aggregation,
             "human_annotators": len(items.humans),
         }
         primary = next(iter(references.values())) if len(references) == 1 else None
@@ -178,27 +172,11 @@ class PreferenceScorer(BaseScorer):
         if self.group_by is not None and self.group_by in judge_data.columns:
             metadata["per_group"] = self._per_group(judge_data, items, votes, reference, texts)
         num_pairs = sum(m["num_pairs"] for m in per_reference.values())
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores=scores,
-            metadata=metadata,
-            aggregation_mode=aggregation_mode,
-            num_comparisons=num_pairs,
-            failed_comparisons=0,
-        )
+        return Scored(scores, metadata, num_pairs)
 
-    def resampling_statistic(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        ids: pl.Series,
-        *,
-        annotator_aggregation: str = "individual_average",
-    ) -> ResamplingStatistic:
+    def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """Relevance, accuracy, kappa and strength under item weights (from the counts)."""
-        items, references = self._layout(judge_data, human_data, annotator_aggregation, ids)
+        items, references = self._layout(call, ids)
         votes = items.judge.to_list()
         tables = []
         for ref in references.values():
@@ -229,19 +207,16 @@ class PreferenceScorer(BaseScorer):
         return statistic
 
     def _layout(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        annotator_aggregation: str,
-        ids: pl.Series | None = None,
+        self, call: ScoringCall, ids: pl.Series | None = None
     ) -> tuple[Items, dict[str, list[Any]]]:
+        judge_data, human_data = call.judge_data, call.human_data
         if "outcome" in judge_data.columns:
             # an invalid row is no vote, whatever it holds (a partial row's good tasks count)
-            usable = pl.col("outcome") == "valid"
-            if "status" in judge_data.columns:
-                usable = usable | (pl.col("status") == "partial")
             judge_data = judge_data.with_columns(
-                pl.when(usable).then(pl.col("label")).otherwise(None).alias("label")
+                pl.when(usable_rows(judge_data))
+                .then(pl.col("label"))
+                .otherwise(None)
+                .alias("label")
             )
         if self.reference_annotator is not None:
             human_data = human_data.filter(pl.col("human_id") == self.reference_annotator)
@@ -257,7 +232,7 @@ class PreferenceScorer(BaseScorer):
         if ids.len() == 0:
             raise ScoringError("preference: no pair has both a judge row and a human preference.")
         items = Items.build(judge_data, human_data, ids)
-        if annotator_aggregation == "majority_vote" or len(items.humans) == 1:
+        if call.annotator_aggregation == "majority_vote" or len(items.humans) == 1:
             name = items.humans[0] if len(items.humans) == 1 else "majority"
             return items, {
                 name: _majority(items) if len(items.humans) > 1 else items.human[0].to_list()
@@ -293,7 +268,7 @@ class PreferenceScorer(BaseScorer):
         return out
 
     def aggregate_results(
-        self, results: list[BaseScoringResult], scores_dir: str | Path, unique_name: str = ""
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
     ) -> None:
         """Write the trait table (CSV and Markdown) and a strength-by-trait chart."""
         from meta_evaluator.scores.plots import strength_chart
@@ -309,7 +284,7 @@ class PreferenceScorer(BaseScorer):
         )
 
 
-def trait_rows(results: list[BaseScoringResult]) -> list[dict[str, Any]]:
+def trait_rows(results: list[ScoringResult]) -> list[dict[str, Any]]:
     """One row per (trait, judge): the task's scores, sorted by strength, strongest first."""
     rows: list[dict[str, Any]] = []
     for result in results:

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import polars as pl
-
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import BaseScorer
-from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.scores.enums import TaskAggregationMode
-from meta_evaluator.scores.metrics._model_eval import answer_texts, column, require_columns
+from meta_evaluator.scores.base_scorer import ScoringCall
+from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
 __all__ = ["StereotypeScorer"]
 
 
-class StereotypeScorer(BaseScorer):
+class StereotypeScorer(BuiltinScorer):
     """LMS, SS and iCAT of the model's answers to StereoSet-style items (METRICS.md B.4).
 
     Each row offers three options whose gold labels (`stereotype`, `anti-stereotype`,
@@ -70,14 +67,7 @@ class StereotypeScorer(BaseScorer):
         """The model's answer as text (a choice label or free text)."""
         return isinstance(sample_label, str)
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-    ) -> BaseScoringResult:
+    async def score(self, call: ScoringCall) -> Scored:
         """Classify every answer and compute the CAT scores per bucket.
 
         Raises:
@@ -85,9 +75,8 @@ class StereotypeScorer(BaseScorer):
         """
         from meta_evaluator.stats.stereotype import bucket_scores, classify_answer
 
-        require_columns(judge_data, list(self.data_columns), "stereotype")
-        if judge_data.height == 0:
-            raise ScoringError(f"stereotype: judge {judge_id!r} has no answer to score.")
+        judge_data = call.judge_data
+        no_answer(self.scorer_name, call)
         texts = answer_texts(judge_data)
         options = [column(judge_data, c) for c in self.option_label_columns]
         categories = [
@@ -100,13 +89,5 @@ class StereotypeScorer(BaseScorer):
         biases = column(judge_data, self.bias_type_column) if self.bias_type_column else blank
         buckets = bucket_scores(categories, contexts, biases)
         overall = buckets["overall"]
-        return BaseScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores={"lms": overall["lms"], "ss": overall["ss"], "icat": overall["icat"]},
-            metadata={"buckets": buckets},
-            aggregation_mode=aggregation_mode,
-            num_comparisons=judge_data.height,
-            failed_comparisons=0,
-        )
+        scores = {"lms": overall["lms"], "ss": overall["ss"], "icat": overall["icat"]}
+        return Scored(scores, {"buckets": buckets}, judge_data.height)
