@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._http import list_model_ids, post_json
+from meta_evaluator.llm._endpoint import EndpointClient
 from meta_evaluator.llm.classify import MalformedResponse
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
@@ -19,37 +20,24 @@ API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 1024  # the Messages API requires max_tokens
 
 
-class AnthropicClient:
-    """Messages at `base_url` (with or without a trailing `/v1`)."""
+class AnthropicClient(EndpointClient):
+    """Messages at `base_url` (with or without a trailing `/v1`; `endpoint.base` ends in it)."""
 
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-    ) -> None:
-        self._http = http
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        versioned = base if base.endswith("/v1") else f"{base}/v1"
-        self._url = f"{versioned}/messages"
-        self._models_url = f"{versioned}/models"
-        self._parsed_url = httpx.URL(self._url)
-        self._timeout = timeout
-        self._key = api_key
-        self._headers = {"anthropic-version": API_VERSION}
-        if api_key:
-            self._headers["x-api-key"] = api_key
+    default_base_url = DEFAULT_BASE_URL
 
-    @property
-    def headers(self) -> dict[str, str]:
-        """The headers every request carries: the API version and the key."""
-        return dict(self._headers)
+    def _root(self, base: str) -> str:
+        return base if base.endswith("/v1") else f"{base}/v1"
+
+    def _auth(self, api_key: str | None) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION, **({"x-api-key": api_key} if api_key else {})}
+
+    @functools.cached_property
+    def _url(self) -> httpx.URL:
+        return httpx.URL(f"{self.endpoint.base}/messages")
 
     def url(self, model: str) -> str:
         """Where requests go (the same for every model)."""
-        return self._url
+        return str(self._url)
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body: system messages move to `system`; a schema becomes a forced tool."""
@@ -76,31 +64,12 @@ class AnthropicClient:
         return body
 
     async def list_models(self, extra_headers: Mapping[str, str] | None = None) -> list[str]:
-        """The ids of the models the endpoint serves: one cheap GET, no tokens, the key checked.
-
-        Raises:
-            CallFailed: A timeout, connection error, 429/5xx; MalformedResponse when the answer
-                is not a JSON object.
-            EndpointRejected: 401/403/404 ...: a wrong key or URL.
-        """
-        return await list_model_ids(
-            self._http,
-            self._models_url,
-            headers={**self._headers, **(extra_headers or {})},
-            timeout=self._timeout,
-            secret=self._key,
-        )
+        """The ids of the models the endpoint serves (see `Endpoint.model_ids`)."""
+        return await self.endpoint.model_ids(f"{self.endpoint.base}/models", extra_headers)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""
-        answer, _ = await post_json(
-            self._http,
-            self._parsed_url,
-            headers={**self._headers, **request.extra_headers},
-            body=self.body(request),
-            timeout=self._timeout,
-            secret=self._key,
-        )
+        answer = await self.endpoint.post(self._url, self.body(request), request.extra_headers)
         return parse_message(answer)
 
 

@@ -7,29 +7,29 @@ its results (JSONL, any order) back by custom id.
 from __future__ import annotations
 
 import datetime as dt
-import json
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._http import json_object, send
-from meta_evaluator.llm.anthropic import DEFAULT_BASE_URL, AnthropicClient, parse_message
+from meta_evaluator.llm.anthropic import AnthropicClient, parse_message
 from meta_evaluator.llm.batch import (
+    BatchClientBase,
     BatchNotIdentified,
     BatchResult,
     BatchStatus,
-    id_of,
-    jsonl_lines,
+    answered,
+    read_line,
 )
 from meta_evaluator.llm.classify import CallFailed, MalformedResponse, Status
-from meta_evaluator.llm.types import ChatRequest
 
 __all__ = ["AnthropicBatchClient", "read_result_line"]
 
 # Provider limits: 100,000 requests and 256 MB per batch; we keep a margin on the bytes.
 MAX_REQUESTS = 100_000
 MAX_BYTES = 240 * 1024 * 1024
+_JSON = {"content-type": "application/json"}  # the batch body is built as bytes
 _FIND_WINDOW = 3600.0  # seconds after the recorded submission a lost batch may have been created
 
 _ERROR_STATUS: dict[str, tuple[int, Status]] = {
@@ -44,61 +44,26 @@ _ERROR_STATUS: dict[str, tuple[int, Status]] = {
 }
 
 
-class AnthropicBatchClient:
+class AnthropicBatchClient(BatchClientBase):
     """Message batches at `base_url` (with or without a trailing `/v1`)."""
 
     provider = "anthropic"
     max_requests = MAX_REQUESTS
     max_bytes = MAX_BYTES
 
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 600.0,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
-        self._http = http
-        self._messages = AnthropicClient(http, base_url=base_url, api_key=api_key)
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self._root = f"{base if base.endswith('/v1') else base + '/v1'}/messages/batches"
-        self._key = api_key
-        self._timeout = timeout
-        self._headers = {**self._messages.headers, **(extra_headers or {})}  # as live calls
+    line_middle = b',"params":'
 
-    async def _call(
-        self,
-        method: str,
-        url: str,
-        content: bytes | None = None,
-        query: dict[str, str] | None = None,
-    ) -> httpx.Response:
-        headers = self._headers
-        if content is not None:
-            headers = {**headers, "content-type": "application/json"}
-        return await send(
-            self._http,
-            method,
-            httpx.URL(url, params=query),
-            headers=headers,
-            timeout=self._timeout,
-            content=content,
-            secret=self._key,
-        )
+    def _live_client(
+        self, http: httpx.AsyncClient, *, base_url: str | None, api_key: str | None
+    ) -> AnthropicClient:
+        return AnthropicClient(http, base_url=base_url, api_key=api_key)
 
-    def encode(self, request: ChatRequest) -> bytes:
-        """The Messages body the live client would send."""
-        return json.dumps(
-            self._messages.body(request), ensure_ascii=False, separators=(",", ":")
-        ).encode()
+    @functools.cached_property
+    def _root(self) -> str:
+        return f"{self._endpoint.base}/messages/batches"
 
-    def line(self, custom_id: str, body: bytes) -> bytes:
-        """`{"custom_id", "params"}`: one entry of the batch's `requests` list."""
-        return b"".join(
-            (b'{"custom_id":', json.dumps(custom_id).encode(), b',"params":', body, b"}")
-        )
+    def _batch_url(self, batch_id: str, action: str = "") -> str:
+        return f"{self._root}/{batch_id}{action}"
 
     async def upload(self, lines: Sequence[bytes], key: str) -> str | None:
         """Nothing to upload: the requests go inline with the batch."""
@@ -112,8 +77,9 @@ class AnthropicBatchClient:
         parts.append(b"]}")
         body = b"".join(parts)  # one copy of the lines, however many there are
         del parts
-        created = json_object(await self._call("POST", self._root, body), self._key)
-        return id_of(created, "creating the batch", self._key)
+        return await self._created_id(
+            "creating the batch", "POST", self._root, extra_headers=_JSON, content=body
+        )
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
         """The one unknown batch of `count` requests created within the hour after `since`.
@@ -126,32 +92,23 @@ class AnthropicBatchClient:
         """
         start = dt.datetime.fromisoformat(since).timestamp() - 60
         end = start + 60 + _FIND_WINDOW
-        candidates: list[str] = []
-        after: str | None = None
-        for _ in range(50):
+
+        async def page(after: str | None) -> dict[str, Any]:
             query = {"limit": "100", **({"after_id": after} if after else {})}
-            page = json_object(await self._call("GET", self._root, query=query), self._key)
-            batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
-            oldest = None
-            for batch in batches:
-                created = _timestamp(batch.get("created_at"))
-                if created is None:
-                    continue
-                oldest = created if oldest is None else min(oldest, created)
-                total = sum(
-                    v for v in (batch.get("request_counts") or {}).values() if isinstance(v, int)
-                )
-                batch_id = batch.get("id")
-                if (
-                    start <= created <= end
-                    and total == count
-                    and isinstance(batch_id, str)
-                    and batch_id not in known
-                ):
-                    candidates.append(batch_id)
-            if not page.get("has_more") or not batches or (oldest is not None and oldest < start):
-                break
-            after = page.get("last_id") or batches[-1].get("id")
+            return await self._endpoint.send_json("GET", httpx.URL(self._root, params=query))
+
+        candidates: list[str] = []
+        for batch in await self._listed(page, created=_created, floor=start):
+            created = _created(batch)
+            batch_id = batch.get("id")
+            if (
+                created is not None
+                and start <= created <= end
+                and sum(self._counts(batch).values()) == count
+                and isinstance(batch_id, str)
+                and batch_id not in known
+            ):
+                candidates.append(batch_id)
         if len(candidates) > 1:
             raise BatchNotIdentified(
                 f"batch {key}, submitted at {since} with {count} requests, was not saved with "
@@ -164,14 +121,9 @@ class AnthropicBatchClient:
 
     async def status(self, batch_id: str) -> BatchStatus:
         """`in_progress` and `canceling` run; `ended` has results."""
-        batch = json_object(await self._call("GET", f"{self._root}/{batch_id}"), self._key)
+        batch = await self._batch(batch_id)
         raw = str(batch.get("processing_status"))
-        counts = batch.get("request_counts")
-        counts = (
-            {k: v for k, v in counts.items() if isinstance(v, int)}
-            if isinstance(counts, dict)
-            else {}
-        )
+        counts = self._counts(batch)
         if raw in ("in_progress", "canceling"):
             return BatchStatus("running", raw, counts)
         if raw == "ended":
@@ -180,38 +132,23 @@ class AnthropicBatchClient:
 
     async def results(self, batch_id: str) -> list[BatchResult]:
         """Every line of the batch's results (read from our own base URL, never another host)."""
-        content = await self._call("GET", f"{self._root}/{batch_id}/results")
-        found = []
-        for raw in jsonl_lines(content.content):
-            result = read_result_line(raw)
-            if result is not None:
-                found.append(result)
-        return found
-
-    async def cancel(self, batch_id: str) -> None:
-        """POST `/messages/batches/{id}/cancel`."""
-        await self._call("POST", f"{self._root}/{batch_id}/cancel")
+        return await self._read_results(self._batch_url(batch_id, "/results"), read_result_line)
 
 
 def read_result_line(raw: bytes) -> BatchResult | None:
     """One results line as a result; None for a line without a custom id."""
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
-        return None
-    custom_id = entry["custom_id"]
+    return read_line(raw, _read_entry)
+
+
+def _read_entry(custom_id: str, entry: dict[str, Any]) -> BatchResult:
+    """`{"custom_id", "result": {"type": succeeded | errored | canceled | expired, ...}}`."""
     result = entry.get("result")
     kind = result.get("type") if isinstance(result, dict) else None
     if kind == "succeeded":
         message = result.get("message") if isinstance(result, dict) else None
-        try:
-            if not isinstance(message, dict):
-                raise MalformedResponse(f"the result holds no message: {str(result)[:200]}")
-            return BatchResult(custom_id, response=parse_message(message))
-        except MalformedResponse as exc:
-            return BatchResult(custom_id, failure=exc)
+        return answered(
+            custom_id, message, parse_message, missing="the result holds no message", shown=result
+        )
     if kind == "expired":
         return BatchResult(
             custom_id, failure=CallFailed("the batch expired first", status="batch_expired")
@@ -242,7 +179,9 @@ def _errored(result: Any) -> CallFailed:
     )
 
 
-def _timestamp(value: Any) -> float | None:
+def _created(batch: dict[str, Any]) -> float | None:
+    """When a message batch was created (its ISO `created_at`), in seconds since the epoch."""
+    value = batch.get("created_at")
     if not isinstance(value, str):
         return None
     try:

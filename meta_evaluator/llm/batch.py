@@ -3,25 +3,37 @@
 A batch client turns chat requests into the provider's batch lines, submits them as one batch,
 reports the batch's state, and reads its results back as one `BatchResult` per request: the
 response, or the failure that the runner classifies like any failed call.
+
+`BatchClient` is what the runner relies on; `BatchClientBase` is what both providers' clients
+share (their live client's endpoint and bodies, batch lines, cancelling, listing, reading
+results files), so each provider's module holds only what its API does differently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
-from meta_evaluator.llm._http import redact
+import httpx
+
+from meta_evaluator.llm._endpoint import Endpoint
+from meta_evaluator.llm._http import compact_json, redact
 from meta_evaluator.llm.classify import CallFailed, MalformedResponse
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = [
     "BatchClient",
+    "BatchClientBase",
     "BatchNotIdentified",
+    "BatchOptions",
     "BatchResult",
     "BatchStatus",
+    "answered",
     "id_of",
     "jsonl_lines",
+    "read_line",
 ]
 
 BatchState = Literal["running", "ended", "failed"]
@@ -113,6 +125,137 @@ class BatchClient(Protocol):
         ...
 
 
+class LiveClient(Protocol):
+    """What a batch client takes from its provider's live client: endpoint and request body."""
+
+    endpoint: Endpoint
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body a live call of `request` sends."""
+        ...
+
+
+class BatchOptions(TypedDict, total=False):
+    """The options every batch client takes after its HTTP client."""
+
+    base_url: str | None
+    """Where the provider's API is, as for its live client."""
+    api_key: str | None
+    """The key's value, as for the live client."""
+    timeout: float
+    """Seconds one batch call (an upload, a poll, a download) may take."""
+    extra_headers: dict[str, str] | None
+    """Headers sent with every batch call, as the judge's live calls send them."""
+
+
+class BatchClientBase:
+    """What both providers' batch clients do alike: they talk to their live client's endpoint.
+
+    Batch calls carry the live calls' headers (the key, `extra_headers`) under their own,
+    longer timeout; a request's body is the one a live call would send, serialised once, and
+    framed into a batch line around the provider's `line_middle`.
+    """
+
+    line_middle: bytes
+    """What stands between a batch line's custom id and its body (`,"params":` ...)."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        extra_headers: dict[str, str] | None = None,
+    ) -> None:
+        self._live = self._live_client(http, base_url=base_url, api_key=api_key)
+        self._endpoint = self._live.endpoint.derive(timeout=timeout, extra_headers=extra_headers)
+
+    def encode(self, request: ChatRequest) -> bytes:
+        """The body the live client would send, as compact UTF-8 JSON."""
+        return compact_json(self._live.body(request))
+
+    def line(self, custom_id: str, body: bytes) -> bytes:
+        """`{"custom_id": ...<line_middle><body>}`: one batch line, the body inserted as is."""
+        return b"".join(
+            (b'{"custom_id":', json.dumps(custom_id).encode(), self.line_middle, body, b"}")
+        )
+
+    async def cancel(self, batch_id: str) -> None:
+        """Ask the provider to stop the batch (POST `<batch>/cancel`)."""
+        await self._endpoint.send("POST", self._batch_url(batch_id, "/cancel"))
+
+    def _live_client(
+        self, http: httpx.AsyncClient, *, base_url: str | None, api_key: str | None
+    ) -> LiveClient:
+        """The provider's live client, whose endpoint and bodies batch calls reuse."""
+        raise NotImplementedError
+
+    def _batch_url(self, batch_id: str, action: str = "") -> httpx.URL | str:
+        """The URL of batch `batch_id`, or of one of its `action`s (`/cancel`, `/results`)."""
+        raise NotImplementedError
+
+    async def _batch(self, batch_id: str) -> dict[str, Any]:
+        """The provider's record of batch `batch_id` (status, counts, files)."""
+        return await self._endpoint.send_json("GET", self._batch_url(batch_id))
+
+    @staticmethod
+    def _counts(batch: dict[str, Any]) -> dict[str, int]:
+        """A batch's `request_counts` (succeeded, errored ...), the integer ones only."""
+        counts = batch.get("request_counts")
+        if not isinstance(counts, dict):
+            return {}
+        return {k: v for k, v in counts.items() if isinstance(v, int)}
+
+    @staticmethod
+    async def _listed(
+        fetch: Callable[[str | None], Awaitable[dict[str, Any]]],
+        *,
+        created: Callable[[dict[str, Any]], float | None],
+        floor: float,
+        until: Callable[[dict[str, Any]], bool] = lambda batch: False,
+    ) -> list[dict[str, Any]]:
+        """The provider's batches, newest first, back to the page that reaches before `floor`.
+
+        `fetch(after)` returns one page of the list (`data`, `has_more`, `last_id`) after the
+        cursor `after` (None: the first page); `created` reads a batch's creation time (seconds
+        since the epoch). Listing stops early at the first batch `until` accepts (it is the last
+        returned), and after 50 pages at most (5,000 batches back at 100 a page).
+        """
+        listed: list[dict[str, Any]] = []
+        after: str | None = None
+        for _ in range(50):
+            page = await fetch(after)
+            batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
+            for batch in batches:
+                listed.append(batch)
+                if until(batch):
+                    return listed
+            times = [t for t in map(created, batches) if t is not None]
+            if not page.get("has_more") or not batches or (times and min(times) < floor):
+                break
+            after = page.get("last_id") or batches[-1].get("id")
+        return listed
+
+    async def _created_id(self, what: str, method: str, url: httpx.URL | str, **kwargs: Any) -> str:
+        """Send a request that makes something (a file, a batch); the id of what it made."""
+        return id_of(
+            await self._endpoint.send_json(method, url, **kwargs), what, self._endpoint.key
+        )
+
+    async def _read_results(
+        self, url: httpx.URL | str, read: Callable[[bytes], BatchResult | None]
+    ) -> list[BatchResult]:
+        """Every result in the JSON Lines file at `url` (on our own endpoint, never elsewhere)."""
+        content = (await self._endpoint.send("GET", url)).content
+        found = []
+        for raw in jsonl_lines(content):
+            result = read(raw)
+            if result is not None:
+                found.append(result)
+        return found
+
+
 def jsonl_lines(data: bytes) -> Iterator[bytes]:
     """The non-blank lines of a JSON Lines body, one at a time (no list of them all)."""
     start = 0
@@ -136,3 +279,38 @@ def id_of(answer: dict[str, Any], what: str, secret: str | None) -> str:
     if not isinstance(made, str):
         raise MalformedResponse(f"{what} answered no id: {redact(str(answer)[:200], secret)}")
     return made
+
+
+def read_line(raw: bytes, read: Callable[[str, dict[str, Any]], BatchResult]) -> BatchResult | None:
+    """One results line as a result, the entry read by `read(custom_id, entry)`.
+
+    None for a line that is not a JSON object with a string `custom_id`: no request of ours.
+    """
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
+        return None
+    return read(entry["custom_id"], entry)
+
+
+def answered(
+    custom_id: str,
+    answer: Any,
+    parse: Callable[[dict[str, Any]], ChatResponse],
+    *,
+    missing: str,
+    shown: object,
+) -> BatchResult:
+    """The result of a request the batch answered: `parse(answer)`, or why it cannot be read.
+
+    When `answer` is not a JSON object, the failure says `missing` and quotes the start of
+    `shown` (the part of the line that should have held it).
+    """
+    try:
+        if not isinstance(answer, dict):
+            raise MalformedResponse(f"{missing}: {str(shown)[:200]}")
+        return BatchResult(custom_id, response=parse(answer))
+    except MalformedResponse as exc:
+        return BatchResult(custom_id, failure=exc)

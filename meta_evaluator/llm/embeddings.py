@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import httpx
 
-from meta_evaluator.llm._http import post_json
+from meta_evaluator.llm._endpoint import EndpointClient
 from meta_evaluator.llm.classify import MalformedResponse
 
 __all__ = ["EmbeddingsClient"]
@@ -14,22 +15,14 @@ __all__ = ["EmbeddingsClient"]
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class EmbeddingsClient:
+class EmbeddingsClient(EndpointClient):
     """POST `{"model", "input": [texts]}` to `<base_url>/embeddings`; vectors in input order."""
 
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-    ) -> None:
-        self._http = http
-        self._url = httpx.URL(f"{(base_url or DEFAULT_BASE_URL).rstrip('/')}/embeddings")
-        self._key = api_key
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._timeout = timeout
+    default_base_url = DEFAULT_BASE_URL
+
+    @functools.cached_property
+    def _url(self) -> httpx.URL:
+        return httpx.URL(f"{self.endpoint.base}/embeddings")
 
     @property
     def url(self) -> str:
@@ -43,14 +36,7 @@ class EmbeddingsClient:
             CallFailed, EndpointRejected: The request failed (see `post_json`).
             MalformedResponse: The answer is not one numeric vector per text.
         """
-        answer, _ = await post_json(
-            self._http,
-            self._url,
-            headers=self._headers,
-            body={"model": model, "input": texts},
-            timeout=self._timeout,
-            secret=self._key,
-        )
+        answer = await self.endpoint.post(self._url, {"model": model, "input": texts})
         return parse_embeddings(answer, len(texts))
 
 

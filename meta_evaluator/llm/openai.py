@@ -7,11 +7,11 @@ LM Studio, OpenRouter, Together, Groq ...
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
-from meta_evaluator.llm._http import list_model_ids, post_json
+from meta_evaluator.llm._endpoint import EndpointClient, EndpointOptions, bearer
 from meta_evaluator.llm.classify import MalformedResponse
 from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
 
@@ -20,44 +20,36 @@ __all__ = ["OpenAIClient"]
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIClient:
-    """Chat completions at `base_url`; with `azure_api_version`, an Azure OpenAI deployment."""
+class OpenAIClient(EndpointClient):
+    """Chat completions at `base_url`; with `azure_api_version`, an Azure OpenAI deployment.
+
+    The key goes as OpenAI (`Authorization: Bearer`) or Azure (`api-key`) wants it.
+    """
+
+    default_base_url = DEFAULT_BASE_URL
 
     def __init__(
         self,
         http: httpx.AsyncClient,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
         azure_api_version: str | None = None,
-        timeout: float = 60.0,
+        **options: Unpack[EndpointOptions],
     ) -> None:
-        self._http = http
-        self._base = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._azure_version = azure_api_version
-        self._key = api_key
-        self._timeout = timeout
-        self._headers: dict[str, str] = {}
         self._urls: dict[str, httpx.URL] = {}  # parsed once: httpx would parse a str each call
-        if api_key:
-            if azure_api_version:
-                self._headers["api-key"] = api_key
-            else:
-                self._headers["Authorization"] = f"Bearer {api_key}"
+        super().__init__(http, **options)
 
-    @property
-    def headers(self) -> dict[str, str]:
-        """The headers every request carries: the key, as OpenAI or Azure want it."""
-        return dict(self._headers)
+    def _auth(self, api_key: str | None) -> dict[str, str]:
+        return {"api-key": api_key} if api_key and self._azure_version else bearer(api_key)
 
     def url(self, model: str) -> str:
         """Where requests for `model` go."""
         if self._azure_version:
             return (
-                f"{self._base}/openai/deployments/{model}/chat/completions"
+                f"{self.endpoint.base}/openai/deployments/{model}/chat/completions"
                 f"?api-version={self._azure_version}"
             )
-        return f"{self._base}/chat/completions"
+        return f"{self.endpoint.base}/chat/completions"
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body for `request`."""
@@ -80,38 +72,19 @@ class OpenAIClient:
     def models_url(self) -> str:
         """Where the models list is: `{base}/models`, or Azure's `{base}/openai/models`."""
         if self._azure_version:
-            return f"{self._base}/openai/models?api-version={self._azure_version}"
-        return f"{self._base}/models"
+            return f"{self.endpoint.base}/openai/models?api-version={self._azure_version}"
+        return f"{self.endpoint.base}/models"
 
     async def list_models(self, extra_headers: Mapping[str, str] | None = None) -> list[str]:
-        """The ids of the models the endpoint serves: one cheap GET, no tokens, the key checked.
-
-        Raises:
-            CallFailed: A timeout, connection error, 429/5xx; MalformedResponse when the answer
-                is not a JSON object.
-            EndpointRejected: 401/403/404 ...: a wrong key or URL.
-        """
-        return await list_model_ids(
-            self._http,
-            self.models_url(),
-            headers={**self._headers, **(extra_headers or {})},
-            timeout=self._timeout,
-            secret=self._key,
-        )
+        """The ids of the models the endpoint serves (see `Endpoint.model_ids`)."""
+        return await self.endpoint.model_ids(self.models_url(), extra_headers)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""
         url = self._urls.get(request.model)
         if url is None:
             url = self._urls[request.model] = httpx.URL(self.url(request.model))
-        answer, _ = await post_json(
-            self._http,
-            url,
-            headers={**self._headers, **request.extra_headers},
-            body=self.body(request),
-            timeout=self._timeout,
-            secret=self._key,
-        )
+        answer = await self.endpoint.post(url, self.body(request), request.extra_headers)
         return parse_completion(answer)
 
 

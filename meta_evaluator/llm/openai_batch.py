@@ -9,15 +9,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
-from meta_evaluator.llm._http import json_object, send
-from meta_evaluator.llm.batch import BatchResult, BatchStatus, id_of, jsonl_lines
+from meta_evaluator.llm.batch import (
+    BatchClientBase,
+    BatchOptions,
+    BatchResult,
+    BatchStatus,
+    answered,
+    read_line,
+)
 from meta_evaluator.llm.classify import CallFailed, MalformedResponse, Status
-from meta_evaluator.llm.openai import DEFAULT_BASE_URL, OpenAIClient, parse_completion
-from meta_evaluator.llm.types import ChatRequest
+from meta_evaluator.llm.openai import OpenAIClient, parse_completion
 
 __all__ = ["OpenAIBatchClient", "read_output_line"]
 
@@ -30,7 +35,7 @@ _RUNNING = {"validating", "in_progress", "finalizing", "cancelling"}
 _ENDED = {"completed", "expired", "cancelled"}
 
 
-class OpenAIBatchClient:
+class OpenAIBatchClient(BatchClientBase):
     """Batches at `base_url`; with `azure_api_version`, an Azure OpenAI resource's batches."""
 
     provider = "openai"
@@ -41,105 +46,75 @@ class OpenAIBatchClient:
         self,
         http: httpx.AsyncClient,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
         azure_api_version: str | None = None,
-        timeout: float = 600.0,
-        extra_headers: dict[str, str] | None = None,
+        **options: Unpack[BatchOptions],
     ) -> None:
-        self._http = http
-        self._chat = OpenAIClient(
-            http, base_url=base_url, api_key=api_key, azure_api_version=azure_api_version
-        )
-        base = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self._azure_version = azure_api_version
+        self._path = "/chat/completions" if azure_api_version else "/v1/chat/completions"
+        self.line_middle = f',"method":"POST","url":{json.dumps(self._path)},"body":'.encode()
+        super().__init__(http, **options)
+        base = self._endpoint.base
         self._root = f"{base}/openai" if azure_api_version else base
-        self._key = api_key
-        self._timeout = timeout
-        self._headers = {**self._chat.headers, **(extra_headers or {})}  # as live calls
-        self._endpoint = "/chat/completions" if azure_api_version else "/v1/chat/completions"
-        self._line_middle = f',"method":"POST","url":{json.dumps(self._endpoint)},"body":'.encode()
+
+    def _live_client(
+        self, http: httpx.AsyncClient, *, base_url: str | None, api_key: str | None
+    ) -> OpenAIClient:
+        return OpenAIClient(
+            http, base_url=base_url, api_key=api_key, azure_api_version=self._azure_version
+        )
 
     def _url(self, path: str, **query: str) -> httpx.URL:
         if self._azure_version:
             query = {"api-version": self._azure_version, **query}
         return httpx.URL(f"{self._root}{path}", params=query or None)
 
-    async def _call(self, method: str, url: httpx.URL, **kwargs: Any) -> httpx.Response:
-        return await send(
-            self._http,
-            method,
-            url,
-            headers=self._headers,
-            timeout=self._timeout,
-            secret=self._key,
-            **kwargs,
-        )
-
-    def encode(self, request: ChatRequest) -> bytes:
-        """The chat completions body the live client would send."""
-        return json.dumps(
-            self._chat.body(request), ensure_ascii=False, separators=(",", ":")
-        ).encode()
-
-    def line(self, custom_id: str, body: bytes) -> bytes:
-        """`{"custom_id", "method", "url", "body"}` as one JSON line."""
-        return b"".join(
-            (b'{"custom_id":', json.dumps(custom_id).encode(), self._line_middle, body, b"}")
-        )
+    def _batch_url(self, batch_id: str, action: str = "") -> httpx.URL:
+        return self._url(f"/batches/{batch_id}{action}")
 
     async def upload(self, lines: Sequence[bytes], key: str) -> str | None:
         """Upload the lines as one JSONL file (`purpose=batch`); the file's id."""
         content = b"\n".join([*lines, b""])  # ends with a newline; one copy of the lines
-        uploaded = json_object(
-            await self._call(
-                "POST",
-                self._url("/files"),
-                data={"purpose": "batch"},
-                files={"file": (f"{key}.jsonl", content, "application/jsonl")},
-            ),
-            self._key,
+        return await self._created_id(
+            "the file upload",
+            "POST",
+            self._url("/files"),
+            data={"purpose": "batch"},
+            files={"file": (f"{key}.jsonl", content, "application/jsonl")},
         )
-        return id_of(uploaded, "the file upload", self._key)
 
     async def create(self, lines: Sequence[bytes], key: str, file_id: str | None) -> str:
         """Create a batch over the uploaded file, with `key` in its metadata."""
         if file_id is None:
             raise ValueError("an OpenAI batch is created over an uploaded file")
-        created = json_object(
-            await self._call(
-                "POST",
-                self._url("/batches"),
-                json_body={
-                    "input_file_id": file_id,
-                    "endpoint": self._endpoint,
-                    "completion_window": "24h",
-                    "metadata": {KEY_FIELD: key},
-                },
-            ),
-            self._key,
+        return await self._created_id(
+            "creating the batch",
+            "POST",
+            self._url("/batches"),
+            json_body={
+                "input_file_id": file_id,
+                "endpoint": self._path,
+                "completion_window": "24h",
+                "metadata": {KEY_FIELD: key},
+            },
         )
-        return id_of(created, "creating the batch", self._key)
 
     async def find(self, key: str, since: str, count: int, known: set[str]) -> str | None:
         """The batch whose metadata carries `key` (listing newest first, back to `since`)."""
         floor = dt.datetime.fromisoformat(since).timestamp() - 3600
-        after: str | None = None
-        for _ in range(50):  # at most 5,000 batches back
+
+        async def page(after: str | None) -> dict[str, Any]:
             query = {"limit": "100", **({"after": after} if after else {})}
-            page = json_object(await self._call("GET", self._url("/batches", **query)), self._key)
-            batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
-            for batch in batches:
-                metadata = batch.get("metadata") or {}
-                if isinstance(metadata, dict) and metadata.get(KEY_FIELD) == key:
-                    found = batch.get("id")
-                    return found if isinstance(found, str) and found not in known else None
-            created = [b.get("created_at") for b in batches]
-            oldest = min((c for c in created if isinstance(c, int | float)), default=None)
-            if not page.get("has_more") or not batches or (oldest is not None and oldest < floor):
-                return None
-            after = page.get("last_id") or batches[-1].get("id")
-        return None
+            return await self._endpoint.send_json("GET", self._url("/batches", **query))
+
+        def ours(batch: dict[str, Any]) -> bool:
+            metadata = batch.get("metadata") or {}
+            return isinstance(metadata, dict) and metadata.get(KEY_FIELD) == key
+
+        listed = await self._listed(page, created=_created, floor=floor, until=ours)
+        if not listed or not ours(listed[-1]):
+            return None
+        found = listed[-1].get("id")
+        return found if isinstance(found, str) and found not in known else None
 
     async def status(self, batch_id: str) -> BatchStatus:
         """The batch's state: `failed` when the provider refused its input as a whole.
@@ -147,14 +122,9 @@ class OpenAIBatchClient:
         `validating`, `in_progress`, `finalizing` and `cancelling` are running; `completed`,
         `expired` and `cancelled` have ended (results can be read).
         """
-        batch = json_object(await self._call("GET", self._url(f"/batches/{batch_id}")), self._key)
+        batch = await self._batch(batch_id)
         raw = str(batch.get("status"))
-        counts = batch.get("request_counts")
-        counts = (
-            {k: v for k, v in counts.items() if isinstance(v, int)}
-            if isinstance(counts, dict)
-            else {}
-        )
+        counts = self._counts(batch)
         if raw in _RUNNING:
             return BatchStatus("running", raw, counts)
         if raw in _ENDED:
@@ -177,33 +147,25 @@ class OpenAIBatchClient:
 
     async def results(self, batch_id: str) -> list[BatchResult]:
         """The output file's answers and the error file's failures."""
-        batch = json_object(await self._call("GET", self._url(f"/batches/{batch_id}")), self._key)
+        batch = await self._batch(batch_id)
         found: list[BatchResult] = []
         for field in ("output_file_id", "error_file_id"):
             file_id = batch.get(field)
             if not isinstance(file_id, str):
                 continue
-            content = await self._call("GET", self._url(f"/files/{file_id}/content"))
-            for raw in jsonl_lines(content.content):
-                result = read_output_line(raw)
-                if result is not None:
-                    found.append(result)
+            found += await self._read_results(
+                self._url(f"/files/{file_id}/content"), read_output_line
+            )
         return found
-
-    async def cancel(self, batch_id: str) -> None:
-        """POST `/batches/{id}/cancel`."""
-        await self._call("POST", self._url(f"/batches/{batch_id}/cancel"))
 
 
 def read_output_line(raw: bytes) -> BatchResult | None:
     """One line of an output or error file as a result; None for a line without a custom id."""
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
-        return None
-    custom_id = entry["custom_id"]
+    return read_line(raw, _read_entry)
+
+
+def _read_entry(custom_id: str, entry: dict[str, Any]) -> BatchResult:
+    """`{"custom_id", "response": {"status_code", "body"}, "error"}`: an answer or a failure."""
     error = entry.get("error")
     response = entry.get("response")
     if isinstance(error, dict) and error:
@@ -225,12 +187,13 @@ def read_output_line(raw: bytes) -> BatchResult | None:
     code = response.get("status_code")
     body = response.get("body")
     if code == 200 or code is None:
-        try:
-            if not isinstance(body, dict):
-                raise MalformedResponse(f"the response body is not an object: {str(body)[:200]}")
-            return BatchResult(custom_id, response=parse_completion(body))
-        except MalformedResponse as exc:
-            return BatchResult(custom_id, failure=exc)
+        return answered(
+            custom_id,
+            body,
+            parse_completion,
+            missing="the response body is not an object",
+            shown=body,
+        )
     return BatchResult(custom_id, failure=status_failure(code, body))
 
 
@@ -247,3 +210,9 @@ def status_failure(code: Any, body: Any) -> CallFailed:
         http_status=code if isinstance(code, int) else None,
         retryable=isinstance(code, int) and (code >= 500 or code in (408, 409)),
     )
+
+
+def _created(batch: dict[str, Any]) -> float | None:
+    """When a batch was created (its `created_at`, seconds since the epoch)."""
+    value = batch.get("created_at")
+    return value if isinstance(value, int | float) else None
