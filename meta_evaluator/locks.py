@@ -1,6 +1,6 @@
 """Pid-file locks: one process at a time holds a claim, and a claim left by a dead one is freed.
 
-`PidLock` is the one implementation. It is used as the project's lock (`ProjectLock`: one
+`PidLock` is the one pid-file lock. It is used as the project's lock (`ProjectLock`: one
 `meta-evaluator run` per project at a time, so a scheduled batch that starts while the last one
 still runs stops with a clear message) and as a judge's run lock (`judge.run_files.RunLock`: one
 writer per judge's rows in a run).
@@ -20,6 +20,10 @@ platform has it, so a link in its place raises `OutsideProjectError` instead of 
 waited on) somewhere else. Every `OSError` becomes the typed error of `storage.os_error` naming
 the lock file (disk full, read-only, no permission: exit 4 on the command line), and a lock file
 whose owner could not be written is removed, so no empty lock is left for others to wait on.
+
+`file_lock` is the other kind: an operating-system lock (`flock`) that blocks until it is free
+and is released by the system when its process dies, for short critical sections such as the
+annotation page's saves (`annotate.store`), which wait rather than refuse.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ import errno
 import logging
 import os
 import socket
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -49,6 +55,7 @@ __all__ = [
     "ProjectLock",
     "create_lock_file",
     "describe_owner",
+    "file_lock",
     "owner_alive",
     "read_lock_owner",
     "remove_lock_file",
@@ -341,3 +348,51 @@ class ProjectLock(PidLock):
         return ProjectError(
             f"{self.path}: could not take the project's lock; try again.", path=self.path
         )
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (created if missing) across processes.
+
+    Blocks until the lock is free. POSIX: `fcntl.flock` on a descriptor opened for writing
+    (which NFS needs); the system releases it when the process dies, so a killed server leaves
+    no stale lock, only the empty file, which is reused. Windows: `msvcrt.locking`, whose
+    `LK_LOCK` gives up after about 10 s with `OSError` (EDEADLOCK); it is called again until
+    it succeeds (the Windows branch is not run by the test suite).
+
+    Raises:
+        DiskFullError, PermissionDeniedError, StorageError: The lock file cannot be opened
+            or locked.
+    """
+    try:
+        handle = path.open("a+b")
+    except OSError as exc:
+        raise os_error(path, exc) from exc
+    with handle:
+        if sys.platform == "win32":
+            import msvcrt
+
+            handle.seek(0)
+            while True:
+                try:
+                    msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EDEADLOCK:
+                        raise os_error(path, exc) from exc
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            except OSError as exc:
+                raise os_error(path, exc) from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

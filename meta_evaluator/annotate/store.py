@@ -5,7 +5,7 @@ annotations/web/<annotator_id>.parquet      every label the annotator gave on th
 annotations/web/<annotator_id>_state.json   counts and times
 ```
 Several servers may run on one project (two `meta-evaluator annotate`, or one left running):
-each save takes an exclusive lock on `annotations/.web.lock` (`file_lock`), reads the
+each save takes an exclusive lock on `annotations/.web.lock` (`locks.file_lock`), reads the
 annotator's file as it is on disk now, replaces that one row and writes the file atomically
 (`save_annotations`), so no server overwrites a label another one saved, and a server stopped
 at any moment loses nothing that was acknowledged. Reads take no lock (files are replaced
@@ -20,10 +20,6 @@ page shows the same merged view (`imported` says how many imported labels there 
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +28,7 @@ import polars as pl
 from meta_evaluator.data import EvalData
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.run_files import now_iso
+from meta_evaluator.locks import file_lock
 from meta_evaluator.results.human_results import (
     WEB_RUN,
     HumanAnnotationResults,
@@ -44,7 +41,7 @@ from meta_evaluator.results.human_results import (
 )
 from meta_evaluator.storage import check_inside_project, check_safe_name, os_error, read_json
 
-__all__ = ["LOCK_FILE", "WEB_RUN", "AnnotatorLabels", "file_lock"]
+__all__ = ["LOCK_FILE", "WEB_RUN", "AnnotatorLabels"]
 
 #: The lock file, in `annotations/`, held while a page's label is saved.
 LOCK_FILE = ".web.lock"
@@ -193,54 +190,6 @@ class AnnotatorLabels:
             counted = (imported[0], valid.height)
         self._view = (rows, counted)
         self._seen = seen
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the file `path` (created if missing) across processes.
-
-    Blocks until the lock is free. POSIX: `fcntl.flock` on a descriptor opened for writing
-    (which NFS needs); the system releases it when the process dies, so a killed server leaves
-    no stale lock, only the empty file, which is reused. Windows: `msvcrt.locking`, whose
-    `LK_LOCK` gives up after about 10 s with `OSError` (EDEADLOCK); it is called again until
-    it succeeds (the Windows branch is not run by the test suite).
-
-    Raises:
-        DiskFullError, PermissionDeniedError, StorageError: The lock file cannot be opened
-            or locked.
-    """
-    try:
-        handle = path.open("a+b")
-    except OSError as exc:
-        raise os_error(path, exc) from exc
-    with handle:
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            while True:
-                try:
-                    msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-                    break
-                except OSError as exc:
-                    if exc.errno != errno.EDEADLOCK:
-                        raise os_error(path, exc) from exc
-            try:
-                yield
-            finally:
-                handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            except OSError as exc:
-                raise os_error(path, exc) from exc
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _stat(path: Path) -> _Seen:

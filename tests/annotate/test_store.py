@@ -19,9 +19,10 @@ import pytest
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.annotate import AnnotationApp
-from meta_evaluator.annotate.store import LOCK_FILE, file_lock
+from meta_evaluator.annotate.store import LOCK_FILE
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.locks import file_lock
 from tests.annotate.conftest import data_ids
 
 pytestmark = pytest.mark.anyio
