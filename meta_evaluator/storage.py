@@ -51,6 +51,7 @@ from meta_evaluator.api_keys import looks_like_key
 from meta_evaluator.errors import (
     DiskFullError,
     LfsPointerError,
+    MetaEvaluatorError,
     OutsideProjectError,
     PermissionDeniedError,
     StorageError,
@@ -70,8 +71,11 @@ __all__ = [
     "check_safe_name",
     "io_errno",
     "os_error",
+    "path_argument",
+    "raise_problems",
     "read_json",
     "read_yaml",
+    "read_yaml_list",
     "removed_on_error",
     "sha256",
     "write_csv",
@@ -456,6 +460,73 @@ def read_yaml(path: str | Path) -> Any:
             too deeply.
     """
     return parse_yaml(_read_text(path), path)
+
+
+def path_argument(value: object, *, what: str, field: str, error: type[MetaEvaluatorError]) -> Path:
+    """`value`, an argument naming a file, as a Path.
+
+    Raises:
+        MetaEvaluatorError: Of class `error`, for `field`: `value` is neither a str nor a Path
+            (`prompt_file must be a path, got int 3.`).
+    """
+    if not isinstance(value, str | Path):
+        raise error(
+            f"{what} must be a path, got {type(value).__name__} {shown(value)}.", field=field
+        )
+    return Path(value)
+
+
+def read_yaml_list(
+    path: object, section: str, *, entry: str, error: type[MetaEvaluatorError]
+) -> tuple[Path, list[Any], list[dict[str, Any]]]:
+    """The entries listed under `section:` in a YAML configuration file (`judges:`, `metrics:`).
+
+    Returns the file, its entries, and one problem (`loc`, `msg`, `type`) per unknown top-level
+    key: the caller adds each entry's problems and reports them all with `raise_problems`.
+
+    Raises:
+        MetaEvaluatorError: Of class `error`: `path` is not a path, or the file is missing, is
+            not YAML, or holds no list under `section` (one `entry` per item).
+    """
+    file = path_argument(path, what=f"the {section} file", field="path", error=error)
+    try:
+        content = read_yaml(file)
+    except MetaEvaluatorError as exc:
+        raise error(exc.message, path=file) from exc
+    if not isinstance(content, dict) or not isinstance(content.get(section), list):
+        raise error(
+            f"{file}: must hold a mapping with a list under '{section}:' (one entry per {entry}).",
+            path=file,
+            field=section,
+        )
+    problems: list[dict[str, Any]] = [
+        {
+            "loc": str(key),
+            "msg": f"unknown top-level key; only '{section}' is read",
+            "type": "extra",
+        }
+        for key in sorted(set(content) - {section}, key=str)
+    ]
+    return file, content[section], problems
+
+
+def raise_problems(
+    file: Path, problems: list[dict[str, Any]], *, what: str, error: type[MetaEvaluatorError]
+) -> None:
+    """Raise `error` listing every problem of a configuration file, one line each.
+
+    Each line reads `file: location: problem`; the problems are kept in the error's `errors`,
+    and the first one's location is its `field`. Nothing happens when there is none.
+    """
+    if not problems:
+        return
+    lines = "\n".join(f"{file}: {p['loc']}: {p['msg']}" for p in problems)
+    raise error(
+        f"{file}: {len(problems)} problem(s) in the {what} configuration:\n{lines}",
+        errors=problems,
+        path=file,
+        field=problems[0]["loc"],
+    )
 
 
 def write_parquet(path: str | Path, frame: pl.DataFrame, *, root: str | Path | None = None) -> None:

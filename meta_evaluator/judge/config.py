@@ -18,7 +18,7 @@ from meta_evaluator.api_keys import (
 )
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
-from meta_evaluator.storage import check_safe_name
+from meta_evaluator.storage import check_safe_name, path_argument
 
 __all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
 
@@ -65,12 +65,7 @@ class Prompt(ConfigModel):
         Raises:
             JudgeConfigError: The file cannot be read or is not a valid template.
         """
-        if not isinstance(path, str | Path):
-            raise JudgeConfigError(
-                f"prompt_file must be a path, got {type(path).__name__} {path!r}.",
-                field="prompt_file",
-            )
-        file = Path(path)
+        file = path_argument(path, what="prompt_file", field="prompt_file", error=JudgeConfigError)
         try:
             if not file.is_file():  # not a FIFO, a device (/dev/zero) or a folder
                 raise OSError(f"{file} is not a regular file")

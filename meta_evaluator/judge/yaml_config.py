@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator._util import shown
-from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
+from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.config import Judge, Prompt
-from meta_evaluator.storage import read_yaml
+from meta_evaluator.storage import raise_problems, read_yaml_list
 
 __all__ = ["read_judges_yaml"]
 
@@ -34,30 +34,10 @@ def read_judges_yaml(path: str | Path) -> list[Judge]:
         JudgeConfigError: The file is missing or not YAML, lacks a `judges` list, or any entry
             is invalid; every problem is listed as `file: judges[i].field: problem`.
     """
-    if not isinstance(path, str | Path):
-        raise JudgeConfigError(
-            f"the judges file must be a path, got {type(path).__name__} {shown(path)}.",
-            field="path",
-        )
-    file = Path(path)
-    try:
-        content = read_yaml(file)
-    except MetaEvaluatorError as exc:
-        raise JudgeConfigError(exc.message, path=file) from exc
-    if not isinstance(content, dict) or not isinstance(content.get("judges"), list):
-        raise JudgeConfigError(
-            f"{file}: must hold a mapping with a list under 'judges:' (one entry per judge).",
-            path=file,
-            field="judges",
-        )
-    extra = sorted(set(content) - {"judges"})
-    problems: list[dict[str, Any]] = [
-        {"loc": key, "msg": "unknown top-level key; only 'judges' is read", "type": "extra"}
-        for key in extra
-    ]
+    file, entries, problems = read_yaml_list(path, "judges", entry="judge", error=JudgeConfigError)
     judges: list[Judge] = []
     seen: dict[str, int] = {}
-    for index, entry in enumerate(content["judges"]):
+    for index, entry in enumerate(entries):
         judge = _read_entry(entry, index, file, problems)
         if judge is None:
             continue
@@ -72,14 +52,7 @@ def read_judges_yaml(path: str | Path) -> list[Judge]:
             continue
         seen[judge.id] = index
         judges.append(judge)
-    if problems:
-        lines = "\n".join(f"{file}: {p['loc']}: {p['msg']}" for p in problems)
-        raise JudgeConfigError(
-            f"{file}: {len(problems)} problem(s) in the judge configuration:\n{lines}",
-            errors=problems,
-            path=file,
-            field=problems[0]["loc"],
-        )
+    raise_problems(file, problems, what="judge", error=JudgeConfigError)
     return judges
 
 

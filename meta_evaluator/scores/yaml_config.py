@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator._util import shown
-from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ScoringError
+from meta_evaluator.errors import MetricConfigError, ScoringError
 from meta_evaluator.scores.base_scorer import BaseScorer
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
-from meta_evaluator.storage import read_yaml
+from meta_evaluator.storage import raise_problems, read_yaml_list
 
 __all__ = ["SCORERS", "read_metrics_yaml", "scorer_by_name"]
 
@@ -83,33 +83,20 @@ def read_metrics_yaml(path: str | Path) -> MetricsConfig:
             is invalid (`metrics.yaml: metrics[1].scorer: unknown scorer 'acuracy'; did you
             mean 'accuracy'?`).
     """
-    file = Path(path)
-    try:
-        content = read_yaml(file)
-    except MetaEvaluatorError as exc:
-        raise MetricConfigError(exc.message, path=file) from exc
-    if not isinstance(content, dict) or not isinstance(content.get("metrics"), list):
-        raise MetricConfigError(
-            f"{file}: must hold a mapping with a list under 'metrics:' (one entry per metric).",
-            path=file,
-            field="metrics",
-        )
-    problems: list[str] = [
-        f"{key}: unknown top-level key; only 'metrics' is read"
-        for key in content
-        if key != "metrics"
-    ]
+    file, entries, problems = read_yaml_list(
+        path, "metrics", entry="metric", error=MetricConfigError
+    )
     metrics: list[MetricConfig] = []
-    for index, entry in enumerate(content["metrics"]):
+    for index, entry in enumerate(entries):
         where = f"metrics[{index}]"
         if not isinstance(entry, dict):
-            problems.append(f"{where}: must be a mapping with scorer, task_names, ...")
+            problems.append(_problem(where, "must be a mapping with scorer, task_names, ..."))
             continue
         for key in entry:
             if key not in _ENTRY_KEYS:
                 close = difflib.get_close_matches(str(key), _ENTRY_KEYS, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                problems.append(f"{where}: unknown key {shown(key)}{hint}")
+                problems.append(_problem(where, f"unknown key {shown(key)}{hint}"))
         try:
             args = entry.get("args") or {}
             if not isinstance(args, dict):
@@ -129,21 +116,14 @@ def read_metrics_yaml(path: str | Path) -> MetricsConfig:
                 )
             )
         except ScoringError as exc:
-            message = exc.message.replace("\n", f"\n{where}: ")
-            problems.append(f"{where}: {message}")
-    if problems:
-        errors = [
-            {"loc": p.split(": ", 1)[0], "msg": p.split(": ", 1)[-1], "type": "metric"}
-            for p in problems
-        ]
-        raise MetricConfigError(
-            f"{file}: {len(problems)} problem(s) in the metrics configuration:\n"
-            + "\n".join(f"{file}: {p}" for p in problems),
-            path=file,
-            field=errors[0]["loc"],
-            errors=errors,
-        )
+            problems.append(_problem(where, exc.message.replace("\n", f"\n{where}: ")))
+    raise_problems(file, problems, what="metrics", error=MetricConfigError)
     try:
         return MetricsConfig(metrics=metrics)
     except MetricConfigError as exc:
         raise MetricConfigError(f"{file}: {exc.message}", path=file) from exc
+
+
+def _problem(where: str, message: str) -> dict[str, Any]:
+    """One problem of a metrics entry, as `raise_problems` lists it."""
+    return {"loc": where, "msg": message, "type": "metric"}
