@@ -7,9 +7,9 @@ override `aggregate_results` and `min_human_annotators`.
 
 `compare` calls every scorer through `call_scorer`, the one place that tells the two kinds of
 scorer apart, by the class attribute `takes_options` (never by inspecting signatures): a scorer
-that sets it (every built-in one) is called as `ScorerWithOptions`, the six arguments plus the
-keyword-only options of a `ScoringCall` (`annotator_aggregation`, `task_kind`); any other
-scorer, such as one written for 0.3, with the six arguments only.
+that sets it (every `ScorerWithOptions`, so every built-in one) is called with the six
+arguments plus the keyword-only options of a `ScoringCall` (`annotator_aggregation`,
+`task_kind`); any other scorer, such as one written for 0.3, with the six arguments only.
 """
 
 from __future__ import annotations
@@ -17,14 +17,16 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores._frames import require_columns
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 
@@ -36,6 +38,7 @@ __all__ = [
     "AnnotatorAggregation",
     "BaseScorer",
     "ResamplingStatistic",
+    "Scored",
     "ScorerWithOptions",
     "ScoringCall",
     "call_scorer",
@@ -77,22 +80,13 @@ class ScoringCall:
         return {"annotator_aggregation": self.annotator_aggregation, "task_kind": self.task_kind}
 
 
-class ScorerWithOptions(Protocol):
-    """The one call signature of scorers with `takes_options = True` (every built-in one)."""
+@dataclass(frozen=True)
+class Scored:
+    """What a built-in scorer's `score` found: the scores, their context, the pairs compared."""
 
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-        *,
-        annotator_aggregation: AnnotatorAggregation = "individual_average",
-        task_kind: TaskKind | None = None,
-    ) -> ScoringResult:
-        """Score one judge against all humans, with the metric's options."""
-        ...
+    scores: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    num_comparisons: int = 0
 
 
 class BaseScorer(ABC):
@@ -173,6 +167,81 @@ class BaseScorer(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(scorer_name={self.scorer_name!r})"
+
+
+class ScorerWithOptions(BaseScorer):
+    """The one call signature of scorers that take the metric's options (every built-in one).
+
+    `compute_score_async` takes the six arguments and the keyword-only options; it refuses an
+    unknown annotator aggregation and a frame without `required_columns`, hands a `ScoringCall`
+    to `score`, and makes the `Scored` it returns the `ScoringResult`. A subclass implements
+    `score` (and `can_score_task`).
+    """
+
+    takes_options: ClassVar[bool] = True
+
+    @property
+    def required_columns(self) -> Sequence[str]:
+        """Columns `judge_data` must hold, or the call is refused (default: `data_columns`)."""
+        return self.data_columns
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        *,
+        annotator_aggregation: AnnotatorAggregation = "individual_average",
+        task_kind: TaskKind | None = None,
+    ) -> ScoringResult:
+        """Score one judge against the humans (or the data's reference) for one task.
+
+        Args:
+            judge_data: `original_id`, `label` (and the data columns the scorer names; with
+                `include_invalid`, `outcome` and the raw response).
+            human_data: `original_id`, `human_id`, `label`.
+            task_name: The task scored (tasks joined by '+').
+            judge_id: The judge scored.
+            aggregation_mode: How the tasks were combined.
+            annotator_aggregation: `individual_average` or `majority_vote` (MetricConfig).
+            task_kind: The kind of the one task scored, when compare knows it.
+
+        Raises:
+            ScoringError: An unknown annotator aggregation, a data column missing, or input
+                the scorer cannot score (its message says which judge and task).
+        """
+        if annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
+            raise ScoringError(
+                f"{self.scorer_name}: annotator_aggregation must be one of "
+                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {annotator_aggregation!r}."
+            )
+        require_columns(
+            judge_data,
+            self.required_columns,
+            f"{self.scorer_name}: the data",
+            "name existing columns in the scorer's arguments",
+        )
+        call = ScoringCall(
+            judge_data, human_data, task_name, judge_id, aggregation_mode,
+            annotator_aggregation, task_kind,
+        )  # fmt: skip
+        scored = await self.score(call)
+        return ScoringResult(
+            scorer_name=self.scorer_name,
+            task_name=task_name,
+            judge_id=judge_id,
+            scores=scored.scores,
+            metadata=scored.metadata,
+            aggregation_mode=aggregation_mode,
+            num_comparisons=scored.num_comparisons,
+            failed_comparisons=0,
+        )
+
+    @abstractmethod
+    async def score(self, call: ScoringCall) -> Scored:
+        """The scores of one judge for one task (raise ScoringError when it cannot be scored)."""
 
 
 async def call_scorer(scorer: BaseScorer, call: ScoringCall) -> ScoringResult:

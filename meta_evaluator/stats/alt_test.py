@@ -15,7 +15,7 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ from meta_evaluator.stats.text import text_similarity
 
 __all__ = [
     "EPSILON_GRID",
+    "AltTestOptions",
     "AltTestResult",
     "AnnotatorOutcome",
     "ScoringFunction",
@@ -93,16 +94,21 @@ class AltTestResult:
     """Positions of the kept instances in the input, one per row of `llm_wins`."""
 
 
+class AltTestOptions(TypedDict, total=False):
+    """The keyword-only settings of `alt_test` and `alt_test_table` (defaults in the latter)."""
+
+    epsilon: float
+    multiplicative_epsilon: bool
+    q_fdr: float
+    min_instances_per_human: int
+    min_humans_per_instance: int
+    scoring_function: ScoringFunction | None
+
+
 def alt_test(
     human_annotations: Mapping[Any, Mapping[Any, Any]],
     llm_annotations: Mapping[Any, Any],
-    *,
-    epsilon: float = 0.2,
-    multiplicative_epsilon: bool = False,
-    q_fdr: float = 0.05,
-    min_instances_per_human: int = 30,
-    min_humans_per_instance: int = 2,
-    scoring_function: ScoringFunction | None = None,
+    **options: Unpack[AltTestOptions],
 ) -> AltTestResult:
     """Run the alt-test of an LLM's labels against several humans' labels.
 
@@ -117,16 +123,21 @@ def alt_test(
     Args:
         human_annotations: {annotator: {instance: label}}; absent or None = not labelled.
         llm_annotations: {instance: label}.
-        epsilon: The cost-benefit margin, in [0, 1) (0.2 experts, 0.15 skilled, 0.1 crowd).
-        multiplicative_epsilon: Test rho^f > (1 - epsilon) rho^h instead of
-            rho^h - rho^f < epsilon.
-        q_fdr: False discovery rate of Benjamini-Yekutieli, in (0, 1).
-        min_instances_per_human: Annotators with fewer kept instances are skipped.
-        min_humans_per_instance: Instances with fewer human labels are dropped (>= 2).
-        scoring_function: s(x, h): "accuracy" 1[x = h] (labels), "neg_rmse" -(x - h)^2 inside
-            -sqrt(mean) (numbers), "jaccard" |A n B| / |A u B| with J(empty, empty) = 1 (label
-            sets), "text_similarity" difflib ratio (free text). None picks from the labels:
-            sets -> jaccard, numbers -> neg_rmse, anything else -> accuracy.
+        **options: The test's settings (`AltTestOptions`), keyword-only, each optional:
+
+            - epsilon (0.2): the cost-benefit margin, in [0, 1) (0.2 experts, 0.15 skilled,
+              0.1 crowd).
+            - multiplicative_epsilon (False): test rho^f > (1 - epsilon) rho^h instead of
+              rho^h - rho^f < epsilon.
+            - q_fdr (0.05): false discovery rate of Benjamini-Yekutieli, in (0, 1).
+            - min_instances_per_human (30): annotators with fewer kept instances are skipped.
+            - min_humans_per_instance (2): instances with fewer human labels are dropped
+              (>= 2).
+            - scoring_function (None): s(x, h): "accuracy" 1[x = h] (labels), "neg_rmse"
+              -(x - h)^2 inside -sqrt(mean) (numbers), "jaccard" |A n B| / |A u B| with
+              J(empty, empty) = 1 (label sets), "text_similarity" difflib ratio (free text).
+              None picks from the labels: sets -> jaccard, numbers -> neg_rmse, anything
+              else -> accuracy.
 
     Returns:
         An `AltTestResult`: winning rates for epsilon 0.00-0.30 and the configured epsilon,
@@ -142,17 +153,7 @@ def alt_test(
     instances = list(dict.fromkeys(i for labels in human_annotations.values() for i in labels))
     table = [[human_annotations[a].get(i) for i in instances] for a in annotators]
     llm = [llm_annotations.get(i) for i in instances]
-    return alt_test_table(
-        llm,
-        table,
-        [str(a) for a in annotators],
-        epsilon=epsilon,
-        multiplicative_epsilon=multiplicative_epsilon,
-        q_fdr=q_fdr,
-        min_instances_per_human=min_instances_per_human,
-        min_humans_per_instance=min_humans_per_instance,
-        scoring_function=scoring_function,
-    )
+    return alt_test_table(llm, table, [str(a) for a in annotators], **options)
 
 
 def alt_test_table(
@@ -169,7 +170,9 @@ def alt_test_table(
 ) -> AltTestResult:
     """`alt_test` on aligned arrays: `human_labels[j][i]` is annotator j's label of instance i.
 
-    `llm_labels[i]` is the LLM's label of instance i; None (or NaN) marks a missing label.
+    `llm_labels[i]` is the LLM's label of instance i; None (or NaN) marks a missing label. The
+    keyword-only settings (`AltTestOptions`) and their defaults are declared here, once;
+    `alt_test` documents them.
     """
     function = "alt_test"
     check_interval(function, "epsilon", epsilon, 0.0, 1.0, closed="left")
@@ -445,10 +448,7 @@ def _jaccard(
             for item in value:
                 elements.setdefault(item if not isinstance(item, list) else tuple(item), None)  # type: ignore[arg-type]
     index = {e: b for b, e in enumerate(elements)}
-    if len(index) > 62:
-        masks = [_object_masks(c, index) for c in columns]
-    else:
-        masks = [_int_masks(c, index) for c in columns]
+    masks = [_masks(c, index, wide=len(index) > 62) for c in columns]  # 62 bits fit an int64
     llm, humans = masks[0], np.column_stack(masks[1:])
     present = humans >= 0
 
@@ -466,8 +466,9 @@ def _jaccard(
     return llm_sim, human_sim, present
 
 
-def _int_masks(column: list[Any], index: dict[Hashable, int]) -> npt.NDArray[np.int64]:
-    out = np.empty(len(column), dtype=np.int64)
+def _masks(column: list[Any], index: dict[Hashable, int], *, wide: bool) -> npt.NDArray[Any]:
+    """Each label set as a bit mask over `index`, -1 where missing; `wide`: Python ints."""
+    out = np.empty(len(column), dtype=object if wide else np.int64)
     for i, value in enumerate(column):
         if is_missing(value):
             out[i] = -1
@@ -475,19 +476,6 @@ def _int_masks(column: list[Any], index: dict[Hashable, int]) -> npt.NDArray[np.
             mask = 0
             for item in value:
                 mask |= 1 << index[item if not isinstance(item, list) else tuple(item)]
-            out[i] = mask
-    return out
-
-
-def _object_masks(column: list[Any], index: dict[Hashable, int]) -> npt.NDArray[Any]:
-    out = np.empty(len(column), dtype=object)
-    for i, value in enumerate(column):
-        if is_missing(value):
-            out[i] = -1
-        else:
-            mask = 0
-            for item in value:
-                mask |= 1 << index[item]
             out[i] = mask
     return out
 

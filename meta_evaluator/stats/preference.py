@@ -231,12 +231,9 @@ def strength_interval(
     Raises:
         ScoringError: Lengths differ or an argument is out of range.
     """
-    function = "strength_interval"
-    check_interval(function, "n_resamples", n_resamples, 1, float("inf"), closed="left",
-                   integer=True)  # fmt: skip
-    check_interval(function, "chance_agreement", chance_agreement, 0.0, 1.0)
-    outcome, _, _ = outcome_codes(votes, reference, comparison_id)
-    found = np.bincount(outcome, minlength=3)
+    found = _interval_counts(
+        "strength_interval", votes, reference, comparison_id, n_resamples, chance_agreement
+    )
     # FF's order (agree, disagree, not applicable), so a seed gives FF's own draws
     counts = np.array([found[AGREE], found[DISAGREE], found[NOT_APPLICABLE]], np.float64) + 1.0
     total = counts.sum()
@@ -273,15 +270,13 @@ def strength_bootstrap_interval(
         ScoringError: Lengths differ or an argument is out of range.
     """
     function = "strength_bootstrap_interval"
-    check_interval(function, "n_resamples", n_resamples, 1, float("inf"), closed="left",
-                   integer=True)  # fmt: skip
     check_interval(function, "confidence_level", confidence_level, 0.0, 1.0)
-    check_interval(function, "chance_agreement", chance_agreement, 0.0, 1.0)
-    outcome, _, _ = outcome_codes(votes, reference, comparison_id)
-    n = outcome.size
+    counts = _interval_counts(
+        function, votes, reference, comparison_id, n_resamples, chance_agreement
+    ).astype(np.float64)
+    n = int(counts.sum())
     if n == 0:
         return None, None
-    counts = np.bincount(outcome, minlength=3).astype(np.float64)
     draws = np.random.default_rng(seed).multinomial(n, counts / n, size=n_resamples)
     strength = metrics_from_counts(
         draws[:, AGREE], draws[:, DISAGREE], draws[:, NOT_APPLICABLE],
@@ -290,6 +285,22 @@ def strength_bootstrap_interval(
     tail = (1.0 - confidence_level) / 2.0 * 100.0
     low, high = np.percentile(strength, [tail, 100.0 - tail])
     return float(low), float(high)
+
+
+def _interval_counts(
+    function: str,
+    votes: Sequence[Any],
+    reference: Sequence[Any],
+    comparison_id: Sequence[Any] | None,
+    n_resamples: int,
+    chance_agreement: float,
+) -> IntArray:
+    """The checks both strength intervals open with, then the count of each outcome code."""
+    check_interval(function, "n_resamples", n_resamples, 1, float("inf"), closed="left",
+                   integer=True)  # fmt: skip
+    check_interval(function, "chance_agreement", chance_agreement, 0.0, 1.0)
+    outcome, _, _ = outcome_codes(votes, reference, comparison_id)
+    return np.bincount(outcome, minlength=3)
 
 
 def dataset_statistics(

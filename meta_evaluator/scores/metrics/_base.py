@@ -1,117 +1,30 @@
-"""What the built-in scorers share: one call signature, one opening, one result.
+"""What the judge-vs-human label scorers share: items laid out once, scores as weighted means.
 
-`BuiltinScorer.compute_score_async` is the `ScorerWithOptions` signature for every built-in
-scorer: it checks the options and the data columns, hands a `ScoringCall` to the scorer's
-`score`, and turns the `Scored` it returns into the `ScoringResult`. `LabelScorer` adds what
-the judge-vs-human label scorers share: items laid out once, scores as weighted means.
+Every built-in scorer is a `ScorerWithOptions` (one call signature, one opening, one result);
+`LabelScorer` is the one of accuracy, kappa, alpha and the similarities.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores._frames import require_columns
 from meta_evaluator.scores.base_scorer import (
-    ANNOTATOR_AGGREGATIONS,
-    AnnotatorAggregation,
-    BaseScorer,
     ResamplingStatistic,
+    Scored,
+    ScorerWithOptions,
     ScoringCall,
 )
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._items import Items
 
-if TYPE_CHECKING:
-    from meta_evaluator.eval_task.eval_task import TaskKind
-
-__all__ = ["BuiltinScorer", "LabelScorer", "Scored", "common_ids"]
-
-
-@dataclass(frozen=True)
-class Scored:
-    """What a built-in scorer's `score` found: the scores, their context, the pairs compared."""
-
-    scores: dict[str, Any]
-    metadata: dict[str, Any] = field(default_factory=dict)
-    num_comparisons: int = 0
-
-
-class BuiltinScorer(BaseScorer):
-    """A built-in scorer: called with the metric's options, scoring a `ScoringCall`."""
-
-    takes_options: ClassVar[bool] = True
-
-    @property
-    def required_columns(self) -> Sequence[str]:
-        """Columns `judge_data` must hold, or the call is refused (default: `data_columns`)."""
-        return self.data_columns
-
-    async def compute_score_async(
-        self,
-        judge_data: pl.DataFrame,
-        human_data: pl.DataFrame,
-        task_name: str,
-        judge_id: str,
-        aggregation_mode: TaskAggregationMode,
-        *,
-        annotator_aggregation: AnnotatorAggregation = "individual_average",
-        task_kind: TaskKind | None = None,
-    ) -> ScoringResult:
-        """Score one judge against the humans (or the data's reference) for one task.
-
-        Args:
-            judge_data: `original_id`, `label` (and the data columns the scorer names; with
-                `include_invalid`, `outcome` and the raw response).
-            human_data: `original_id`, `human_id`, `label`.
-            task_name: The task scored (tasks joined by '+').
-            judge_id: The judge scored.
-            aggregation_mode: How the tasks were combined.
-            annotator_aggregation: `individual_average` or `majority_vote` (MetricConfig).
-            task_kind: The kind of the one task scored, when compare knows it.
-
-        Raises:
-            ScoringError: An unknown annotator aggregation, a data column missing, or input
-                the scorer cannot score (its message says which judge and task).
-        """
-        if annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
-            raise ScoringError(
-                f"{self.scorer_name}: annotator_aggregation must be one of "
-                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {annotator_aggregation!r}."
-            )
-        require_columns(
-            judge_data,
-            self.required_columns,
-            f"{self.scorer_name}: the data",
-            "name existing columns in the scorer's arguments",
-        )
-        call = ScoringCall(
-            judge_data, human_data, task_name, judge_id, aggregation_mode,
-            annotator_aggregation, task_kind,
-        )  # fmt: skip
-        scored = await self.score(call)
-        return ScoringResult(
-            scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
-            scores=scored.scores,
-            metadata=scored.metadata,
-            aggregation_mode=aggregation_mode,
-            num_comparisons=scored.num_comparisons,
-            failed_comparisons=0,
-        )
-
-    @abstractmethod
-    async def score(self, call: ScoringCall) -> Scored:
-        """The scores of one judge for one task (raise ScoringError when it cannot be scored)."""
+__all__ = ["LabelScorer", "common_ids"]
 
 
 def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
@@ -121,7 +34,7 @@ def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
     return judge.filter(judge.is_in(human.implode())).unique().sort()
 
 
-class LabelScorer(BuiltinScorer):
+class LabelScorer(ScorerWithOptions):
     """A scorer whose scores are weighted means over items of judge-vs-human comparisons.
 
     Subclasses implement `statistic`: from the items, a function of item weights (resamples x

@@ -8,10 +8,16 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import ResamplingStatistic, ScoringCall
+from meta_evaluator.scores.base_scorer import (
+    ResamplingStatistic,
+    Scored,
+    ScorerWithOptions,
+    ScoringCall,
+)
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
-from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored, common_ids
+from meta_evaluator.scores.metrics._arguments import refuse
+from meta_evaluator.scores.metrics._base import common_ids
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.alt_test import (
     SCORING_FUNCTIONS,
@@ -24,7 +30,7 @@ from meta_evaluator.stats.alt_test import (
 __all__ = ["AltTestScorer"]
 
 
-class AltTestScorer(BuiltinScorer):
+class AltTestScorer(ScorerWithOptions):
     """The alternative annotator test of the judge against the human panel (METRICS.md C).
 
     Score keys: `winning_rate` (by epsilon, "0.00" to "0.30" plus the configured one),
@@ -62,8 +68,7 @@ class AltTestScorer(BuiltinScorer):
                 f"scoring_function must be None or one of {', '.join(SCORING_FUNCTIONS)}; "
                 f"got {scoring_function!r}"
             )
-        if problems:
-            raise ScoringError("AltTestScorer: " + "; ".join(problems) + ".")
+        refuse("AltTestScorer", problems)
         super().__init__(scorer_name="alt_test")
         self.epsilon = float(epsilon)
         self.multiplicative_epsilon = multiplicative_epsilon

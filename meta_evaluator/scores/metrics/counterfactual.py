@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import ScoringCall
-from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
 
 __all__ = ["CounterfactualScorer"]
 
 
-class CounterfactualScorer(BuiltinScorer):
+class CounterfactualScorer(ScorerWithOptions):
     """Change rate between rows and their counterfactual variants (METRICS.md B.6).
 
     A variant row names its original in `counterfactual_of_column` (see
@@ -32,16 +32,10 @@ class CounterfactualScorer(BuiltinScorer):
     def __init__(
         self, counterfactual_of_column: str = "counterfactual_of", group_column: str | None = None
     ) -> None:
-        for name, value in (
-            ("counterfactual_of_column", counterfactual_of_column),
-            ("group_column", group_column),
-        ):
-            if (value is not None or name == "counterfactual_of_column") and (
-                not isinstance(value, str) or not value
-            ):
-                raise ScoringError(
-                    f"CounterfactualScorer: {name} must be a column name; got {value!r}."
-                )
+        problems = name_problems(
+            {"counterfactual_of_column": counterfactual_of_column}, {"group_column": group_column}
+        )
+        refuse("CounterfactualScorer", problems)
         super().__init__(scorer_name="counterfactual")
         self.counterfactual_of_column = counterfactual_of_column
         self.group_column = group_column

@@ -7,8 +7,8 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import ScoringCall
-from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
 
@@ -21,7 +21,7 @@ SCORE_KEYS = (
 )  # fmt: skip
 
 
-class FairnessScorer(BuiltinScorer):
+class FairnessScorer(ScorerWithOptions):
     """Group fairness of the model's predictions (METRICS.md B.1-B.3, B.5, E).
 
     The judge's label for the task is the model's prediction; a row predicts the positive class
@@ -76,10 +76,8 @@ class FairnessScorer(BuiltinScorer):
                         problems.append(
                             f"thresholds[{key!r}] must be (number, bool); got {value!r}"
                         )
-        if gold_column is not None and (not isinstance(gold_column, str) or not gold_column):
-            problems.append(f"gold_column must be a column name or None; got {gold_column!r}")
-        if problems:
-            raise ScoringError("FairnessScorer: " + "; ".join(problems) + ".")
+        problems += name_problems(optional={"gold_column": gold_column})
+        refuse("FairnessScorer", problems)
         super().__init__(scorer_name="fairness")
         self.sensitive_columns = list(sensitive_columns)
         self.positive_label = positive_label

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._arguments import one_of_problems, refuse
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans
 from meta_evaluator.stats.agreement import KappaWeights, kappa_from_confusion
@@ -53,11 +53,9 @@ class CohensKappaScorer(LabelScorer):
     plot_key = "cohens_kappa"
 
     def __init__(self, weights: KappaWeights = None) -> None:
-        if weights not in (None, "linear", "quadratic"):
-            raise ScoringError(
-                "CohensKappaScorer: weights must be None, 'linear' or 'quadratic'; "
-                f"got {weights!r}."
-            )
+        refuse(
+            "CohensKappaScorer", one_of_problems("weights", weights, (None, "linear", "quadratic"))
+        )
         super().__init__(scorer_name="cohens_kappa")
         self.weights = weights
 

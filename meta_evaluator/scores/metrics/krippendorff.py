@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -10,13 +10,13 @@ import numpy.typing as npt
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.metrics._arguments import one_of_problems, refuse
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items
-from meta_evaluator.stats.agreement import alpha_from_coincidences, distance_function
+from meta_evaluator.stats.agreement import Level, alpha_from_coincidences, distance_function
 
 __all__ = ["KrippendorffAlphaScorer"]
 
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -33,11 +33,8 @@ class KrippendorffAlphaScorer(LabelScorer):
     plot_reference_key = "alpha_humans"
 
     def __init__(self, level_of_measurement: Level = "nominal") -> None:
-        if level_of_measurement not in ("nominal", "ordinal", "interval", "ratio"):
-            raise ScoringError(
-                "KrippendorffAlphaScorer: level_of_measurement must be 'nominal', 'ordinal', "
-                f"'interval' or 'ratio'; got {level_of_measurement!r}."
-            )
+        problems = one_of_problems("level_of_measurement", level_of_measurement, get_args(Level))
+        refuse("KrippendorffAlphaScorer", problems)
         super().__init__(scorer_name="krippendorff_alpha")
         self.level_of_measurement = level_of_measurement
 

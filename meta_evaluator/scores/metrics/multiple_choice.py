@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import ScoringCall
-from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
 __all__ = ["MultipleChoiceScorer"]
 
 
-class MultipleChoiceScorer(BuiltinScorer):
+class MultipleChoiceScorer(ScorerWithOptions):
     """Format error rate and accuracy of JSON `{"choice": ...}` answers (METRICS.md B.7).
 
     `options_column` holds each question's options (a list, or a JSON array as text);
@@ -34,17 +34,9 @@ class MultipleChoiceScorer(BuiltinScorer):
         gold_column: str = "answer",
         language_column: str | None = None,
     ) -> None:
-        for name, value in (
-            ("options_column", options_column),
-            ("gold_column", gold_column),
-            ("language_column", language_column),
-        ):
-            if (value is not None or name != "language_column") and (
-                not isinstance(value, str) or not value
-            ):
-                raise ScoringError(
-                    f"MultipleChoiceScorer: {name} must be a column name; got {value!r}."
-                )
+        required = {"options_column": options_column, "gold_column": gold_column}
+        problems = name_problems(required, {"language_column": language_column})
+        refuse("MultipleChoiceScorer", problems)
         super().__init__(scorer_name="multiple_choice")
         self.options_column = options_column
         self.gold_column = gold_column

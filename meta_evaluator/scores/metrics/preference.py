@@ -19,9 +19,14 @@ import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores._frames import usable_rows
-from meta_evaluator.scores.base_scorer import ResamplingStatistic, ScoringCall
+from meta_evaluator.scores.base_scorer import (
+    ResamplingStatistic,
+    Scored,
+    ScorerWithOptions,
+    ScoringCall,
+)
 from meta_evaluator.scores.base_scoring_result import ScoringResult
-from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.preference import (
     AGREE,
@@ -41,7 +46,7 @@ SCORE_KEYS = ("relevance", "accuracy", "cohens_kappa", "cohens_kappa_estimated",
 FloatArray = npt.NDArray[np.float64]
 
 
-class PreferenceScorer(BuiltinScorer):
+class PreferenceScorer(ScorerWithOptions):
     """Relevance, accuracy, kappa and strength of a judge's pairwise votes against humans'.
 
     Score keys: `relevance`, `accuracy`, `cohens_kappa` (chance agreement fixed at
@@ -87,21 +92,21 @@ class PreferenceScorer(BuiltinScorer):
             problems.append(f"chance_agreement must be in (0, 1); got {chance_agreement!r}")
         if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
             problems.append(f"n_resamples must be an integer >= 1; got {n_resamples!r}")
-        for name, value in (
-            ("reference_task", reference_task),
-            ("reference_annotator", reference_annotator),
-            ("group_by", group_by),
-        ):
-            if value is not None and (not isinstance(value, str) or not value):
-                problems.append(f"{name} must be a name or None; got {value!r}")
+        problems += name_problems(
+            optional={
+                "reference_task": reference_task,
+                "reference_annotator": reference_annotator,
+                "group_by": group_by,
+            },
+            kind="name",
+        )
         if (
             not isinstance(text_columns, tuple | list)
             or len(text_columns) != 2
             or not all(isinstance(c, str) for c in text_columns)
         ):
             problems.append(f"text_columns must be two column names; got {text_columns!r}")
-        if problems:
-            raise ScoringError("PreferenceScorer: " + "; ".join(problems) + ".")
+        refuse("PreferenceScorer", problems)
         super().__init__(scorer_name="preference")
         self.chance_agreement = float(chance_agreement)
         self.reference_task = reference_task

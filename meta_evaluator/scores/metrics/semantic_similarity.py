@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from meta_evaluator.api_keys import check_endpoint_url, check_key_variable, read_api_key
 from meta_evaluator.errors import ScoringError
+from meta_evaluator.scores.metrics._arguments import refuse
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.scores.metrics.text_similarity import SimilarityScorer, as_text
 from meta_evaluator.stats.checks import is_missing
@@ -79,8 +80,7 @@ class SemanticSimilarityScorer(SimilarityScorer):
                 check_endpoint_url(base_url)
             except ValueError as exc:  # never repeats the URL: it may hold a key
                 problems.append(str(exc))
-        if problems:
-            raise ScoringError("SemanticSimilarityScorer: " + "; ".join(problems) + ".")
+        refuse("SemanticSimilarityScorer", problems)
         super().__init__(scorer_name="semantic_similarity")
         self.model = model
         self.base_url = base_url

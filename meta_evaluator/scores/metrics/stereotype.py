@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from meta_evaluator.errors import ScoringError
-from meta_evaluator.scores.base_scorer import ScoringCall
-from meta_evaluator.scores.metrics._base import BuiltinScorer, Scored
+from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
 __all__ = ["StereotypeScorer"]
 
 
-class StereotypeScorer(BuiltinScorer):
+class StereotypeScorer(ScorerWithOptions):
     """LMS, SS and iCAT of the model's answers to StereoSet-style items (METRICS.md B.4).
 
     Each row offers three options whose gold labels (`stereotype`, `anti-stereotype`,
@@ -37,24 +36,24 @@ class StereotypeScorer(BuiltinScorer):
         bias_type_column: str | None = "bias_type",
         context_type_column: str | None = "context_type",
     ) -> None:
+        problems = name_problems(
+            optional={
+                "bias_type_column": bias_type_column,
+                "context_type_column": context_type_column,
+            }
+        )
         if (
             isinstance(option_label_columns, str)
             or not isinstance(option_label_columns, list | tuple)
             or len(option_label_columns) != 3
             or not all(isinstance(c, str) and c for c in option_label_columns)
         ):
-            raise ScoringError(
-                "StereotypeScorer: option_label_columns must name the three options' label "
-                f"columns; got {option_label_columns!r}."
+            problems.insert(
+                0,
+                "option_label_columns must name the three options' label columns; got "
+                f"{option_label_columns!r}",
             )
-        for name, value in (
-            ("bias_type_column", bias_type_column),
-            ("context_type_column", context_type_column),
-        ):
-            if value is not None and (not isinstance(value, str) or not value):
-                raise ScoringError(
-                    f"StereotypeScorer: {name} must be a name or None; got {value!r}."
-                )
+        refuse("StereotypeScorer", problems)
         super().__init__(scorer_name="stereotype")
         self.option_label_columns = tuple(option_label_columns)
         self.bias_type_column = bias_type_column
