@@ -19,6 +19,7 @@ import polars as pl
 from meta_evaluator._util import repeated, shown
 from meta_evaluator.data.checks import check_single_type, list_some
 from meta_evaluator.data.eval_data import EvalData
+from meta_evaluator.data.read_errors import read_errors
 from meta_evaluator.errors import ColumnError, DataError, DataFileError
 from meta_evaluator.storage import check_lfs_pointer
 
@@ -26,6 +27,8 @@ __all__ = ["DataLoader"]
 
 _PARQUET_MAGIC = b"PAR1"
 _SNIFF_BYTES = 8192
+# What polars raises when records or columns cannot form a frame (mixed types, huge integers).
+_BUILD = (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError)
 
 
 class DataLoader:
@@ -87,18 +90,17 @@ class DataLoader:
                 row_id=1,
             )
         header, blank_rows = _check_csv_shape(text, path, separator)
-        try:
+        with read_errors(
+            path,
+            "cannot be read as CSV",
+            "check quoting and that every row has as many fields as the header.",
+            catch=(pl.exceptions.PolarsError, ValueError, OverflowError),
+        ):
             try:  # types inferred from the first rows; a later row that disagrees raises, and
                 # the file is read again with types inferred from every row.
                 frame = _read_csv(raw, separator, schema_overrides, infer_rows=1000)
             except pl.exceptions.ComputeError:
                 frame = _read_csv(raw, separator, schema_overrides, infer_rows=None)
-        except (pl.exceptions.PolarsError, ValueError, OverflowError) as exc:
-            raise DataFileError(
-                f"{path}: cannot be read as CSV ({_first_line(exc)}); check quoting and that "
-                "every row has as many fields as the header.",
-                path=path,
-            ) from exc
         if blank_rows:  # polars reads a blank line as a row of nulls; skip them, as pandas does
             frame = frame.with_row_index("__row").filter(~pl.col("__row").is_in(blank_rows))
             frame = frame.drop("__row")
@@ -213,14 +215,8 @@ class DataLoader:
                 "loader for its format (load_csv, load_json, load_jsonl).",
                 path=path,
             )
-        try:
+        with read_errors(path, "cannot be read as Parquet", "the file may be truncated."):
             frame = pl.read_parquet(path)
-        except (pl.exceptions.PolarsError, OSError) as exc:
-            raise DataFileError(
-                f"{path}: cannot be read as Parquet ({_first_line(exc)}); the file may be "
-                "truncated.",
-                path=path,
-            ) from exc
         return _to_eval_data(name, frame, id_column, path)
 
     @staticmethod
@@ -445,14 +441,13 @@ def _from_records(
             )
     if id_column is not None:
         check_single_type([r.get(id_column) for r in records], id_column, source=str(path))
-    try:
+    with read_errors(
+        path,
+        "the records cannot form a table",
+        "give each column values of one type.",
+        catch=_BUILD,
+    ):
         frame = pl.from_dicts(records, infer_schema_length=None)
-    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
-        raise DataFileError(
-            f"{path}: the records cannot form a table ({_first_line(exc)}); give each column "
-            "values of one type.",
-            path=path,
-        ) from exc
     return _to_eval_data(name, frame, id_column, path)
 
 
@@ -478,12 +473,8 @@ def _from_columns(
         )
     if id_column is not None and id_column in columns:
         check_single_type(columns[id_column], id_column, source=str(path))
-    try:
+    with read_errors(path, "the columns cannot form a table", catch=_BUILD):
         frame = pl.DataFrame(columns, strict=False)
-    except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError) as exc:
-        raise DataFileError(
-            f"{path}: the columns cannot form a table ({_first_line(exc)}).", path=path
-        ) from exc
     return _to_eval_data(name, frame, id_column, path)
 
 
@@ -494,8 +485,3 @@ def _to_eval_data(name: str, frame: pl.DataFrame, id_column: str | None, path: P
             path=path,
         )
     return EvalData(name, frame, id_column, source=str(path))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

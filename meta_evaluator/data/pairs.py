@@ -89,11 +89,7 @@ def _read_json(path: Path) -> PreferencePairs:
         )
     metadata = document.get("metadata") or {}
     info = document.get("annotators") or {}
-    for key, value in (("metadata", metadata), ("annotators", info)):
-        if not isinstance(value, dict):
-            raise DataFileError(
-                f"{path}: '{key}' must be a mapping, got {type(value).__name__}.", path=path
-            )
+    _require_mappings(str(path), path, metadata=metadata, annotators=info)
     version = str(metadata.get("version", "1.0"))
     v2 = version.split(".")[0] == "2"
     default = metadata.get("default_annotator")
@@ -149,11 +145,7 @@ def _read_json(path: Path) -> PreferencePairs:
             row["prompt"] = _scalar(comparison["prompt"])
         extra = comparison.get("metadata") or {}
         annotations = comparison.get("annotations") or {}
-        for key, value in (("metadata", extra), ("annotations", annotations)):
-            if not isinstance(value, dict):
-                raise DataFileError(
-                    f"{where}: '{key}' must be a mapping, got {type(value).__name__}.", path=path
-                )
+        _require_mappings(where, path, metadata=extra, annotations=annotations)
         for key, value in extra.items():
             row.setdefault(str(key), _scalar(value))
         rows.append(row)
@@ -207,6 +199,15 @@ def _looks_like_votes(column: pl.Series) -> bool:
 def _ordered(frame: pl.DataFrame) -> pl.DataFrame:
     first = [c for c in ("comparison_id", "prompt", "text_a", "text_b") if c in frame.columns]
     return frame.select(first + [c for c in frame.columns if c not in first])
+
+
+def _require_mappings(where: str, path: Path, **values: Any) -> None:
+    """Refuse a section of the file (`metadata`, `annotators` ...) that is not a mapping."""
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            raise DataFileError(
+                f"{where}: '{key}' must be a mapping, got {type(value).__name__}.", path=path
+            )
 
 
 def _scalar(value: Any) -> Any:

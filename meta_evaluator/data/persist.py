@@ -15,6 +15,7 @@ from typing import Literal
 import polars as pl
 
 from meta_evaluator.data.checks import list_some
+from meta_evaluator.data.read_errors import read_errors
 from meta_evaluator.errors import ColumnError, DataFileError
 from meta_evaluator.storage import (
     atomic_write,
@@ -119,7 +120,7 @@ def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> p
         )
     dtypes = {c: parse_dtype(n) for c, n in schema.items()}
     exact = {c: d for c, d in dtypes.items() if d is not None}
-    try:
+    with read_errors(path, f"cannot be read as {data_format}", "restore it from version control."):
         if data_format == "parquet":
             frame = pl.read_parquet(path)
         elif len(exact) < len(dtypes):
@@ -138,12 +139,6 @@ def read_frame(path: Path, data_format: DataFormat, schema: dict[str, str]) -> p
             )
         else:
             frame = pl.read_json(path, schema=exact)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise DataFileError(
-            f"{path}: cannot be read as {data_format} ({str(exc).strip().splitlines()[0]}); "
-            "restore it from version control.",
-            path=path,
-        ) from exc
     if frame.columns != list(schema):
         raise DataFileError(
             f"{path}: holds columns {list_some(frame.columns)}, but the project state lists "

@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from meta_evaluator.data import DataLoader, EvalData
+from meta_evaluator.data.read_errors import read_errors
 from meta_evaluator.errors import ColumnError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.run_files import new_run_id, now_iso
@@ -373,14 +374,12 @@ def read_table(path: Path) -> pl.DataFrame:
     except OSError as exc:
         raise os_error(path, exc, "read") from exc
     check_lfs_pointer(path, data[:64])
-    try:
+    advice = (
+        "restore it from version control or a backup, or move it out of annotations/ and "
+        "label those rows again."
+    )
+    with read_errors(path, "is not a readable Parquet table", advice, error=StorageError):
         return pl.read_parquet(io.BytesIO(data))
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise StorageError(
-            f"{path}: is not a readable Parquet table ({exc}); restore it from version "
-            "control or a backup, or move it out of annotations/ and label those rows again.",
-            path=path,
-        ) from exc
 
 
 def _latest_sets(
