@@ -89,9 +89,14 @@ def confusion_matrix(
             f"{function}: weights must have shape (n,) or (r, n) with n = {a.size} items; "
             f"got shape {w.shape}."
         )
-    onehot = np.zeros((cells.size, k * k))
-    onehot[np.arange(cells.size), cells] = 1.0
-    counts: FloatArray = w[..., both] @ onehot
+    # items grouped by cell, then one segment sum per cell for every weighting at once
+    order = np.argsort(cells, kind="stable")
+    bounds = np.searchsorted(cells[order], np.arange(k * k + 1))
+    starts, filled = bounds[:-1], bounds[:-1] < bounds[1:]
+    rows = w.reshape(-1, a.size)[:, both][:, order]
+    counts = np.zeros((rows.shape[0], k * k))
+    if filled.any():
+        counts[:, filled] = np.add.reduceat(rows, starts[filled], axis=1)
     return counts.reshape(*w.shape[:-1], k, k)
 
 

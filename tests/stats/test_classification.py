@@ -279,3 +279,13 @@ def test_confusion_matrix_bad_arguments_raise(args: Any, message: str) -> None:
 def test_confusion_matrix_weights_of_the_wrong_shape_raise() -> None:
     with pytest.raises(ScoringError, match=r"weights must have shape \(n,\) or \(r, n\)"):
         confusion_matrix([0, 1], [0, 1], 2, weights=np.ones((2, 3)))
+
+
+def test_weighted_confusion_matrix_with_empty_cells_and_one_weighting() -> None:
+    """Cells no item falls in stay 0 (first, middle and last); 1-d weights give one matrix."""
+    a, b = [1, 1, -1, 1], [1, 1, 0, 0]
+    expected = np.zeros((3, 3))
+    expected[1, 1], expected[1, 0] = 2.0 + 3.0, 0.5
+    found = confusion_matrix(a, b, 3, weights=[2.0, 3.0, 7.0, 0.5])
+    np.testing.assert_array_equal(found, expected)
+    assert found.shape == (3, 3)
