@@ -19,7 +19,7 @@ from meta_evaluator.storage import atomic_write_bytes
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+    from meta_evaluator.scores.base_scoring_result import ScoringResult
 
 __all__ = [
     "advantage_chart",
@@ -49,7 +49,7 @@ def _save(figure: Figure, path: Path) -> Path:
 
 
 def score_bar_chart(
-    results: Sequence[BaseScoringResult],
+    results: Sequence[ScoringResult],
     score_key: str,
     path: Path,
     *,
@@ -119,9 +119,7 @@ def score_bar_chart(
     return _save(figure, path)
 
 
-def winning_rate_chart(
-    results: Sequence[BaseScoringResult], path: Path, *, title: str
-) -> Path | None:
+def winning_rate_chart(results: Sequence[ScoringResult], path: Path, *, title: str) -> Path | None:
     """Alt-test winning rate against epsilon, one line per judge, with the 0.5 pass line."""
     series = [
         (r.judge_id, r.scores["winning_rate"], r.metadata.get("epsilon"))
@@ -156,7 +154,7 @@ def winning_rate_chart(
     return _save(figure, path)
 
 
-def advantage_chart(results: Sequence[BaseScoringResult], path: Path, *, title: str) -> Path | None:
+def advantage_chart(results: Sequence[ScoringResult], path: Path, *, title: str) -> Path | None:
     """Alt-test advantage probability per judge (bars, interval whiskers when present)."""
     return score_bar_chart(
         results, "advantage_probability", path, title=title, value_range=(0.0, 1.0)
@@ -164,7 +162,7 @@ def advantage_chart(results: Sequence[BaseScoringResult], path: Path, *, title: 
 
 
 def annotator_advantage_chart(
-    results: Sequence[BaseScoringResult], path: Path, *, title: str
+    results: Sequence[ScoringResult], path: Path, *, title: str
 ) -> Path | None:
     """Per annotator, the judge's advantage probability beside the annotator's, per judge."""
     panels = [
