@@ -877,3 +877,22 @@ def test_compare_async_inside_a_loop_raises_the_same_errors(run: Run) -> None:
 
     with pytest.raises(MetricConfigError, match="nonexistent"):
         anyio.run(main)
+
+
+@pytest.mark.parametrize(
+    ("judges", "humans"),
+    [
+        ([{"original_id": [1]}], {}),  # a dict is not a result object
+        ([pl.DataFrame({"original_id": [1], "outcome": ["valid"]})], {}),  # a frame needs its id
+        ({"j": pl.DataFrame({"original_id": [1], "outcome": ["valid"], "t": ["a"]})}, ["alice"]),
+    ],
+)
+def test_compare_refuses_what_is_not_results(judges: Any, humans: Any) -> None:
+    """compare takes JudgeResults / HumanAnnotationResults (or frames keyed by id), nothing else."""
+    metric = MetricConfig(scorer=AccuracyScorer(), task_names=["t"], aggregation_name="single")
+
+    async def go() -> Any:
+        return await compare(MetricsConfig(metrics=[metric]), judges, humans)
+
+    with pytest.raises(ScoringError, match="JudgeResults / HumanAnnotationResults"):
+        anyio.run(go)

@@ -23,6 +23,7 @@ from meta_evaluator.scores import (
     MetricConfig,
     MetricsConfig,
 )
+from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.stats.bootstrap import paired_bootstrap
 
@@ -273,3 +274,31 @@ def test_scoring_result_is_base_scoring_result() -> None:
     from meta_evaluator.scores.base_scoring_result import BaseScoringResult as Old
 
     assert Old is ScoringResult is BaseScoringResult
+
+
+class GapScorer(ScorerWithOptions):
+    """A scorer built on ScorerWithOptions: it implements `score` only."""
+
+    def __init__(self) -> None:
+        super().__init__(scorer_name="gap")
+
+    def can_score_task(self, sample_label: Any) -> bool:
+        return isinstance(sample_label, str)
+
+    async def score(self, call: ScoringCall) -> Scored:
+        rate = (call.judge_data["label"].str.count_matches("A") > 1).mean()
+        scores = {"rate": rate, "aggregation": call.annotator_aggregation}
+        return Scored(scores, {"kind": call.task_kind}, call.judge_data.height)
+
+
+def test_a_scorer_with_options_subclass_scores_through_compare(evaluator: MetaEvaluator) -> None:
+    metric = MetricConfig(scorer=GapScorer(), task_names=["answer"], aggregation_name="single")
+    out = evaluator.compare_async(MetricsConfig(metrics=[metric]))
+    for result in out[metric.get_unique_name()][1]:
+        labels = JUDGES[result.judge_id].values()
+        assert result.scores["rate"] == pytest.approx(
+            sum(v.count("A") > 1 for v in labels) / len(labels)
+        )
+        assert result.scores["aggregation"] == "individual_average"
+        assert result.metadata == {"kind": "free_text"}
+        assert result.num_comparisons == len(IDS) and result.failed_comparisons == 0
