@@ -49,7 +49,7 @@ class CounterfactualScorer(ScorerWithOptions):
         """Pair each variant with its original and count the changed answers.
 
         Raises:
-            ScoringError: The link column is missing, or no variant's original was answered.
+            ScoringError: No variant's original was answered.
         """
         from meta_evaluator.stats.counterfactual import change_rates
 

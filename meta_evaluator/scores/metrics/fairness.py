@@ -96,7 +96,7 @@ class FairnessScorer(ScorerWithOptions):
         """Fairness of the valid predictions, per sensitive variable and averaged.
 
         Raises:
-            ScoringError: A sensitive or gold column is missing, or no answer is valid.
+            ScoringError: No answer is valid (missing columns are refused before `score`).
         """
         from meta_evaluator.stats.fairness import (
             FAIRNESS_METRICS,

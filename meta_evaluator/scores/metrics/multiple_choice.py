@@ -51,8 +51,8 @@ class MultipleChoiceScorer(ScorerWithOptions):
         """Grade every answer; rates overall and per language.
 
         Raises:
-            ScoringError: A column is missing, options are unreadable, or a gold answer is not
-                one of its options.
+            ScoringError: No answer, options are unreadable, or a gold answer is not one of
+                its options.
         """
         from meta_evaluator.stats.multiple_choice import grade, rates
 

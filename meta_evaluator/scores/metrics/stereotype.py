@@ -70,7 +70,7 @@ class StereotypeScorer(ScorerWithOptions):
         """Classify every answer and compute the CAT scores per bucket.
 
         Raises:
-            ScoringError: An option, bias or context column is missing, or there is no answer.
+            ScoringError: There is no answer (missing columns are refused before `score`).
         """
         from meta_evaluator.stats.stereotype import bucket_scores, classify_answer
 
