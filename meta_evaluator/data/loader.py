@@ -19,7 +19,7 @@ import polars as pl
 from meta_evaluator._util import repeated, shown
 from meta_evaluator.data.checks import check_single_type, list_some
 from meta_evaluator.data.eval_data import EvalData
-from meta_evaluator.data.read_errors import read_errors
+from meta_evaluator.data.reading import read_errors
 from meta_evaluator.errors import ColumnError, DataError, DataFileError
 from meta_evaluator.storage import check_lfs_pointer
 

@@ -15,7 +15,7 @@ from typing import Literal
 import polars as pl
 
 from meta_evaluator.data.checks import list_some
-from meta_evaluator.data.read_errors import read_errors
+from meta_evaluator.data.reading import read_errors
 from meta_evaluator.errors import ColumnError, DataFileError
 from meta_evaluator.storage import (
     atomic_write,

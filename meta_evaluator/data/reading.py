@@ -1,12 +1,14 @@
-"""Failures of polars (or the OS) reading a file, turned into our errors naming the file (X3).
+"""Reading tables with polars, every failure turned into one of our errors naming the file (X3).
 
 Every reader of a data file (`DataLoader`, the project's saved data, annotators' tables) wraps
 its polars call in `read_errors`, so each failure reads the same way: the file, what could not
-be done, the cause's first line, what to do.
+be done, the cause's first line, what to do. `read_parquet_snapshot` reads a table that another
+process may replace while it is read (a project's result and annotation tables).
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,8 +16,9 @@ from pathlib import Path
 import polars as pl
 
 from meta_evaluator.errors import DataFileError, MetaEvaluatorError
+from meta_evaluator.storage import check_lfs_pointer, os_error
 
-__all__ = ["first_line", "read_errors"]
+__all__ = ["first_line", "read_errors", "read_parquet_snapshot"]
 
 
 def first_line(exc: BaseException) -> str:
@@ -42,3 +45,26 @@ def read_errors(
     except catch as exc:
         ending = f"; {advice}" if advice else "."
         raise error(f"{path}: {problem} ({first_line(exc)}){ending}", path=path) from exc
+
+
+def read_parquet_snapshot(
+    path: Path, *, advice: str, error: type[MetaEvaluatorError] = DataFileError
+) -> pl.DataFrame:
+    """A Parquet table read from one snapshot of the file.
+
+    The bytes are read at once: polars opens a path more than once, and a file replaced in
+    between (by an atomic save of another process) would mix two versions ("Invalid thrift").
+
+    Raises:
+        LfsPointerError: The file is a git-lfs pointer.
+        PermissionDeniedError, StorageError: The file cannot be read.
+        MetaEvaluatorError: Of class `error`: it is not Parquet (`path: is not a readable
+            Parquet table (cause); advice`).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise os_error(path, exc, "read") from exc
+    check_lfs_pointer(path, data[:64])
+    with read_errors(path, "is not a readable Parquet table", advice, error=error):
+        return pl.read_parquet(io.BytesIO(data))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 import polars as pl
 
@@ -18,25 +18,44 @@ from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.storage import check_safe_name, sha256
 
 __all__ = [
+    "ID_COLUMN",
+    "ImportOptions",
     "align_ids",
     "check_task_columns",
+    "checked_rows",
     "import_judge_frame",
     "import_judge_results",
     "import_scope",
     "label_row",
+    "read_import_file",
 ]
 
 
+ID_COLUMN = "original_id"
+"""The column of an imported file that holds the data's ids, unless `id_column` says another."""
+
+
+class ImportOptions(TypedDict, total=False):
+    """What every import of labels made elsewhere takes, judges' and annotators' alike.
+
+    Declared once for the four import functions (a file or a frame; a judge or an annotator),
+    which add only where the labels are saved.
+    """
+
+    data: Required[EvalData]
+    """The project's data: every imported id must name one of its rows, in its id dtype."""
+    task: Required[EvalTask]
+    """The project's task: labels are checked against it like a judge's answers."""
+    run_id: str | None
+    """The run the labels are saved as; None: a new run id."""
+    id_column: str
+    """The column holding the data's ids (default `original_id`)."""
+    tasks: Sequence[str] | None
+    """Only these tasks (labels made for some tasks only); None: the task's required tasks."""
+
+
 def import_judge_results(
-    path: str | Path,
-    judge_id: str,
-    *,
-    data: EvalData,
-    task: EvalTask,
-    results_dir: Path,
-    run_id: str | None = None,
-    id_column: str = "original_id",
-    tasks: Sequence[str] | None = None,
+    path: str | Path, judge_id: str, *, results_dir: Path, **options: Unpack[ImportOptions]
 ) -> JudgeResults:
     """Read a CSV/JSON/JSON Lines/Parquet file of labels per row and save it as a complete run.
 
@@ -51,12 +70,42 @@ def import_judge_results(
         DataFileError, ColumnError, IdError: The file, a column or an id is unusable.
         TaskError: A required task has no column, or `tasks` names an unknown task.
     """
-    check_safe_name(judge_id, field="judge_id")
-    frame = DataLoader.load(judge_id, path, id_column).data
+    frame, source = read_import_file(path, judge_id, "judge_id", options)
     return import_judge_frame(
-        frame, judge_id, source=f"external:{sha256(path)[:16]}", where=path, data=data,
-        task=task, results_dir=results_dir, run_id=run_id, id_column=id_column, tasks=tasks,
-    )  # fmt: skip
+        frame, judge_id, source=source, where=path, results_dir=results_dir, **options
+    )
+
+
+def read_import_file(
+    path: str | Path, owner_id: str, field: str, options: ImportOptions
+) -> tuple[pl.DataFrame, str]:
+    """The table of a file of labels, and the source it is recorded with (its content's hash).
+
+    Raises:
+        UnsafeNameError: `owner_id` (the judge or annotator id, `field`) is not a safe name.
+        DataFileError, ColumnError, IdError: The file cannot be read as a table.
+    """
+    check_safe_name(owner_id, field=field)
+    frame = DataLoader.load(owner_id, path, options.get("id_column", ID_COLUMN)).data
+    return frame, f"external:{sha256(path)[:16]}"
+
+
+def checked_rows(
+    frame: pl.DataFrame, where: str | Path, options: ImportOptions
+) -> tuple[list[dict[str, Any]], str]:
+    """Each row of imported labels checked like an answer (`label_row`), and the run id.
+
+    Raises:
+        TaskError: A task needs a column the frame lacks, or `tasks` is unusable.
+        ColumnError, IdError: The ids do not convert to, or are not in, the project's data.
+    """
+    task = options["task"]
+    required, columns = import_scope(task, options.get("tasks"), where)
+    check_task_columns(frame, columns, where)
+    id_column = options.get("id_column", ID_COLUMN)
+    frame = align_ids(frame, id_column, options["data"], where)
+    rows = [label_row(r, id_column, task, required) for r in frame.iter_rows(named=True)]
+    return rows, options.get("run_id") or new_run_id()
 
 
 def import_scope(
@@ -90,36 +139,23 @@ def import_judge_frame(
     *,
     source: str,
     where: str | Path,
-    data: EvalData,
-    task: EvalTask,
     results_dir: Path,
-    run_id: str | None = None,
-    id_column: str = "original_id",
-    tasks: Sequence[str] | None = None,
+    **options: Unpack[ImportOptions],
 ) -> JudgeResults:
     """Save labels in a frame (id column + task columns) as a complete run of `judge_id`.
 
     `source` becomes the run's fingerprint; `where` names the origin in messages.
     """
     check_safe_name(judge_id, field="judge_id")
-    required, columns = import_scope(task, tasks, where)
-    check_task_columns(frame, columns, where)
-    frame = align_ids(frame, id_column, data, where)
-    run = run_id or new_run_id()
+    rows, run = checked_rows(frame, where, options)
     files = RunFiles(results_dir, run, judge_id)
-    rows = []
-    for record in frame.iter_rows(named=True):
-        rows.append(
-            {
-                **label_row(record, id_column, task, required),
-                "judge_id": judge_id,
-                "run_id": run,
-                "fingerprint": source,
-                "timestamp": now_iso(),
-            }
-        )
+    stamped = [
+        {**row, "judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso()}
+        for row in rows
+    ]
+    data, task = options["data"], options["task"]
     id_dtype = data.data.schema[data.id_column]
-    results = JudgeResults.from_rows(judge_id, run, rows, task, id_dtype)
+    results = JudgeResults.from_rows(judge_id, run, stamped, task, id_dtype)
     files.write_table(results.results_data)
     stamp = now_iso()
     files.write_state(RunState(judge_id, run, source, stamp, stamp, results.counts()))

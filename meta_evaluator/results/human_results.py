@@ -13,31 +13,20 @@ other imported labels stay, and a later import replaces page labels of the rows 
 
 from __future__ import annotations
 
-import io
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import polars as pl
 
-from meta_evaluator.data import DataLoader, EvalData
-from meta_evaluator.data.read_errors import read_errors
+from meta_evaluator.data.reading import read_parquet_snapshot
 from meta_evaluator.errors import ColumnError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge.run_files import new_run_id, now_iso
-from meta_evaluator.results.external import (
-    align_ids,
-    check_task_columns,
-    import_scope,
-    label_row,
-)
+from meta_evaluator.judge.run_files import now_iso
+from meta_evaluator.results.external import ImportOptions, checked_rows, read_import_file
 from meta_evaluator.results.judge_results import results_schema
 from meta_evaluator.storage import (
-    check_lfs_pointer,
     check_safe_name,
-    os_error,
     read_json,
-    sha256,
     write_json,
     write_parquet,
 )
@@ -106,15 +95,7 @@ def _files(annotations_dir: Path, run_id: str, annotator_id: str) -> tuple[Path,
 
 
 def import_annotations(
-    path: str | Path,
-    annotator_id: str,
-    *,
-    data: EvalData,
-    task: EvalTask,
-    annotations_dir: Path,
-    run_id: str | None = None,
-    id_column: str = "original_id",
-    tasks: Sequence[str] | None = None,
+    path: str | Path, annotator_id: str, *, annotations_dir: Path, **options: Unpack[ImportOptions]
 ) -> HumanAnnotationResults:
     """Read one annotator's labels from CSV/JSON/JSON Lines/Parquet and save them.
 
@@ -127,13 +108,10 @@ def import_annotations(
         UnsafeNameError: The annotator or run id is not a safe file name.
         DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
     """
-    check_safe_name(annotator_id, field="annotator_id")
-    frame = DataLoader.load(annotator_id, path, id_column).data
+    frame, source = read_import_file(path, annotator_id, "annotator_id", options)
     return import_annotation_frame(
-        frame, annotator_id, source=f"external:{sha256(path)[:16]}", where=path, data=data,
-        task=task, annotations_dir=annotations_dir, run_id=run_id, id_column=id_column,
-        tasks=tasks,
-    )  # fmt: skip
+        frame, annotator_id, source=source, where=path, annotations_dir=annotations_dir, **options
+    )
 
 
 def import_annotation_frame(
@@ -142,26 +120,19 @@ def import_annotation_frame(
     *,
     source: str,
     where: str | Path,
-    data: EvalData,
-    task: EvalTask,
     annotations_dir: Path,
-    run_id: str | None = None,
-    id_column: str = "original_id",
-    tasks: Sequence[str] | None = None,
+    **options: Unpack[ImportOptions],
 ) -> HumanAnnotationResults:
     """Save one annotator's labels in a frame (id column + task columns), checked as above."""
     check_safe_name(annotator_id, field="annotator_id")
-    required, columns = import_scope(task, tasks, where)
-    check_task_columns(frame, columns, where)
-    frame = align_ids(frame, id_column, data, where)
-    run = run_id or new_run_id()
-    schema = annotation_schema(task, data.data.schema[data.id_column])
-    rows = []
-    for record in frame.iter_rows(named=True):
-        row = label_row(record, id_column, task, required)
-        rows.append({**row, "annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()})
+    rows, run = checked_rows(frame, where, options)
+    data = options["data"]
+    schema = annotation_schema(options["task"], data.data.schema[data.id_column])
+    stamped = [
+        {**row, "annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()} for row in rows
+    ]
     results = pl.DataFrame(
-        [{c: r.get(c) for c in schema} for r in rows], schema=schema, orient="row"
+        [{c: r.get(c) for c in schema} for r in stamped], schema=schema, orient="row"
     )
     return save_annotations(annotations_dir, run, annotator_id, results, source=source)
 
@@ -360,26 +331,18 @@ def conform_annotations(
 
 
 def read_table(path: Path) -> pl.DataFrame:
-    """An annotator's Parquet table, read from one snapshot of the file.
-
-    The bytes are read at once: polars opens a path more than once, and a file replaced in
-    between (the annotation page saving) would mix two versions ("Invalid thrift").
+    """An annotator's Parquet table, read from one snapshot of the file (the page may save it).
 
     Raises:
         LfsPointerError: The file is a git-lfs pointer.
         StorageError: The file cannot be read, or is not Parquet.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise os_error(path, exc, "read") from exc
-    check_lfs_pointer(path, data[:64])
-    advice = (
-        "restore it from version control or a backup, or move it out of annotations/ and "
-        "label those rows again."
+    return read_parquet_snapshot(
+        path,
+        advice="restore it from version control or a backup, or move it out of annotations/ "
+        "and label those rows again.",
+        error=StorageError,
     )
-    with read_errors(path, "is not a readable Parquet table", advice, error=StorageError):
-        return pl.read_parquet(io.BytesIO(data))
 
 
 def _latest_sets(
