@@ -126,24 +126,13 @@ def child(provider: str, rows: int, base_url: str, batch: bool) -> dict[str, Any
                         base_url=url)  # fmt: skip
     import httpx_aiohttp  # noqa: F401 - one-time imports are not a per-row cost
 
-    import meta_evaluator.judge._runner  # noqa: F401
+    import meta_evaluator.judge.runner  # noqa: F401
 
     baseline = _rss_mb()  # the peak below covers the dry run and the run
     plan_seconds = 0.0
     if batch:  # what `run --batch --dry-run` works out: the batches, without a call
-        from meta_evaluator.judge._dry_run import plan_run
-        from meta_evaluator.judge._runner import RunSettings
-
-        assert evaluator.data is not None and evaluator.eval_task is not None
         began = time.perf_counter()
-        plan = plan_run(
-            folder / "results",
-            list(evaluator.judge_registry.values()),
-            evaluator.data,
-            evaluator.eval_task,
-            run_id=None,
-            settings=RunSettings(batch=True),
-        )
+        plan = evaluator.plan_run(batch=True).summary()
         plan_seconds = time.perf_counter() - began
         timings["planned_batches"] = plan.judges[0].batches
         timings["planned_mb"] = plan.judges[0].batch_bytes / 1e6

@@ -54,7 +54,7 @@ def ours(base_url: str, n: int, concurrency: int) -> tuple[float, float, int]:
                         base_url=f"{base_url}/v1")  # fmt: skip
     import httpx_aiohttp  # noqa: F401 - one-time imports are not a per-row cost
 
-    import meta_evaluator.judge._runner  # noqa: F401
+    import meta_evaluator.judge.runner  # noqa: F401
 
     cpu, wall = time.process_time(), time.perf_counter()
     result = evaluator.run_judges_async(max_concurrency=concurrency)["j"]

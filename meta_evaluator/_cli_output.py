@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from meta_evaluator.judge._dry_run import RunPlan
+    from meta_evaluator.judge import RunSummary
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.unfinished import Unscored
@@ -70,7 +70,7 @@ def print_run_summary(
 
 
 def print_plan(
-    plan: RunPlan, lock_holder: str | None, shard: tuple[int, int] | None = None
+    plan: RunSummary, lock_holder: str | None, shard: tuple[int, int] | None = None
 ) -> None:
     """Print what `run --dry-run` would do, judge by judge, then the totals."""
     print("Dry run: nothing is called and nothing is written.")
@@ -114,6 +114,8 @@ def print_plan(
     )
     if lock_holder is not None:
         print(f"Note: another run of this project is going on now ({lock_holder}).")
+    for line in plan.refused:
+        print(f"Refused (makes no call; the others run): {line}")
 
 
 def print_saved(

@@ -84,7 +84,7 @@ def _judges_with_runs(results_dir: Path) -> set[str]:
 
 def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:
     """One line on a judge's latest run (by start): rows done, outcomes, complete, last change."""
-    from meta_evaluator.judge._runner import fingerprint
+    from meta_evaluator.judge import fingerprint
     from meta_evaluator.judge.batch_ledger import BatchLedger
     from meta_evaluator.judge.row_store import read_rows
     from meta_evaluator.judge.run_files import latest_run

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -38,13 +38,8 @@ from meta_evaluator.errors import (
     MetaEvaluatorError,
     OutsideProjectError,
     PermissionDeniedError,
-    ProjectError,
     ProjectNotFoundError,
 )
-
-if TYPE_CHECKING:
-    from meta_evaluator.judge import Judge
-    from meta_evaluator.project import MetaEvaluator
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -200,39 +195,37 @@ def run(
     again later to collect them; 3 wins over 1 and 2, whose error is printed too), 4 when the file
     system stopped the run (disk full, read-only, no permission; finished rows are kept).
     """
-    from meta_evaluator.judge._shards import parse_shard
+    from meta_evaluator.judge import RunSettings
     from meta_evaluator.project import MetaEvaluator
 
-    evaluator = MetaEvaluator(project_dir, load=True)
-    judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges else None
-    retry_outcomes = [r.strip() for r in retry.split(",") if r.strip()]
-    part = parse_shard(shard) if shard is not None else None
     if check and not dry_run:
         raise typer.BadParameter(
             "goes with --dry-run (or use `status --check`)", param_hint="--check"
         )
+    settings = RunSettings(
+        max_concurrency=max_concurrency,
+        max_retries=max_retries,
+        timeout=timeout,
+        resume=not no_resume,
+        retry=[r.strip() for r in retry.split(",") if r.strip()],
+        requests_per_minute=requests_per_minute,
+        tokens_per_minute=tokens_per_minute,
+        shard=shard,
+        batch=batch,
+        batch_poll_interval=batch_poll,
+        batch_wait=batch_wait,
+        cancel_batches=cancel_batches,
+    )
+    part = settings.shard
+    evaluator = MetaEvaluator(project_dir, load=True)
+    judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges else None
     if dry_run:
-        from meta_evaluator.judge._dry_run import plan_run
-        from meta_evaluator.judge._runner import RunSettings
-
-        settings = RunSettings(
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            retry=tuple(retry_outcomes),
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-            batch=batch,
-            batch_cancel=cancel_batches,
-        )
-        selected = _selected_judges(evaluator, judge_ids)
-        assert evaluator.data is not None and evaluator.eval_task is not None
-        plan = plan_run(
-            evaluator.paths.results_dir, selected, evaluator.data, evaluator.eval_task,
-            run_id=run_id, settings=settings, resume=not no_resume, shard=part,
-        )  # fmt: skip
-        print_plan(plan, ProjectLock(evaluator.project_dir).holder(), part)
-        if check and not print_checks(evaluator, [judge.id for judge in selected]):
+        plan = evaluator.plan_run(judge_ids, run_id, settings=settings)
+        print_plan(plan.summary(), ProjectLock(evaluator.project_dir).holder(), part)
+        problems = plan.problem_error()
+        if problems is not None:
+            raise problems  # the judges the run would stop: exit 2, as the run does
+        if check and not print_checks(evaluator, [judge.judge_id for judge in plan.judges]):
             raise typer.Exit(1)
         return
     asked = judge_ids if judge_ids is not None else list(evaluator.judge_registry)
@@ -243,22 +236,7 @@ def run(
         ProjectLock(evaluator.project_dir),
     ):
         try:
-            results = evaluator.run_judges_async(
-                judge_ids,
-                run_id,
-                max_concurrency=max_concurrency,
-                max_retries=max_retries,
-                timeout=timeout,
-                resume=not no_resume,
-                retry=retry_outcomes,
-                requests_per_minute=requests_per_minute,
-                tokens_per_minute=tokens_per_minute,
-                shard=part,
-                batch=batch,
-                batch_poll_interval=batch_poll,
-                batch_wait=batch_wait,
-                cancel_batches=cancel_batches,
-            )
+            results = evaluator.run_judges_async(judge_ids, run_id, settings=settings)
         except JudgeRunError as exc:  # some judges were stopped: say what the others did
             stopped = {error["loc"][0] for error in exc.errors}
             _, waiting = print_run_summary(
@@ -275,19 +253,6 @@ def run(
         raise typer.Exit(3)
     if errors:
         raise typer.Exit(1)
-
-
-def _selected_judges(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> list[Judge]:
-    """The judges a run would use, checked as `run_judges_async` checks them."""
-    if evaluator.data is None or evaluator.eval_task is None:
-        missing = "data" if evaluator.data is None else "an evaluation task"
-        raise ProjectError(
-            f"{evaluator.project_dir}: the project has no {missing} yet; add it before running "
-            "judges.",
-            path=evaluator.project_dir,
-            field="data" if evaluator.data is None else "eval_task",
-        )
-    return evaluator._selected_judges(judge_ids)
 
 
 @app.command()

@@ -47,6 +47,7 @@ from meta_evaluator.storage import check_inside_project, check_safe_name, read_j
 if TYPE_CHECKING:
     import httpx
 
+    from meta_evaluator.judge import RunPlan, RunSettings
     from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
@@ -403,26 +404,51 @@ class MetaEvaluator:
 
     # ----- running judges ---------------------------------------------------------------------
 
+    def plan_run(
+        self,
+        judge_ids: list[str] | None = None,
+        run_id: str | None = None,
+        *,
+        settings: RunSettings | None = None,
+        **options: Any,
+    ) -> RunPlan:
+        """What `run_judges_async` with the same arguments would do; calls and writes nothing.
+
+        The plan names, per judge, the run it writes or continues, the rows it reuses and the
+        rows it asks, and the judges refused (their key cannot be read); `plan.summary()` adds
+        the calls and estimated tokens (what `meta-evaluator run --dry-run` prints). The run
+        executes this same plan, so both report the same problems.
+
+        Args:
+            judge_ids: The judges to run; all registered judges by default.
+            run_id: The run to write (or continue); a new id by default.
+            settings: The run's settings; `options` are applied on top of them.
+            **options: Any field of `RunSettings`, by name (see `run_judges_async`).
+
+        Raises:
+            ProjectError: The project has no data or no task yet.
+            JudgeConfigError: An unknown judge id or option, a bad value, or a judge that cannot
+                run: every problem at once (`errors` lists them).
+        """
+        from meta_evaluator.judge import RunSettings
+        from meta_evaluator.judge.plan import plan_run
+
+        data, task = self._data_and_task()
+        judges = self._selected_judges(judge_ids)
+        settings = settings.model_copy(update=options) if settings else RunSettings(**options)
+        self._paths.check_inside()
+        return plan_run(
+            self._paths.results_dir, judges, data, task, run_id=run_id, settings=settings
+        )
+
     def run_judges_async(
         self,
         judge_ids: list[str] | None = None,
         run_id: str | None = None,
         *,
-        max_concurrency: int = 16,
-        max_retries: int = 3,
-        timeout: float = 60.0,
-        resume: bool = True,
-        retry: Iterable[str] = (),
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
-        backoff_base: float = 1.0,
-        consistency: int = 1,
+        settings: RunSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        shard: tuple[int, int] | None = None,
-        batch: bool = False,
-        batch_poll_interval: float = 30.0,
-        batch_wait: float | None = None,
-        cancel_batches: bool = False,
+        **options: Any,
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
 
@@ -434,39 +460,25 @@ class MetaEvaluator:
         Args:
             judge_ids: The judges to run; all registered judges by default.
             run_id: The run to write (or continue); a new id by default.
-            max_concurrency: Requests in flight per judge (a judge's own setting wins).
-            max_retries: Retries after the first attempt: at most max_retries + 1 calls a row.
-            timeout: Seconds for one attempt, connect to last byte; a timeout is retried.
-            resume: Reuse rows already in the run; False asks every row again.
-            retry: Outcomes of rows already in the run to ask again: "invalid", "error".
-            requests_per_minute: Budget shared by all judges on one endpoint and key.
-            tokens_per_minute: Budget shared by all judges on one endpoint and key.
-            backoff_base: Seconds of the first retry's backoff window (doubling, jittered,
-                capped at 30 s; never shorter than the server's Retry-After).
-            consistency: Answers asked per row; above 1, each task's label is the majority
-                vote of the valid answers (ties go to the label seen first).
+            settings: The run's settings (`RunSettings`); `options` are applied on top.
             transport: An httpx transport to send through (tests, proxies).
-            shard: `(k, N)`: run only part k of N of the rows (1-based), split by a stable
-                hash of the id, so N processes on N machines each run one part under the same
-                `run_id` (which a shard needs). Each shard writes its own files; once all N are
-                complete (their folders copied into one `results/`), `load_all_judge_results`
-                returns them as one result set. The returned results hold the shard's rows.
-            batch: Ask through the provider's batch engine (OpenAI Batch, Anthropic Message
-                Batches; half the price, no rate limits, answers within 24 h) instead of live
-                calls. Each submitted batch is recorded in the run folder before waiting, so a
-                run that is killed or stops waiting reconnects to its batches when called again
-                with batch=True. Mock judges answer live.
-            batch_poll_interval: Seconds between two looks at a running batch.
-            batch_wait: Most seconds to wait for batches: None waits until they end, 0 only
-                submits. Rows of batches still running are not in the returned results yet.
-            cancel_batches: With batch=True: cancel the run's pending batches instead of
-                submitting; what they answered is collected, the rest become `batch_canceled`
-                error rows (ask them again with retry=["error"]).
+            **options: The fields of `RunSettings`, each documented there:
+                `max_concurrency=16` (requests in flight per judge; a judge's own setting
+                wins), `max_retries=3` (retries after the first attempt), `timeout=60.0`
+                (seconds for one attempt, connect to last byte), `resume=True`, `retry=()`
+                (outcomes of rows already in the run to ask again: "invalid", "error"),
+                `requests_per_minute`, `tokens_per_minute` (budgets shared by all judges on one
+                endpoint and key), `backoff_base=1.0`, `backoff_cap=30.0`, `consistency=1`
+                (answers per row; above 1, the majority vote per task), `shard=(k, N)` (part
+                k of N of the rows, under a shared `run_id`), `batch=False` (ask through the
+                provider's batch engine; submitted batches are recorded in the run folder and
+                reconnected to on the next batch run), `batch_poll_interval=30.0`,
+                `batch_wait=None` (0 only submits), `cancel_batches=False`.
 
         Raises:
             ProjectError: The project has no data or no task yet.
-            JudgeConfigError: An unknown judge id or bad settings, raised before any call
-                (also when no selected judge's key can be read).
+            JudgeConfigError: An unknown judge id or option, bad settings, or a judge that cannot
+                run, raised before any call (every problem at once).
             JudgeRunError: Some judges were stopped while the others ran and were saved: a
                 judge's key variable is unset or its key holds stray characters (it makes no
                 call), its endpoint refused its requests, or was never reached. `errors` names
@@ -474,81 +486,27 @@ class MetaEvaluator:
         """
         from meta_evaluator._async import run_sync
 
-        def call() -> Any:
-            return self.arun_judges(
-                judge_ids, run_id, max_concurrency=max_concurrency, max_retries=max_retries,
-                timeout=timeout, resume=resume, retry=retry,
-                requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute,
-                backoff_base=backoff_base, consistency=consistency, transport=transport,
-                shard=shard, batch=batch, batch_poll_interval=batch_poll_interval,
-                batch_wait=batch_wait, cancel_batches=cancel_batches,
-            )  # fmt: skip
-
-        return run_sync(call)
+        return run_sync(
+            lambda: self.arun_judges(
+                judge_ids, run_id, settings=settings, transport=transport, **options
+            )
+        )
 
     async def arun_judges(
         self,
         judge_ids: list[str] | None = None,
         run_id: str | None = None,
         *,
-        max_concurrency: int = 16,
-        max_retries: int = 3,
-        timeout: float = 60.0,
-        resume: bool = True,
-        retry: Iterable[str] = (),
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
-        backoff_base: float = 1.0,
-        consistency: int = 1,
+        settings: RunSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        shard: tuple[int, int] | None = None,
-        batch: bool = False,
-        batch_poll_interval: float = 30.0,
-        batch_wait: float | None = None,
-        cancel_batches: bool = False,
+        **options: Any,
     ) -> dict[str, JudgeResults]:
-        """The awaitable twin of `run_judges_async` (same arguments)."""
-        from meta_evaluator.judge._runner import RunSettings, run_judges
+        """The awaitable twin of `run_judges_async` (same arguments): plan, then execute."""
+        from meta_evaluator.judge.runner import execute
         from meta_evaluator.results.judge_results import results_of_run
 
-        if self._data is None or self._eval_task is None:
-            missing = "data" if self._data is None else "an evaluation task"
-            raise ProjectError(
-                f"{self._paths.root}: the project has no {missing} yet; add it before running "
-                "judges.",
-                path=self._paths.root,
-                field="data" if self._data is None else "eval_task",
-            )
-        judges = self._selected_judges(judge_ids)
-        if run_id is not None:
-            check_safe_name(run_id, field="run_id")
-        self._paths.check_inside()
-        settings = RunSettings(
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            retry=tuple(retry),
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-            backoff_base=backoff_base,
-            consistency=consistency,
-            batch=batch,
-            batch_poll_interval=batch_poll_interval,
-            batch_wait=batch_wait,
-            batch_cancel=cancel_batches,
-        )
-        run = run_judges(
-            self._paths.results_dir,
-            judges,
-            self._data,
-            self._eval_task,
-            run_id=run_id,
-            settings=settings,
-            resume=resume,
-            transport=transport,
-            shard=shard,
-        )
-        return await results_of_run(run)  # JudgeOutcome → JudgeResults (JudgeRunError too)
+        plan = self.plan_run(judge_ids, run_id, settings=settings, **options)
+        return await results_of_run(execute(plan, transport=transport))
 
     def check_endpoints(
         self,
@@ -581,6 +539,18 @@ class MetaEvaluator:
 
         judges = self._selected_judges(judge_ids)
         return run_sync(lambda: check_endpoints(judges, timeout=timeout, transport=transport))
+
+    def _data_and_task(self) -> tuple[EvalData, EvalTask]:
+        """The project's data and task, or a ProjectError naming what is missing."""
+        if self._data is None or self._eval_task is None:
+            missing = "data" if self._data is None else "an evaluation task"
+            raise ProjectError(
+                f"{self._paths.root}: the project has no {missing} yet; add it before running "
+                "judges.",
+                path=self._paths.root,
+                field="data" if self._data is None else "eval_task",
+            )
+        return self._data, self._eval_task
 
     def _selected_judges(self, judge_ids: Iterable[str] | None) -> list[Judge]:
         """The registered judges named by `judge_ids` (all by default), in that order."""

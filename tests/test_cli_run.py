@@ -232,12 +232,17 @@ def test_dry_run_with_bad_configuration_exits_2(
     unset = entry("run", project, "--dry-run")
     assert unset.returncode == 2
     assert "variable ME_TEST_UNSET_KEY_1 is not set" in unset.stderr
-    assert "Traceback" not in unset.stderr and unset.stdout == ""
+    assert "Traceback" not in unset.stderr
+    # The plan is printed: the mock judge would run; the keyless ones are refused, as the run
+    # would refuse them (exit 2 all the same).
+    assert f"{JUDGE}: mock" in unset.stdout
+    assert "Refused (makes no call; the others run): judge 'gpt_0'" in unset.stdout
     unknown = entry("run", project, "--dry-run", "--judges", f"{JUDGE},nope")
     assert unknown.returncode == 2
     assert "no registered judge ['nope']" in unknown.stderr and JUDGE in unknown.stderr
     bad_retry = entry("run", project, "--dry-run", "--retry", "valid")
-    assert bad_retry.returncode == 2 and "retry takes 'invalid' and 'error'" in bad_retry.stderr
+    assert bad_retry.returncode == 2
+    assert "retry[0]: Input should be 'invalid' or 'error'" in bad_retry.stderr
     assert snapshot(project) == before
 
 

@@ -40,19 +40,13 @@ def _refusal(project_dir: Path) -> MetaEvaluator:
             annotation_prompt="Did the assistant refuse the user's request?",
         )
     )
-    evaluator.add_judge(
-        "mock_refusal_judge",
-        "mock",
-        "mock-refusal-1",
-        prompt_file=files / "prompt.md",
-        mock={"invalid_rate": 0.05},  # a few unusable answers, as real judges give
+    _finish(
+        evaluator, project_dir, files, "mock_refusal_judge", "mock-refusal-1", invalid_rate=0.05
     )
-    evaluator.save_state(data_format="csv")  # readable and diffable under version control
     for annotator in ("ana", "ben", "chen"):
         evaluator.add_external_annotation_results(
             files / "annotations" / f"{annotator}.csv", annotator
         )
-    _copy_metrics(files, project_dir)
     return evaluator
 
 
@@ -66,16 +60,9 @@ def _pairwise(project_dir: Path) -> MetaEvaluator:
     files = _HERE / "pairwise"
     evaluator = MetaEvaluator(project_dir, load=False)
     evaluator.add_preference_pairs(files / "pairs.json", trait_judge_id="annotated_pairs")
-    evaluator.add_judge(
-        "mock_trait_judge",
-        "mock",
-        "mock-traits-1",
-        prompt_file=files / "prompt.md",
-        mock={"invalid_rate": 0.05},
+    return _finish(
+        evaluator, project_dir, files, "mock_trait_judge", "mock-traits-1", invalid_rate=0.05
     )
-    evaluator.save_state(data_format="csv")
-    _copy_metrics(files, project_dir)
-    return evaluator
 
 
 def _fairness(project_dir: Path) -> MetaEvaluator:
@@ -103,13 +90,9 @@ def _fairness(project_dir: Path) -> MetaEvaluator:
             annotation_prompt="Will this student reach the high performance band?",
         )
     )
-    evaluator.add_judge(
-        "mock_model", "mock", "mock-predictor-1", prompt_file=files / "prompt.md",
-        mock={"invalid_rate": 0.05},
-    )  # fmt: skip
-    evaluator.save_state(data_format="csv")
-    _copy_metrics(files, project_dir)
-    return evaluator
+    return _finish(
+        evaluator, project_dir, files, "mock_model", "mock-predictor-1", invalid_rate=0.05
+    )
 
 
 def _stereotype(project_dir: Path) -> MetaEvaluator:
@@ -126,13 +109,7 @@ def _stereotype(project_dir: Path) -> MetaEvaluator:
             annotation_prompt="Which option continues the context best?",
         )
     )
-    evaluator.add_judge(
-        "mock_model", "mock", "mock-cat-1", prompt_file=files / "prompt.md",
-        mock={"invalid_rate": 0.1},
-    )  # fmt: skip
-    evaluator.save_state(data_format="csv")
-    _copy_metrics(files, project_dir)
-    return evaluator
+    return _finish(evaluator, project_dir, files, "mock_model", "mock-cat-1", invalid_rate=0.1)
 
 
 _EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {
@@ -143,10 +120,29 @@ _EXAMPLES: dict[str, Callable[[Path], MetaEvaluator]] = {
 }
 
 
-def _copy_metrics(files: Path, project_dir: Path) -> None:
-    """Copy the example's `metrics.yaml` into the project, never through a link out of it."""
+def _finish(
+    evaluator: MetaEvaluator,
+    project_dir: Path,
+    files: Path,
+    judge_id: str,
+    model: str,
+    *,
+    invalid_rate: float,
+) -> MetaEvaluator:
+    """Add the example's mock judge, save the project and copy in the example's `metrics.yaml`.
+
+    The judge gives a few unusable answers (`invalid_rate`), as real judges do; the data is
+    saved as CSV, readable and diffable under version control; `metrics.yaml` is never written
+    through a link out of the project.
+    """
+    evaluator.add_judge(
+        judge_id, "mock", model, prompt_file=files / "prompt.md",
+        mock={"invalid_rate": invalid_rate},
+    )  # fmt: skip
+    evaluator.save_state(data_format="csv")
     source = (files / "metrics.yaml").read_bytes()
     atomic_write_bytes(project_dir / "metrics.yaml", source, root=project_dir)
+    return evaluator
 
 
 def example_names() -> list[str]:

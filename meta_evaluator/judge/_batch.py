@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 
 import anyio
 
-from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
 from meta_evaluator.judge._progress import Progress
@@ -33,19 +32,19 @@ from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
 from meta_evaluator.judge.batch_ledger import (
     BatchLedger,
     BatchRecord,
+    batch_names,
     known_batch_ids,
     new_batch_key,
 )
 from meta_evaluator.judge.row_store import RowStore
 from meta_evaluator.judge.run_files import now_iso
+from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.llm.batch import BatchClient, BatchNotIdentified, BatchResult
 from meta_evaluator.llm.classify import CallFailed, EndpointRejected, classify
 from meta_evaluator.llm.retry import backoff_seconds, call_with_retries
 
 __all__ = [
-    "BatchSettings",
     "PreparedBatch",
-    "check_ledger",
     "plan_batches",
     "prepare_batches",
     "run_batch_judge",
@@ -56,65 +55,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _NO_RESULT_STATUS = {"expired": "batch_expired", "cancelled": "batch_canceled"}
-
-
-@dataclass(frozen=True)
-class BatchSettings:
-    """How one judge's batches are asked for, waited on and retried."""
-
-    answers_per_row: int = 1
-    max_retries: int = 3
-    backoff_base: float = 1.0
-    backoff_cap: float = 30.0
-    poll_interval: float = 30.0
-    wait: float | None = None
-    """Most seconds to wait for batches; None until they end."""
-    cancel: bool = False
-    """Cancel the run's pending batches instead of submitting, then collect what they hold."""
-
-
-def check_ledger(run: JudgeRun, *, batch: bool) -> None:
-    """Refuse, before any call, what would pay for rows twice or mix configurations.
-
-    Raises:
-        JudgeConfigError: The run has batches still pending and this run is live (its rows
-            would be asked again) or starts over (resume=False), or pending batches of another
-            judge configuration.
-    """
-    pending = BatchLedger(run.files).pending()
-    if not pending:
-        return
-    rows = sum(len(record.ids) for record in pending)
-    where = f"run {run.files.run_id!r} of judge {run.judge.id!r}"
-    held = f"{rows} rows in {len(pending)} submitted batch(es) ({_names(pending)})"
-    if run.fresh_start:
-        raise JudgeConfigError(
-            f"{where} has {held}, still running and billed; resume=False (--no-resume) would "
-            "ask those rows again. Cancel them first (batch=True, cancel_batches=True; "
-            "--batch --cancel-batches), or start another run_id.",
-            judge_id=run.judge.id,
-            field="resume",
-        )
-    if not batch:
-        raise JudgeConfigError(
-            f"{where} has {held}; run with batch=True (--batch) to collect them, or start "
-            "another run_id.",
-            judge_id=run.judge.id,
-            field="batch",
-        )
-    other = [r for r in pending if r.fingerprint != run.fingerprint]
-    if other:
-        raise JudgeConfigError(
-            f"{where} has batches submitted with another configuration of the judge "
-            f"({_names(other)}); collect them with that configuration first, or start another "
-            "run_id.",
-            judge_id=run.judge.id,
-            field="run_id",
-        )
-
-
-def _names(records: Sequence[BatchRecord]) -> str:
-    return ", ".join(record.batch_id or record.key for record in records)
 
 
 def plan_batches(
@@ -196,38 +136,38 @@ def prepare_batches(
 async def run_batch_judge(
     run: JudgeRun,
     client: BatchClient,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
+    rows: Sequence[Mapping[str, Any]],
+    ids: Sequence[Any],
     task: EvalTask,
-    settings: BatchSettings,
+    settings: RunSettings,
     progress: Progress,
 ) -> None:
     """Submit, reconnect to, wait for and collect one judge's batches (see the module).
 
-    With `settings.cancel`, the run's pending batches are canceled instead and nothing new is
-    submitted; what they answered before stopping is collected, the rest become error rows
+    With `settings.cancel_batches`, the run's pending batches are canceled instead and nothing
+    new is submitted; what they answered before stopping is collected, the rest become error rows
     (`batch_canceled`) that `retry=["error"]` asks again.
     """
     progress.add_judge(run.judge.id, total=len(ids), done=len(run.kept))
     ledger = BatchLedger(run.files)
-    pending = [] if run.unchanged else ledger.pending()
-    if run.unchanged or not (run.todo or run.seeded or pending):
+    pending = [] if run.plan.unchanged else ledger.pending()
+    if run.plan.unchanged or not (run.plan.todo or run.plan.seeded or pending):
         return
-    if run.fresh_start:
+    if run.plan.fresh_start:
         run.files.rows.unlink(missing_ok=True)  # check_ledger made sure no batch is pending
     with RowStore(run.files.rows, root=run.files.root) as store:
         job = _BatchJob(run, client, ledger, store, task, settings, progress, rows, ids)
-        if run.seeded:
+        if run.plan.seeded:
             for values in run.kept.values():
                 store.append(values)
             mark_started(run)
         try:
             pending = await job.reconnect(pending)
-            if settings.cancel:
+            if settings.cancel_batches:
                 await job.cancel(pending)
             else:
                 waiting = {row_id for record in pending for row_id in record.ids}
-                todo = [index for index in run.todo if ids[index] not in waiting]
+                todo = [index for index in run.plan.todo if ids[index] not in waiting]
                 pending += await job.submit(todo)
             await job.wait(pending)
         except (CallFailed, EndpointRejected) as exc:
@@ -246,10 +186,10 @@ class _BatchJob:
         ledger: BatchLedger,
         store: RowStore,
         task: EvalTask,
-        settings: BatchSettings,
+        settings: RunSettings,
         progress: Progress,
-        rows: list[dict[str, Any]],
-        ids: list[Any],
+        rows: Sequence[Mapping[str, Any]],
+        ids: Sequence[Any],
     ) -> None:
         self.run, self.client, self.ledger, self.store = run, client, ledger, store
         self.task, self.settings, self.progress = task, settings, progress
@@ -333,7 +273,7 @@ class _BatchJob:
         """Submit the `todo` rows in as few batches as the provider's limits allow."""
         if not todo:
             return []
-        client, per_row = self.client, self.settings.answers_per_row
+        client, per_row = self.client, self.settings.consistency
         submitted = []
         builder = self.run.builders[self.run.method]
         for prepared in prepare_batches(client, builder, [self.rows[i] for i in todo], per_row):
@@ -448,7 +388,7 @@ class _BatchJob:
         A batch that cannot be polled or read (the provider no longer knows it, or keeps
         failing) is left pending and reported; the others go on.
         """
-        wait = self.settings.wait
+        wait = self.settings.batch_wait
         deadline = math.inf if wait is None else time.monotonic() + wait
         seen: dict[str, dict[str, int]] = {}
         while pending:
@@ -469,10 +409,10 @@ class _BatchJob:
                     "judge=%s: %d batch(es) still running (%s); run again to collect them",
                     self.run.judge.id,
                     len(pending),
-                    _names(pending),
+                    batch_names(pending),
                 )
                 return
-            await anyio.sleep(min(self.settings.poll_interval, left))
+            await anyio.sleep(min(self.settings.batch_poll_interval, left))
 
     def unreachable(self, record: BatchRecord, exc: Exception) -> str:
         """What to tell the user about a batch that could not be polled or read."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -23,7 +24,7 @@ from meta_evaluator.errors import StateError
 from meta_evaluator.judge.run_files import RunFiles
 from meta_evaluator.storage import atomic_write_text, read_json
 
-__all__ = ["BatchLedger", "BatchRecord", "known_batch_ids", "new_batch_key"]
+__all__ = ["BatchLedger", "BatchRecord", "batch_names", "known_batch_ids", "new_batch_key"]
 
 RECORD_VERSION = 1
 
@@ -201,3 +202,8 @@ def known_batch_ids(results_dir: Path) -> set[str]:
         if isinstance(batch_id, str):
             known.add(batch_id)
     return known
+
+
+def batch_names(records: Sequence[BatchRecord]) -> str:
+    """The records' batches as a message names them: the provider's ids, else our keys."""
+    return ", ".join(record.batch_id or record.key for record in records)

@@ -1,35 +1,29 @@
-"""The runner: many judges over many rows, concurrently, every finished row saved at once.
+"""The second stage of a run: execute a `RunPlan`, every finished row saved at once.
 
 Structure: one anyio task group per run, one per judge inside it, one task per row bounded by
 the judge's concurrency; calls share per-endpoint limits (in flight, per minute). A row's
 failures that retrying may cure are retried (llm/retry.py); what remains becomes the row's
 outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
 one never reached (its first calls all fail to connect) is stopped by its breaker
-(`_breaker.py`) within a few calls.
+(`_breaker.py`) within a few calls. Batch judges go through `_batch.py` instead.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import httpx
+import polars as pl
 
 from meta_evaluator._async import our_error_first
-from meta_evaluator._util import finite_number, repeated
-from meta_evaluator.data import EvalData
-from meta_evaluator.errors import JudgeConfigError, JudgeRunError
+from meta_evaluator.errors import JudgeRunError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.eval_task import AnsweringMethod
-from meta_evaluator.judge._batch import BatchSettings, check_ledger, run_batch_judge
+from meta_evaluator.judge._batch import run_batch_judge
 from meta_evaluator.judge._clients import (
     LLMClient,
     build_batch_client,
@@ -44,40 +38,21 @@ from meta_evaluator.judge._judge_run import (
     write_state,
 )
 from meta_evaluator.judge._progress import Progress
-from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
-from meta_evaluator.judge._shards import check_shard, shard_of
-from meta_evaluator.judge.config import Judge
+from meta_evaluator.judge._prompting import prompt_hash
+from meta_evaluator.judge.plan import RunPlan
 from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow, count_outcomes, rows_frame
-from meta_evaluator.judge.row_store import RowStore, read_rows
-from meta_evaluator.judge.run_files import (
-    RunFiles,
-    RunLock,
-    latest_run,
-    latest_sharded_run,
-    new_run_id,
-    now_iso,
-)
+from meta_evaluator.judge.row_store import RowStore
+from meta_evaluator.judge.run_files import RunLock, now_iso
+from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
 from meta_evaluator.llm.transport import make_transport
 from meta_evaluator.llm.types import ChatResponse
 
-__all__ = [
-    "RunSettings",
-    "check_judge",
-    "check_judges",
-    "check_listed_once",
-    "combined_error",
-    "fingerprint",
-    "plan_judge",
-    "run_judges",
-    "shard_rows",
-]
+__all__ = ["execute"]
 
 logger = logging.getLogger(__name__)
-
-OUTCOMES = ("valid", "invalid", "error", "skipped")
 
 BATCH_TIMEOUT = 600.0
 """Seconds for one batch API call: uploads and downloads of up to a few hundred MB."""
@@ -86,145 +61,30 @@ CONNECT_TIMEOUT = 10.0
 """Most seconds to open a connection (at most half of an attempt's timeout)."""
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """How a run calls endpoints; a judge's own `max_concurrency` wins over the run's."""
-
-    max_concurrency: int = 16
-    """Requests in flight per judge."""
-    max_retries: int = 3
-    """Retries after the first attempt: at most `max_retries + 1` calls per row."""
-    timeout: float = 60.0
-    """Seconds for one attempt, connect to last byte; a timed-out attempt is retried."""
-    retry: tuple[str, ...] = ()
-    """Outcomes of rows already in the run to ask again (`invalid`, `error`); others are kept."""
-    requests_per_minute: float | None = None
-    """Budget shared by all judges on one endpoint and key."""
-    tokens_per_minute: float | None = None
-    """Budget shared by all judges on one endpoint and key (estimated before each call)."""
-    backoff_base: float = 1.0
-    """Seconds of the first backoff window; it doubles with each retry."""
-    backoff_cap: float = 30.0
-    """Most seconds of one backoff window."""
-    consistency: int = 1
-    """Answers asked per row; with more than one, each task's label is the majority vote of
-    the valid answers (ties go to the label seen first)."""
-    batch: bool = False
-    """Ask through the provider's batch engine (OpenAI Batch, Anthropic Message Batches)."""
-    batch_poll_interval: float = 30.0
-    """Seconds between two looks at a running batch."""
-    batch_wait: float | None = None
-    """Most seconds to wait for batches (None: until they end; 0: submit and return). Batches
-    still running stay recorded in the run folder; the next batch run collects them."""
-    batch_cancel: bool = False
-    """Cancel the run's pending batches (submitting nothing), then collect what they hold."""
-
-    def __post_init__(self) -> None:
-        problems = []
-        if not (isinstance(self.max_concurrency, int) and self.max_concurrency >= 1):
-            problems.append(
-                f"max_concurrency must be an integer >= 1, got {self.max_concurrency!r}"
-            )
-        if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
-            problems.append(f"max_retries must be an integer >= 0, got {self.max_retries!r}")
-        if not (isinstance(self.consistency, int) and self.consistency >= 1):
-            problems.append(f"consistency must be an integer >= 1, got {self.consistency!r}")
-        if not (isinstance(self.timeout, int | float) and self.timeout > 0):
-            problems.append(f"timeout must be seconds > 0, got {self.timeout!r}")
-        if self.batch_cancel and not self.batch:
-            problems.append("batch_cancel needs batch=True (it cancels the run's batches)")
-        unknown = [r for r in self.retry if r not in ("invalid", "error")]
-        if unknown:
-            problems.append(f"retry takes 'invalid' and 'error', got {unknown}")
-        if not finite_number(self.batch_poll_interval) or self.batch_poll_interval <= 0:
-            problems.append(
-                f"batch_poll_interval must be seconds > 0, got {self.batch_poll_interval!r}"
-            )
-        if self.batch_wait is not None and not (
-            finite_number(self.batch_wait) and self.batch_wait >= 0
-        ):
-            problems.append(f"batch_wait must be seconds >= 0 or None, got {self.batch_wait!r}")
-        for name in ("requests_per_minute", "tokens_per_minute"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, int | float) and value > 0):
-                problems.append(f"{name} must be > 0 or None, got {value!r}")
-        if problems:
-            raise JudgeConfigError("run settings: " + "; ".join(problems), field="settings")
-
-
-def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
-    """A digest of what makes two runs' answers comparable.
-
-    Client, endpoint, model, prompt, answering method, sampling parameters and the task's
-    labels count; concurrency and headers do not.
-    """
-    payload = {
-        "llm_client": judge.llm_client,
-        "base_url": judge.base_url,
-        "api_version": judge.api_version,
-        "model": judge.model,
-        "prompt": judge.prompt.prompt,
-        "answering_method": answering_method(judge, task),
-        "temperature": judge.temperature,
-        "max_tokens": judge.max_tokens,
-        "mock": judge.mock.model_dump() if judge.mock else None,
-        "tasks": task.model_dump(mode="json")["task_schemas"],
-        "required": task.get_required_tasks(),
-    }
-    if consistency > 1:  # absent at 1, so single-answer fingerprints stay as they were
-        payload["consistency"] = consistency
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
-
-async def run_judges(
-    results_dir: Path,
-    judges: Sequence[Judge],
-    data: EvalData,
-    task: EvalTask,
+async def execute(
+    plan: RunPlan,
     *,
-    run_id: str | None,
-    settings: RunSettings,
-    resume: bool = True,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
-    shard: tuple[int, int] | None = None,
 ) -> dict[str, JudgeOutcome]:
-    """Run `judges` over every row of `data` (or of its shard); return each judge's rows.
+    """Ask what `plan` says to ask; return each judge's rows (kept and new, in data order).
 
-    With `shard=(k, N)`, only the rows with `shard_of(id, N) == k - 1` are asked, into files
-    of that shard in the run `run_id` (which a sharded run needs, as all its shards share it).
-
-    A judge whose key cannot be read (variable not set, stray characters in the key) makes no
-    call; the other judges run, and the error naming it is raised when they are done.
+    The judges the plan refused (their key cannot be read) make no call; the others run, and
+    the error naming the refused ones is raised when they are done.
 
     Raises:
-        JudgeConfigError: Before any call: a judge's answering method does not fit the task,
-            a bad shard (or one without a run_id), or no selected judge's key can be read.
         JudgeRunError: After the other judges finished: a judge's key could not be read, its
             endpoint refused its requests, or was never reached (`errors` names each;
             `results` holds each judge's `JudgeOutcome`, which the facade turns into
             `JudgeResults`).
+        StateError: Another process is writing a judge's run (its lock is held).
     """
-    check_listed_once(judges)
-    # Every judge is checked before any file is touched or any call made.
-    checked, problems = check_judges(judges, task)
-    blocked = [exc for exc in problems if exc.field == "api_key_env"]
-    if len(blocked) < len(problems):  # only a key blocks just its judge; the rest stop the run
-        raise next(exc for exc in problems if exc.field != "api_key_env")
-    if blocked and not checked:
-        raise combined_error(blocked, field="api_key_env")
-    for exc in blocked:  # said now too: the other judges may take hours
+    settings = plan.settings
+    for exc in plan.refused:  # said now too: the other judges may take hours
         logger.warning("%s The other judges run.", exc.message)
-    rows, ids = shard_rows(data, shard, run_id)
-    fresh = new_run_id()  # judges starting a new run in this call share its id
-    runs = [
-        plan_judge(results_dir, judge, method, endpoint, api_key, task, rows, ids,
-              run_id=run_id, fresh_run_id=fresh, settings=settings, resume=resume, shard=shard)
-        for judge, method, endpoint, api_key in checked
-    ]  # fmt: skip
-    batched = {r.judge.id for r in runs if settings.batch and r.judge.llm_client != "mock"}
-    for run in runs:
-        check_ledger(run, batch=run.judge.id in batched)
+    runs = [JudgeRun.start(judge_plan, judge_endpoint(judge_plan.judge)[1], plan.task)
+            for judge_plan in plan.judges]  # fmt: skip
+    rows, ids, task = plan.rows, plan.ids, plan.task
     progress = progress or Progress.for_terminal()
     # Judges on one endpoint and key share its limits; each judge keeps its own in-flight bound,
     # so the endpoint allows the sum of theirs.
@@ -242,21 +102,21 @@ async def run_judges(
     }
     async with contextlib.AsyncExitStack() as stack:
         for run in runs:  # one writer per run and judge, across processes
-            if not run.unchanged and (run.todo or run.seeded or run.judge.id in batched):
+            if run.plan.writes:
                 lock = RunLock(run.files)
                 lock.acquire()
                 stack.callback(lock.release)
         http: dict[EndpointKey, httpx.AsyncClient] = {}
         batch_http: dict[EndpointKey, httpx.AsyncClient] = {}
         for run in runs:
-            if run.judge.id in batched and run.endpoint not in batch_http:
+            if run.plan.batch and run.endpoint not in batch_http:
                 batch_http[run.endpoint] = await stack.enter_async_context(
                     httpx.AsyncClient(
                         transport=transport,
                         timeout=httpx.Timeout(BATCH_TIMEOUT, connect=min(10.0, settings.timeout)),
                     )
                 )
-        live = {run.endpoint for run in runs if run.judge.id not in batched}
+        live = {run.endpoint for run in runs if not run.plan.batch}
         for key, limit in limits.items():
             if key.client == "mock" or key not in live:
                 continue
@@ -274,11 +134,13 @@ async def run_judges(
         with progress, our_error_first():  # a full disk: one DiskFullError, not a group
             async with anyio.create_task_group() as group:
                 for run in runs:
-                    if run.judge.id in batched:
+                    if run.plan.batch:
+                        batch_client = build_batch_client(
+                            run.judge, batch_http[run.endpoint], run.api_key, timeout=BATCH_TIMEOUT
+                        )
                         group.start_soon(
-                            _run_batches, run, batch_http[run.endpoint], rows, ids, task,
-                            settings, progress,
-                        )  # fmt: skip
+                            run_batch_judge, run, batch_client, rows, ids, task, settings, progress
+                        )
                         continue
                     client = build_client(
                         run.judge, http.get(run.endpoint), run.api_key, timeout=settings.timeout
@@ -287,27 +149,14 @@ async def run_judges(
                         _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
                         progress,
                     )  # fmt: skip
-    results = {}
-    for run in runs:
-        results[run.judge.id] = _finish(run, ids, task, data)
-    stopped = [(exc.judge_id, exc.field, exc.message) for exc in blocked]
+    id_dtype = plan.data.data.schema[plan.data.id_column]
+    results = {run.judge.id: _finish(run, ids, task, id_dtype) for run in runs}
+    stopped = [(exc.judge_id, exc.field, exc.message) for exc in plan.refused]
     stopped += [(r.judge.id, "endpoint", r.failure) for r in runs if r.failure]
     if stopped:
         raise _stopped_error(stopped, finished=[r.judge.id for r in runs if not r.failure],
                              results=results)  # fmt: skip
     return results
-
-
-def combined_error(problems: list[JudgeConfigError], *, field: str) -> JudgeConfigError:
-    """One error for several judges' problems (the problem itself when there is one)."""
-    if len(problems) == 1:
-        return problems[0]
-    return JudgeConfigError(
-        "\n".join(exc.message for exc in problems),
-        judge_id=problems[0].judge_id,
-        field=field,
-        errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in problems],
-    )
 
 
 def _stopped_error(
@@ -332,213 +181,30 @@ def _stopped_error(
     )
 
 
-async def _run_batches(
-    run: JudgeRun,
-    http: httpx.AsyncClient,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
-    task: EvalTask,
-    settings: RunSettings,
-    progress: Progress,
-) -> None:
-    batch = BatchSettings(
-        answers_per_row=settings.consistency,
-        max_retries=settings.max_retries,
-        backoff_base=settings.backoff_base,
-        backoff_cap=settings.backoff_cap,
-        poll_interval=settings.batch_poll_interval,
-        wait=settings.batch_wait,
-        cancel=settings.batch_cancel,
-    )
-    client = build_batch_client(run.judge, http, run.api_key, timeout=BATCH_TIMEOUT)
-    await run_batch_judge(run, client, rows, ids, task, batch, progress)
-
-
-def check_listed_once(judges: Sequence[Judge]) -> None:
-    """Raise JudgeConfigError naming the judges listed more than once."""
-    twice = repeated(j.id for j in judges)
-    if twice:
-        raise JudgeConfigError(
-            f"judges {twice} are listed twice; name each once.", field="judge_ids"
-        )
-
-
-def shard_rows(
-    data: EvalData, shard: tuple[int, int] | None, run_id: str | None
-) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The rows and ids a run asks: all of them, or those of part k of N (`shard=(k, N)`).
-
-    Raises:
-        JudgeConfigError: `shard` is not (k, N) with 1 <= k <= N, or comes without a run_id
-            (shards started apart would otherwise write to different runs, never merged).
-    """
-    rows = data.data.to_dicts()
-    ids = data.ids.to_list()
-    if shard is None:
-        return rows, ids
-    k, count = check_shard(shard)
-    if run_id is None:
-        raise JudgeConfigError(
-            f"shard {k}/{count} needs a run_id, the same for every shard of the run, so their "
-            "results merge (for instance --run-id nightly-1 on every machine).",
-            field="run_id",
-        )
-    keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
-    return [rows[index] for index in keep], [ids[index] for index in keep]
-
-
-def check_judges(
-    judges: Sequence[Judge], task: EvalTask
-) -> tuple[list[tuple[Judge, AnsweringMethod, EndpointKey, str | None]], list[JudgeConfigError]]:
-    """`check_judge` for each judge: the judges that passed, and every problem of the others.
-
-    The run lets a judge whose key cannot be read (`field == "api_key_env"`) block only itself;
-    the dry run reports every problem at once.
-    """
-    checked, problems = [], []
-    for judge in judges:
-        try:
-            checked.append((judge, *check_judge(judge, task)))
-        except JudgeConfigError as exc:
-            problems.append(exc)
-    return checked, problems
-
-
-def check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey, str | None]:
-    """Everything about a judge that can fail before a call: method, Azure settings, key."""
-    method = answering_method(judge, task)
-    if method == "text" and not any(task.task_kind(t) == "single" for t in task.task_names):
-        raise JudgeConfigError(
-            f"judge {judge.id!r}: answering_method 'text' needs a single-choice task to match "
-            "the answer to; use 'structured' or 'xml'.",
-            judge_id=judge.id,
-            field="answering_method",
-        )
-    endpoint, api_key = judge_endpoint(judge)
-    return method, endpoint, api_key
-
-
-def plan_judge(
-    results_dir: Path,
-    judge: Judge,
-    method: AnsweringMethod,
-    endpoint: EndpointKey,
-    api_key: str | None,
-    task: EvalTask,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
-    *,
-    run_id: str | None,
-    fresh_run_id: str,
-    settings: RunSettings,
-    resume: bool,
-    shard: tuple[int, int] | None = None,
-) -> JudgeRun:
-    """Pick the judge's run and sort rows into kept and to-do; reads files, writes none.
-
-    With `run_id`, that run is continued (or started). Without, the judge's latest unfinished
-    run of the same configuration is continued; failing that, a new run starts, keeping the
-    finished rows of the latest complete run of the same configuration, and when that run
-    already covers every row, it is returned as it is, with no call and no write.
-
-    With `shard`, `rows` and `ids` are that shard's (`shard_rows`) and the shard's own files in
-    the run `run_id` are continued (or started).
-    """
-    print_ = fingerprint(judge, task, settings.consistency)
-    source: RunFiles | None = None
-    shard_sources: list[RunFiles] = []
-    if shard is not None:
-        if run_id is None:
-            raise JudgeConfigError("a sharded run needs a run_id.", field="run_id")
-        files = RunFiles(results_dir, run_id, judge.id, shard=shard)
-        source = files if resume else None
-    elif run_id is not None:
-        files = RunFiles(results_dir, run_id, judge.id)
-        source = files if resume else None
-    elif resume and (unfinished := latest_run(results_dir, judge.id, complete=False,
-                                               fingerprint=print_)):  # fmt: skip
-        files = source = unfinished
-    else:
-        files = RunFiles(results_dir, fresh_run_id, judge.id)
-        if resume:
-            source = latest_run(results_dir, judge.id, complete=True, fingerprint=print_)
-            shards = latest_sharded_run(results_dir, judge.id, fingerprint=print_)
-            source_state = source.read_state() if source is not None else None
-            if shards is not None and (
-                source_state is None or (source_state.completed_at or "") < shards[0]
-            ):
-                shard_sources = shards[1]  # a later complete sharded run: its rows are reused
-                source = None
-    run = JudgeRun(judge, files, print_, method, endpoint, api_key, source=source)
-    run.builders = {m: RequestBuilder(judge, task, m) for m in ("structured", "xml", "text")}
-    state = source.read_state() if source is not None else None
-    run.created_at = state.created_at if state and source is files else now_iso()
-    run.fresh_start = not resume
-    names = task.task_names
-    previous: dict[Any, ResultRow] = {}
-    for record in read_rows(source.rows) if source else []:  # an id's last line wins
-        prior = ResultRow.from_record(record, names)
-        previous[prior.original_id] = prior
-    for part in shard_sources:  # each id once: the first shard's row wins, as on load
-        for record in read_rows(part.rows):
-            prior = ResultRow.from_record(record, names)
-            previous.setdefault(prior.original_id, prior)
-    if shard_sources:
-        run.source_run_id = shard_sources[0].run_id
-    methods: list[AnsweringMethod] = [method]
-    if method == "structured" and task.structured_outputs_fallback:
-        methods.append("xml")  # rows answered after a fallback count as done too
-    for index, (row, row_id) in enumerate(zip(rows, ids, strict=True)):
-        old = previous.get(row_id)
-        if (
-            old is not None
-            and old.fingerprint == print_
-            and old.outcome not in settings.retry
-            and old.prompt_hash in {prompt_hash(run.builders[m].build(row)) for m in methods}
-        ):
-            run.kept[row_id] = old
-        else:
-            run.todo.append(index)
-    if source is not None and source is not files:
-        if not run.todo and state is not None and state.complete and len(previous) == len(ids):
-            run.files, run.unchanged = source, True  # the complete run already has every row
-        else:
-            run.seeded = True  # the kept rows are copied into the new run
-    elif shard_sources:
-        if not run.todo and len(previous) == len(ids):  # the shards already have every row
-            run.files, run.unchanged = (
-                RunFiles(results_dir, shard_sources[0].run_id, judge.id),
-                True,
-            )
-        else:
-            run.seeded = True  # the shards' rows are copied into the new, unsharded run
-    return run
-
-
 async def _run_judge(
     run: JudgeRun,
     client: LLMClient,
     limits: EndpointLimits,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
+    rows: tuple[Mapping[str, Any], ...],
+    ids: tuple[Any, ...],
     task: EvalTask,
     settings: RunSettings,
     progress: Progress,
 ) -> None:
     judge = run.judge
     progress.add_judge(judge.id, total=len(ids), done=len(run.kept))
-    if run.unchanged or not (run.todo or run.seeded):
+    if run.plan.unchanged or not (run.plan.todo or run.plan.seeded):
         return
-    if run.fresh_start:
+    if run.plan.fresh_start:
         run.files.rows.unlink(missing_ok=True)  # resume=False: the run starts over
     slots = anyio.Semaphore(judge.max_concurrency or settings.max_concurrency)
     with RowStore(run.files.rows, root=run.files.root) as store:
-        if run.seeded:
+        if run.plan.seeded:
             for values in run.kept.values():
                 store.append(values)
             mark_started(run)
         async with anyio.create_task_group() as group:
-            for index in run.todo:
+            for index in run.plan.todo:
                 await slots.acquire()
                 if run.breaker.tripped:  # the endpoint is not there: the rest stay unasked
                     slots.release()
@@ -699,14 +365,16 @@ async def _ask(
     )  # fmt: skip
 
 
-def _finish(run: JudgeRun, ids: list[Any], task: EvalTask, data: EvalData) -> JudgeOutcome:
+def _finish(
+    run: JudgeRun, ids: tuple[Any, ...], task: EvalTask, id_dtype: pl.DataType
+) -> JudgeOutcome:
     """Merge kept and new rows in data order; a complete run also gets its table and state."""
     by_id = {**run.kept, **run.new_rows}
     ordered = [by_id[i] for i in ids if i in by_id]
     complete = len(ordered) == len(ids) and run.failure is None
-    frame = rows_frame(ordered, task, data.data.schema[data.id_column])
+    frame = rows_frame(ordered, task, id_dtype)
     outcome = JudgeOutcome(run.judge.id, run.files.run_id, frame, complete)
-    if run.unchanged or not (run.started or complete):
+    if run.plan.unchanged or not (run.started or complete):
         return outcome  # nothing was asked: the files stay as they were
     if complete:
         run.files.write_table(frame)

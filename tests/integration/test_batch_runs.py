@@ -27,9 +27,9 @@ from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.judge import fingerprint
 from meta_evaluator.judge._clients import build_batch_client
 from meta_evaluator.judge._prompting import build_request, prompt_hash
-from meta_evaluator.judge._runner import fingerprint
 from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord, new_batch_key
 from meta_evaluator.judge.row_store import read_rows
 from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
@@ -255,7 +255,7 @@ def test_canceled_batches_are_collected_as_canceled_rows_and_asked_again(
 def test_cancel_batches_needs_batch_mode(tmp_path: Path) -> None:
     with start_in_thread() as server:
         evaluator = make_project(tmp_path / "p", 5, server)
-        with pytest.raises(JudgeConfigError, match="batch_cancel needs batch=True"):
+        with pytest.raises(JudgeConfigError, match="cancel_batches needs batch=True"):
             evaluator.run_judges_async(["j"], cancel_batches=True)
         assert server.stats()["total_requests"] == 0
 

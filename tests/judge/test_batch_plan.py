@@ -120,18 +120,20 @@ def test_large_input_is_fast_and_within_limits() -> None:
         {"batch": True, "batch_poll_interval": 0},
         {"batch": True, "batch_wait": -1},
         {"batch": True, "batch_wait": float("nan")},
-        {"batch_cancel": True},
+        {"cancel_batches": True},
     ],
 )
 def test_bad_batch_settings_are_refused(settings: dict[str, object]) -> None:
     from meta_evaluator.errors import JudgeConfigError
-    from meta_evaluator.judge._runner import RunSettings
+    from meta_evaluator.judge import RunSettings
 
     with pytest.raises(JudgeConfigError, match="batch"):
         RunSettings(**settings)  # type: ignore[arg-type]
 
 
 def test_a_judge_runs_repr_never_shows_its_key(tmp_path: Path) -> None:
+    from meta_evaluator.eval_task import EvalTask
+    from meta_evaluator.judge import JudgePlan
     from meta_evaluator.judge._judge_run import JudgeRun
     from meta_evaluator.judge.config import Judge, Prompt
     from meta_evaluator.judge.run_files import RunFiles
@@ -139,14 +141,23 @@ def test_a_judge_runs_repr_never_shows_its_key(tmp_path: Path) -> None:
 
     judge = Judge(id="j", llm_client="openai", model="m", prompt=Prompt(id="p", prompt="{x}"))
     secret = "sk-never-shown-123"
-    run = JudgeRun(
-        judge,
-        RunFiles(tmp_path, "r", "j"),
-        "fp",
-        "structured",
-        endpoint_key("openai", "https://x", secret),
-        secret,
+    files = RunFiles(tmp_path, "r", "j")
+    plan = JudgePlan(
+        judge=judge,
+        method="structured",
+        endpoint=endpoint_key("openai", "https://x", secret),
+        fingerprint="fp",
+        files=files,
+        action="new",
+        source=None,
+        source_run_id=None,
+        created_at="2026-01-01T00:00:00Z",
+        kept={},
+        todo=(),
+        seeded=False,
+        batch=True,
     )
+    run = JudgeRun.start(plan, secret, EvalTask({"t": ["a", "b"]}, ["x"], ["y"]))
     assert secret not in repr(run)
 
 

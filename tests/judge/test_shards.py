@@ -103,10 +103,11 @@ def test_parse_shard_rejects(text: str) -> None:
 
 def test_run_rejects_a_bad_shard_or_one_without_run_id(example: Path, tmp_path: Path) -> None:
     evaluator = fresh(example, tmp_path / "p")
-    for shard in [(0, 3), (4, 3), (1, 0), (True, 2), "1/3"]:
+    for shard in [(0, 3), (4, 3), (1, 0), (True, 2), "1 of 3", 2]:
         with pytest.raises(JudgeConfigError) as caught:
-            evaluator.run_judges_async(run_id="r", shard=shard)  # type: ignore[arg-type]
+            evaluator.run_judges_async(run_id="r", shard=shard)
         assert caught.value.field == "shard"
+    assert evaluator.plan_run(run_id="r", shard="1/3").settings.shard == (1, 3)  # as on the CLI
     with pytest.raises(JudgeConfigError, match="needs a run_id") as caught:
         evaluator.run_judges_async(shard=(1, 3))
     assert caught.value.field == "run_id"

@@ -1,0 +1,454 @@
+"""The first stage of a run: what each judge will ask, reuse and write, worked out up front.
+
+`plan_run` reads the project's run folder and writes nothing. Its `RunPlan` is immutable and is
+the one input of the second stage (`execute`): the facade, the CLI, the dry run (a plan that is
+printed) and batch mode all go through it, so what a dry run shows is what the run does.
+
+Every problem that stops a judge is found here, all at once: a judge listed twice, an answering
+method that does not fit the task, a key that cannot be read, batches pending in a run that
+would ask their rows again. A judge whose key cannot be read is `refused` (it alone makes no
+call, the others run); any other problem stops the whole run before its first call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from meta_evaluator._util import repeated
+from meta_evaluator.data import EvalData
+from meta_evaluator.errors import JudgeConfigError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.judge._clients import judge_endpoint
+from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
+from meta_evaluator.judge._shards import shard_of
+from meta_evaluator.judge.batch_ledger import BatchLedger, batch_names
+from meta_evaluator.judge.config import Judge
+from meta_evaluator.judge.result_row import ResultRow
+from meta_evaluator.judge.row_store import read_rows
+from meta_evaluator.judge.run_files import (
+    RunFiles,
+    latest_run,
+    latest_sharded_run,
+    new_run_id,
+    now_iso,
+)
+from meta_evaluator.judge.settings import RunSettings
+from meta_evaluator.llm.limits import EndpointKey
+from meta_evaluator.storage import check_safe_name
+
+if TYPE_CHECKING:
+    from meta_evaluator.judge._dry_run import RunSummary
+
+__all__ = [
+    "JudgePlan",
+    "RunAction",
+    "RunPlan",
+    "check_listed_once",
+    "combined_error",
+    "fingerprint",
+    "plan_run",
+]
+
+RunAction = Literal["new", "continue", "start", "restart", "done"]
+"""`new`: a new run; `continue`: an existing run (the latest unfinished one of this
+configuration, or the one named by run_id); `start`: the named run, which does not exist yet;
+`restart`: the named run from scratch (resume=False); `done`: a complete run of this
+configuration already has every row, so nothing is asked and nothing written."""
+
+KEY_FIELD = "api_key_env"
+"""The field of the problems that refuse only their own judge (its key cannot be read)."""
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """One judge's part of a run: which run it writes, which rows it reuses and asks."""
+
+    judge: Judge
+    method: AnsweringMethod
+    """How the judge is asked to answer (the judge's setting, else the task's)."""
+    endpoint: EndpointKey
+    """Where its calls go (client and base URL; a digest of the key, never the key)."""
+    fingerprint: str
+    """The digest of what makes two runs' answers comparable (`fingerprint`)."""
+    files: RunFiles
+    """The run folder's files the judge writes (or, when `action` is `done`, the complete run
+    that already has every row)."""
+    action: RunAction
+    source: RunFiles | None
+    """The run whose rows are reused: `files` itself, an earlier complete run, or none."""
+    source_run_id: str | None
+    """The id of the run whose rows are reused (also for a complete sharded run)."""
+    created_at: str
+    """When the run was first started (ISO 8601, UTC)."""
+    kept: Mapping[Any, ResultRow] = field(repr=False)
+    """Rows already answered with this fingerprint, by id, that the run keeps."""
+    todo: tuple[int, ...] = field(repr=False)
+    """Positions (in `RunPlan.rows`) of the rows to ask."""
+    seeded: bool
+    """Whether the kept rows come from another run and are copied into this one first."""
+    batch: bool
+    """Whether the rows go through the provider's batch engine."""
+    waiting: frozenset[Any] = field(default=frozenset(), repr=False)
+    """Ids in batches the run already submitted: collected, not asked again (batch runs)."""
+
+    @property
+    def judge_id(self) -> str:
+        """The judge's id."""
+        return self.judge.id
+
+    @property
+    def run_id(self) -> str:
+        """The run the judge writes or continues."""
+        return self.files.run_id
+
+    @property
+    def unchanged(self) -> bool:
+        """A complete run already has every row: nothing is asked and nothing written."""
+        return self.action == "done"
+
+    @property
+    def fresh_start(self) -> bool:
+        """The run starts over (resume=False): rows already in it are dropped first."""
+        return self.action == "restart"
+
+    @property
+    def writes(self) -> bool:
+        """Whether the judge writes into its run (asks rows, copies kept rows, or collects)."""
+        return not self.unchanged and bool(self.todo or self.seeded or self.batch)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Every judge's plan, the judges refused, and what the run was asked to do."""
+
+    judges: tuple[JudgePlan, ...]
+    refused: tuple[JudgeConfigError, ...]
+    """Judges that make no call, because their key cannot be read; the others run."""
+    settings: RunSettings
+    task: EvalTask = field(repr=False)
+    data: EvalData = field(repr=False)
+    rows: tuple[Mapping[str, Any], ...] = field(repr=False)
+    """The data rows the run covers (all, or the shard's), in data order."""
+    ids: tuple[Any, ...] = field(repr=False)
+    """Their ids, in the same order."""
+
+    @property
+    def problems(self) -> tuple[JudgeConfigError, ...]:
+        """Every problem the run will report (the refused judges' keys)."""
+        return self.refused
+
+    def summary(self) -> RunSummary:
+        """The plan in figures (what a dry run prints): rows, reused, calls, tokens, batches."""
+        from meta_evaluator.judge._dry_run import summarize
+
+        return summarize(self)
+
+    def problem_error(self) -> JudgeConfigError | None:
+        """One error naming every refused judge, or None when all judges can run."""
+        return combined_error(list(self.refused), field=KEY_FIELD) if self.refused else None
+
+
+def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
+    """A digest of what makes two runs' answers comparable.
+
+    Client, endpoint, model, prompt, answering method, sampling parameters and the task's
+    labels count; concurrency and headers do not.
+    """
+    payload = {
+        "llm_client": judge.llm_client,
+        "base_url": judge.base_url,
+        "api_version": judge.api_version,
+        "model": judge.model,
+        "prompt": judge.prompt.prompt,
+        "answering_method": answering_method(judge, task),
+        "temperature": judge.temperature,
+        "max_tokens": judge.max_tokens,
+        "mock": judge.mock.model_dump() if judge.mock else None,
+        "tasks": task.model_dump(mode="json")["task_schemas"],
+        "required": task.get_required_tasks(),
+    }
+    if consistency > 1:  # absent at 1, so single-answer fingerprints stay as they were
+        payload["consistency"] = consistency
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def plan_run(
+    results_dir: Path,
+    judges: Sequence[Judge],
+    data: EvalData,
+    task: EvalTask,
+    *,
+    run_id: str | None = None,
+    settings: RunSettings | None = None,
+) -> RunPlan:
+    """Work out what a run of `judges` over `data` would do; reads files, writes none.
+
+    Raises:
+        JudgeConfigError: Every problem found, one line each (`errors` lists them): a judge
+            listed twice, a judge that cannot be run (an answering method that does not fit
+            the task, batches pending in its run ...), a shard without a run_id. A judge whose
+            key cannot be read is not raised but `refused`, unless no judge is left to run.
+        UnsafeNameError: `run_id` is not a safe file name.
+        StateError, StorageError: A run's files are corrupt.
+    """
+    settings = settings or RunSettings()
+    check_listed_once(judges)
+    if run_id is not None:
+        check_safe_name(run_id, field="run_id")
+    rows, ids = _rows_to_cover(data, settings.shard, run_id)
+    fresh = new_run_id()  # judges starting a new run in this call share its id
+    plans: list[JudgePlan] = []
+    problems: list[JudgeConfigError] = []
+    for judge in judges:
+        try:
+            method, endpoint = _check_judge(judge, task)
+            plan = _plan_judge(
+                results_dir, judge, method, endpoint, task, rows, ids,
+                run_id=run_id, fresh_run_id=fresh, settings=settings,
+            )  # fmt: skip
+            _check_ledger(plan, settings)
+        except JudgeConfigError as exc:
+            problems.append(exc)
+        else:
+            plans.append(plan)
+    refused = [exc for exc in problems if exc.field == KEY_FIELD]
+    if len(refused) < len(problems) or (refused and not plans):
+        raise combined_error(problems, field="judges")
+    return RunPlan(tuple(plans), tuple(refused), settings, task, data, tuple(rows), tuple(ids))
+
+
+def check_listed_once(judges: Sequence[Judge]) -> None:
+    """Raise JudgeConfigError naming the judges listed more than once."""
+    twice = repeated(j.id for j in judges)
+    if twice:
+        raise JudgeConfigError(
+            f"judges {twice} are listed twice; name each once.", field="judge_ids"
+        )
+
+
+def combined_error(problems: list[JudgeConfigError], *, field: str) -> JudgeConfigError:
+    """One error for several judges' problems (the problem itself when there is one)."""
+    if len(problems) == 1:
+        return problems[0]
+    return JudgeConfigError(
+        "\n".join(exc.message for exc in problems),
+        judge_id=problems[0].judge_id,
+        field=field,
+        errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in problems],
+    )
+
+
+def _rows_to_cover(
+    data: EvalData, shard: tuple[int, int] | None, run_id: str | None
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The rows and ids a run covers: all of them, or those of part k of N.
+
+    Raises:
+        JudgeConfigError: A shard comes without a run_id (shards started apart would otherwise
+            write to different runs, never merged).
+    """
+    rows = data.data.to_dicts()
+    ids = data.ids.to_list()
+    if shard is None:
+        return rows, ids
+    k, count = shard
+    if run_id is None:
+        raise JudgeConfigError(
+            f"shard {k}/{count} needs a run_id, the same for every shard of the run, so their "
+            "results merge (for instance --run-id nightly-1 on every machine).",
+            field="run_id",
+        )
+    keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
+    return [rows[index] for index in keep], [ids[index] for index in keep]
+
+
+def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey]:
+    """Everything about a judge that can fail before a call: method, Azure settings, key."""
+    method = answering_method(judge, task)
+    if method == "text" and not any(task.task_kind(t) == "single" for t in task.task_names):
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: answering_method 'text' needs a single-choice task to match "
+            "the answer to; use 'structured' or 'xml'.",
+            judge_id=judge.id,
+            field="answering_method",
+        )
+    endpoint, _ = judge_endpoint(judge)  # reads the key once, to refuse an unreadable one now
+    return method, endpoint
+
+
+def _plan_judge(
+    results_dir: Path,
+    judge: Judge,
+    method: AnsweringMethod,
+    endpoint: EndpointKey,
+    task: EvalTask,
+    rows: list[dict[str, Any]],
+    ids: list[Any],
+    *,
+    run_id: str | None,
+    fresh_run_id: str,
+    settings: RunSettings,
+) -> JudgePlan:
+    """Pick the judge's run and sort rows into kept and to-do.
+
+    With `run_id`, that run is continued (or started). Without, the judge's latest unfinished
+    run of the same configuration is continued; failing that, a new run starts, keeping the
+    finished rows of the latest complete run of the same configuration, and when that run
+    already covers every row, it is returned as it is (`done`), with no call and no write.
+    A shard's own files in the run `run_id` are continued (or started).
+    """
+    resume, shard = settings.resume, settings.shard
+    print_ = fingerprint(judge, task, settings.consistency)
+    source: RunFiles | None = None
+    shard_sources: list[RunFiles] = []
+    if run_id is not None:
+        files = RunFiles(results_dir, run_id, judge.id, shard=shard)
+        source = files if resume else None
+    elif resume and (unfinished := latest_run(results_dir, judge.id, complete=False,
+                                               fingerprint=print_)):  # fmt: skip
+        files = source = unfinished
+    else:
+        files = RunFiles(results_dir, fresh_run_id, judge.id)
+        if resume:
+            source = latest_run(results_dir, judge.id, complete=True, fingerprint=print_)
+            shards = latest_sharded_run(results_dir, judge.id, fingerprint=print_)
+            source_state = source.read_state() if source is not None else None
+            if shards is not None and (
+                source_state is None or (source_state.completed_at or "") < shards[0]
+            ):
+                shard_sources = shards[1]  # a later complete sharded run: its rows are reused
+                source = None
+    state = source.read_state() if source is not None else None
+    previous = _previous_rows(source, shard_sources, task)
+    kept, todo = _sort_rows(judge, method, task, rows, ids, previous, print_, settings)
+    action: RunAction
+    if run_id is None:
+        action = "continue" if source is files else "new"
+    elif not (files.state.is_file() or files.rows.is_file()):
+        action = "start"
+    else:
+        action = "continue" if resume else "restart"
+    seeded = False
+    if source is not None and source is not files:
+        if not todo and state is not None and state.complete and len(previous) == len(ids):
+            files, action = source, "done"  # the complete run already has every row
+        else:
+            seeded = True  # the kept rows are copied into the new run
+    elif shard_sources:
+        if not todo and len(previous) == len(ids):  # the shards already have every row
+            files, action = RunFiles(results_dir, shard_sources[0].run_id, judge.id), "done"
+        else:
+            seeded = True  # the shards' rows are copied into the new, unsharded run
+    batch = settings.batch and judge.llm_client != "mock"
+    return JudgePlan(
+        judge=judge,
+        method=method,
+        endpoint=endpoint,
+        fingerprint=print_,
+        files=files,
+        action=action,
+        source=source,
+        source_run_id=source.run_id if source is not None else (
+            shard_sources[0].run_id if shard_sources else None
+        ),
+        created_at=state.created_at if state and source is files else now_iso(),
+        kept=kept,
+        todo=tuple(todo),
+        seeded=seeded,
+        batch=batch,
+        waiting=frozenset(BatchLedger(files).pending_ids()) if batch else frozenset(),
+    )  # fmt: skip
+
+
+def _previous_rows(
+    source: RunFiles | None, shard_sources: list[RunFiles], task: EvalTask
+) -> dict[Any, ResultRow]:
+    """The rows of the run reused, by id (for shards: each id once, the first shard's wins)."""
+    names = task.task_names
+    previous = {}
+    for files in ([source] if source is not None else []) + shard_sources:
+        for record in read_rows(files.rows):
+            row = ResultRow.from_record(record, names)
+            if source is not None:
+                previous[row.original_id] = row  # the last line of an id wins
+            else:
+                previous.setdefault(row.original_id, row)
+    return previous
+
+
+def _sort_rows(
+    judge: Judge,
+    method: AnsweringMethod,
+    task: EvalTask,
+    rows: list[dict[str, Any]],
+    ids: list[Any],
+    previous: Mapping[Any, ResultRow],
+    print_: str,
+    settings: RunSettings,
+) -> tuple[dict[Any, ResultRow], list[int]]:
+    """The rows to keep (same fingerprint and prompt, an outcome not to retry) and to ask."""
+    methods: list[AnsweringMethod] = [method]
+    if method == "structured" and task.structured_outputs_fallback:
+        methods.append("xml")  # rows answered after a fallback count as done too
+    builders = [RequestBuilder(judge, task, m) for m in methods]
+    kept: dict[Any, ResultRow] = {}
+    todo: list[int] = []
+    for index, (row, row_id) in enumerate(zip(rows, ids, strict=True)):
+        old = previous.get(row_id)
+        if (
+            old is not None
+            and old.fingerprint == print_
+            and old.outcome not in settings.retry
+            and old.prompt_hash in {prompt_hash(b.build(row)) for b in builders}
+        ):
+            kept[row_id] = old
+        else:
+            todo.append(index)
+    return kept, todo
+
+
+def _check_ledger(plan: JudgePlan, settings: RunSettings) -> None:
+    """Refuse, before any call, what would pay for rows twice or mix configurations.
+
+    Raises:
+        JudgeConfigError: The run has batches still pending and this run is live (its rows
+            would be asked again) or starts over (resume=False), or pending batches of another
+            judge configuration.
+    """
+    pending = BatchLedger(plan.files).pending()
+    if not pending:
+        return
+    judge_id = plan.judge.id
+    rows = sum(len(record.ids) for record in pending)
+    where = f"run {plan.files.run_id!r} of judge {judge_id!r}"
+    held = f"{rows} rows in {len(pending)} submitted batch(es) ({batch_names(pending)})"
+    if not settings.resume:
+        raise JudgeConfigError(
+            f"{where} has {held}, still running and billed; resume=False (--no-resume) would "
+            "ask those rows again. Cancel them first (batch=True, cancel_batches=True; "
+            "--batch --cancel-batches), or start another run_id.",
+            judge_id=judge_id,
+            field="resume",
+        )
+    if not plan.batch:
+        raise JudgeConfigError(
+            f"{where} has {held}; run with batch=True (--batch) to collect them, or start "
+            "another run_id.",
+            judge_id=judge_id,
+            field="batch",
+        )
+    other = [r for r in pending if r.fingerprint != plan.fingerprint]
+    if other:
+        raise JudgeConfigError(
+            f"{where} has batches submitted with another configuration of the judge "
+            f"({batch_names(other)}); collect them with that configuration first, or start another "
+            "run_id.",
+            judge_id=judge_id,
+            field="run_id",
+        )

@@ -1,0 +1,116 @@
+"""How a run calls its judges: one validated settings object, shared by the facade and the CLI.
+
+`MetaEvaluator.run_judges_async(**options)`, `plan_run(**options)` and `meta-evaluator run`
+all build a `RunSettings`; every field is declared (with its unit and scope) only here, and every
+problem with the values given is reported at once, naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+
+from meta_evaluator._validation import ConfigModel
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
+from meta_evaluator.judge._shards import check_shard, parse_shard
+
+__all__ = ["RetryOutcome", "RunSettings"]
+
+RetryOutcome = Literal["invalid", "error"]
+
+
+class RunSettings(ConfigModel):
+    """How a run calls endpoints; a judge's own `max_concurrency` wins over the run's.
+
+    Example:
+        >>> RunSettings(max_concurrency=64, retry=["error"]).retry
+        ('error',)
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", hide_input_in_errors=True, use_attribute_docstrings=True
+    )
+    error_class: ClassVar[type[MetaEvaluatorError]] = JudgeConfigError
+
+    max_concurrency: StrictInt = Field(16, ge=1)
+    """Requests in flight per judge (a judge's own `max_concurrency` wins)."""
+    max_retries: StrictInt = Field(3, ge=0)
+    """Retries after the first attempt: at most `max_retries + 1` calls per row (2 allows 3)."""
+    timeout: float = Field(60.0, gt=0)
+    """Seconds for one attempt, connect to last byte; a timed-out attempt is retried."""
+    resume: StrictBool = True
+    """Reuse rows already answered with the same judge fingerprint; False asks every row again."""
+    retry: tuple[RetryOutcome, ...] = ()
+    """Outcomes of rows already in the run to ask again (`invalid`, `error`); others are kept."""
+    requests_per_minute: float | None = Field(None, gt=0)
+    """Budget shared by all judges on one endpoint and key."""
+    tokens_per_minute: float | None = Field(None, gt=0)
+    """Budget shared by all judges on one endpoint and key (estimated before each call)."""
+    backoff_base: float = Field(1.0, ge=0)
+    """Seconds of the first retry's backoff window; it doubles with each retry (jittered, and
+    never shorter than the server's Retry-After)."""
+    backoff_cap: float = Field(30.0, ge=0)
+    """Most seconds of one backoff window."""
+    consistency: StrictInt = Field(1, ge=1)
+    """Answers asked per row; above 1, each task's label is the majority vote of the valid
+    answers (ties go to the label seen first)."""
+    shard: tuple[StrictInt, StrictInt] | None = None
+    """`(k, N)`: only part k of N of the rows (1-based, split by a stable hash of the id), so N
+    processes each run one part under the same run id (which a shard needs)."""
+    batch: StrictBool = False
+    """Ask through the provider's batch engine (OpenAI Batch, Anthropic Message Batches)."""
+    batch_poll_interval: float = Field(30.0, gt=0)
+    """Seconds between two looks at a running batch."""
+    batch_wait: float | None = Field(None, ge=0)
+    """Most seconds to wait for batches (None: until they end; 0: submit and return). Batches
+    still running stay recorded in the run folder; the next batch run collects them."""
+    cancel_batches: StrictBool = False
+    """With `batch`: cancel the run's pending batches (submitting nothing), then collect what
+    they hold; the rest become `batch_canceled` error rows."""
+
+    @field_validator(
+        "timeout",
+        "requests_per_minute",
+        "tokens_per_minute",
+        "backoff_base",
+        "backoff_cap",
+        "batch_poll_interval",
+        "batch_wait",
+        mode="before",
+    )
+    @classmethod
+    def _finite_seconds(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value!r}")
+        return value
+
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard(cls, value: Any) -> Any:
+        try:
+            if isinstance(value, str):  # as written on the command line: "2/4"
+                return parse_shard(value)
+            if value is not None:
+                return check_shard(tuple(value) if isinstance(value, list) else value)
+        except JudgeConfigError as exc:
+            raise ValueError(exc.message.removeprefix("shard ")) from None
+        return value
+
+    @model_validator(mode="after")
+    def _cancel_needs_batch(self) -> RunSettings:
+        if self.cancel_batches and not self.batch:
+            raise ValueError("cancel_batches needs batch=True (it cancels the run's batches)")
+        return self
+
+    @classmethod
+    def _error_root(cls, data: dict[str, Any]) -> str:
+        return "run settings"
+
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        """The option names a run takes, in declaration order."""
+        return tuple(cls.model_fields)

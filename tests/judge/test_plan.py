@@ -1,0 +1,106 @@
+"""The two stages of a run: `plan_run` finds every problem, and the run reports the same ones.
+
+A dry run is the plan printed; the run executes that same plan. So for one project, the dry
+run and the real run must name the same judges with the same problems, whether a problem
+stops the whole run (before any call) or only its own judge (a key that cannot be read).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.errors import JudgeConfigError, JudgeRunError
+from meta_evaluator.judge import RunPlan, RunSettings
+from tests.conftest import Main, rejection_project
+
+UNSET = "META_EVALUATOR_TEST_UNSET_KEY"
+
+
+@pytest.fixture
+def evaluator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MetaEvaluator:
+    monkeypatch.delenv(UNSET, raising=False)
+    frame = pl.DataFrame(
+        {"qid": [1, 2, 3], "prompt": ["p1", "p2", "p3"], "response": ["r1", "r2", "r3"]}
+    )
+    evaluator = rejection_project(tmp_path / "project", frame)
+    evaluator.add_judge("offline", "mock", "mock-1", "Judge {response}")
+    evaluator.add_judge(
+        "keyless", "openai", "gpt-x", "Judge {response}", api_key_env=UNSET
+    )  # its key variable is not set: it alone makes no call
+    evaluator.save_state()
+    return evaluator
+
+
+def _messages(errors: list[dict[str, object]]) -> set[tuple[object, str]]:
+    """(judge id, message) of each problem an error lists."""
+    return {(next(iter(e["loc"])), str(e["msg"])) for e in errors}  # type: ignore[call-overload]
+
+
+def test_a_key_problem_is_refused_in_the_plan_and_stops_only_its_judge_in_the_run(
+    evaluator: MetaEvaluator,
+) -> None:
+    plan = evaluator.plan_run()
+    assert isinstance(plan, RunPlan)
+    assert [p.judge_id for p in plan.judges] == ["offline"]
+    assert [exc.judge_id for exc in plan.refused] == ["keyless"]
+    planned = {(exc.judge_id, exc.message) for exc in plan.refused}
+
+    with pytest.raises(JudgeRunError) as stopped:
+        evaluator.run_judges_async()
+    reported = {(judge, msg) for judge, msg in _messages(stopped.value.errors)}
+    assert reported == planned
+    assert stopped.value.results["offline"].counts()["valid"] == 3  # the other judge ran
+
+
+def test_problems_that_stop_the_run_are_the_same_in_plan_and_run(
+    evaluator: MetaEvaluator,
+) -> None:
+    evaluator.add_judge(
+        "azure_half", "azure_openai", "gpt-x", "Judge {response}", api_version="2024-06-01"
+    )  # azure without base_url: the whole run stops, before any call
+    with pytest.raises(JudgeConfigError) as planned:
+        evaluator.plan_run()
+    with pytest.raises(JudgeConfigError) as ran:
+        evaluator.run_judges_async()
+    assert _messages(ran.value.errors) == _messages(planned.value.errors)
+    assert {judge for judge, _ in _messages(ran.value.errors)} == {"keyless", "azure_half"}
+    assert not (evaluator.paths.results_dir).exists() or not any(
+        evaluator.paths.results_dir.rglob("*.jsonl")
+    )  # the offline judge was not run either
+
+
+def test_the_dry_run_and_the_run_print_the_same_problems(
+    evaluator: MetaEvaluator, entry: Main
+) -> None:
+    project = evaluator.project_dir
+    dry = entry("run", project, "--dry-run")
+    real = entry("run", project)
+    assert dry.returncode == real.returncode == 2
+    problem = f"judge 'keyless': api_key_env: variable {UNSET} is not set"
+    assert problem in dry.stdout + dry.stderr and problem in real.stderr
+
+
+def test_the_plan_is_what_the_run_does(evaluator: MetaEvaluator) -> None:
+    evaluator.run_judges_async(["offline"], run_id="first")
+    again = evaluator.plan_run(["offline"], run_id="first")
+    (judge,) = again.judges
+    assert judge.action == "continue" and len(judge.kept) == 3 and judge.todo == ()
+    assert again.summary().calls == 0
+    fresh = evaluator.plan_run(["offline"], run_id="first", resume=False)
+    assert fresh.judges[0].action == "restart" and len(fresh.judges[0].todo) == 3
+
+
+def test_run_options_are_one_settings_object(evaluator: MetaEvaluator) -> None:
+    with pytest.raises(JudgeConfigError, match="did you mean 'max_concurrency'") as caught:
+        evaluator.plan_run(max_concurency=4)
+    assert caught.value.field == "max_concurency"
+    with pytest.raises(JudgeConfigError) as many:
+        evaluator.run_judges_async(max_concurrency=0, max_retries=-1, timeout=float("nan"))
+    assert {e["loc"] for e in many.value.errors} == {"max_concurrency", "max_retries", "timeout"}
+    settings = RunSettings(max_concurrency=2, consistency=1)
+    plan = evaluator.plan_run(["offline"], settings=settings, max_retries=0)
+    assert plan.settings.max_concurrency == 2 and plan.settings.max_retries == 0
