@@ -31,7 +31,6 @@ from meta_evaluator._cli_output import (
     unscored_line,
 )
 from meta_evaluator._cli_status import print_status
-from meta_evaluator._project_lock import ProjectLock
 from meta_evaluator.errors import (
     DiskFullError,
     JudgeRunError,
@@ -40,6 +39,7 @@ from meta_evaluator.errors import (
     PermissionDeniedError,
     ProjectNotFoundError,
 )
+from meta_evaluator.locks import ProjectLock
 
 app = typer.Typer(
     name="meta-evaluator",

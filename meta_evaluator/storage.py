@@ -24,7 +24,7 @@ save, before `main_state.json` exists, is checked too); without one, it is the n
 above the path holding `main_state.json`, and a path in no project (`report --output`) is
 written as given. The check happens before the write: a link
 swapped in by another process in between is not caught (the row file's and the lock files' own
-names excepted, which `judge/row_store.py` and `_project_lock.py` open with `O_NOFOLLOW`).
+names excepted, which `judge/row_store.py` and `locks.py` open with `O_NOFOLLOW`).
 
 Names derived from user-supplied ids (judge ids, annotator ids, run ids) must be one safe path
 component; `check_safe_name` enforces it before any path is built.

@@ -24,12 +24,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator._project_lock import LOCK_FILE
 from meta_evaluator.cli import app
 from meta_evaluator.errors import JudgeConfigError, JudgeRunError
 from meta_evaluator.judge._prompting import answering_method, build_request
 from meta_evaluator.judge.row_store import read_rows
 from meta_evaluator.judge.run_files import RunFiles, RunState, latest_run
+from meta_evaluator.locks import LOCK_FILE
 from tests.conftest import Main, snapshot
 
 JUDGE = "mock_refusal_judge"
