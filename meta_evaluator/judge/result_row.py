@@ -1,11 +1,11 @@
 """The result row: what one judge made of one data row, and the results table built from rows.
 
 A `ResultRow` is made for every answered (or failed) row, so it is a plain frozen, slotted
-dataclass: no validation beyond what its makers already did. Its record (`to_record`) is the
-JSON line the row store writes, key for key as the format has always been, and `from_record`
-reads such a line back, from this version or an older one. `rows_frame` builds the results
-table (`results_schema`, columns `ROW_COLUMNS` then one per task) that the run writes as
-Parquet; `JudgeOutcome` is what the runner hands back for each judge.
+dataclass: no validation beyond what its makers already did, no copy of its labels. Its record
+(`to_record`) is the JSON line the row store writes, key for key as the format has always been,
+and `from_record` reads such a line back, from this version or an older one. `rows_frame`
+builds the results table (`results_schema`: `ROW_COLUMNS`, then one column per task) that the
+run writes as Parquet; `JudgeOutcome` is what the runner hands back for each judge.
 """
 
 from __future__ import annotations
@@ -77,8 +77,9 @@ class ResultRow:
     error_message: str | None = None
     """The reason in words; for a majority of several answers, how many agreed per task."""
     labels: Mapping[str, Any] = field(default_factory=lambda: _NO_LABELS)
-    """Task name → label (read-only): a string, a list of strings for a multi-label task, or
-    None. Only tasks whose value passed the checks are present."""
+    """Task name → label: a string, a list of strings for a multi-label task, or None. Only
+    tasks whose value passed the checks are present. Read-only: the makers of rows hand over
+    a mapping of their own (a proxy per row would cost CPU on every answered row)."""
     raw_response: str | None = None
     """The answer as received: its text, or its structured output as JSON; a JSON list of the
     answers for a majority row. Stored as `llm_raw_response_content`."""
@@ -94,15 +95,11 @@ class ResultRow:
     timestamp: str | None = None
     """When the row was made: UTC, ISO 8601 with microseconds."""
     fingerprint: str | None = None
-    """Digest of the judge configuration that answered (`_runner.fingerprint`)."""
+    """Digest of the judge configuration that answered (`plan.fingerprint`)."""
     prompt_hash: str | None = None
     """Digest of the request sent (`_prompting.prompt_hash`): a changed data row is asked again."""
     batch_id: str | None = None
     """The provider batch that answered; None for live calls."""
-
-    def __post_init__(self) -> None:
-        if type(self.labels) is not MappingProxyType:  # a copy, so no caller can change it
-            object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
 
     def to_record(self) -> dict[str, Any]:
         """The row as the row store's JSON line holds it (the stored format, key for key).

@@ -24,6 +24,9 @@ from meta_evaluator.storage import check_inside_project, check_lfs_pointer, os_e
 
 __all__ = ["RowStore", "read_rows"]
 
+# One encoder for every row: json.dumps with options builds a new one per call.
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """Every complete row in the file, in the order written (a torn last line is skipped).
@@ -113,7 +116,7 @@ class RowStore:
         """
         assert self._fd is not None, "RowStore used outside its with-block"
         record = row.to_record() if isinstance(row, ResultRow) else row
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+        line = _encode(record).encode() + b"\n"
         try:
             view = memoryview(line)
             while view:

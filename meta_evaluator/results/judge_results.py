@@ -109,7 +109,7 @@ def results_of(outcomes: Mapping[str, JudgeOutcome]) -> dict[str, JudgeResults]:
 
 
 async def results_of_run(run: Awaitable[Mapping[str, JudgeOutcome]]) -> dict[str, JudgeResults]:
-    """Await a run of the judges (`judge._runner.run_judges`) and give its results by judge id.
+    """Await a run of the judges (`judge.runner.execute`) and give its results by judge id.
 
     A `JudgeRunError` is raised again with its `results` turned into `JudgeResults` too.
     """
