@@ -25,7 +25,14 @@ import httpx
 
 from meta_evaluator.llm._http import json_object, list_model_ids, post_json, send
 
-__all__ = ["Endpoint", "EndpointClient", "EndpointOptions", "bearer", "root_url"]
+__all__ = [
+    "Endpoint",
+    "EndpointAddress",
+    "EndpointClient",
+    "EndpointOptions",
+    "bearer",
+    "root_url",
+]
 
 
 def root_url(base_url: str | None, default: str) -> str:
@@ -123,13 +130,18 @@ class Endpoint:
         )
 
 
-class EndpointOptions(TypedDict, total=False):
-    """The options every client takes after its HTTP client, for a subclass that adds its own."""
+class EndpointAddress(TypedDict, total=False):
+    """Where a provider's endpoint is and the key it takes: what a batch client forwards."""
 
     base_url: str | None
     """Where the provider's API is; None: the provider's public URL."""
     api_key: str | None
     """The key's value (never logged nor shown); None: send no key (local servers)."""
+
+
+class EndpointOptions(EndpointAddress, total=False):
+    """The options every client takes after its HTTP client, for a subclass that adds its own."""
+
     timeout: float
     """Seconds one attempt may take, connect to last byte."""
 

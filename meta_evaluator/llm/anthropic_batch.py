@@ -9,10 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
+from meta_evaluator.llm._endpoint import EndpointAddress
 from meta_evaluator.llm.anthropic import AnthropicClient, parse_message
 from meta_evaluator.llm.batch import (
     BatchClientBase,
@@ -54,9 +55,9 @@ class AnthropicBatchClient(BatchClientBase):
     line_middle = b',"params":'
 
     def _live_client(
-        self, http: httpx.AsyncClient, *, base_url: str | None, api_key: str | None
+        self, http: httpx.AsyncClient, **address: Unpack[EndpointAddress]
     ) -> AnthropicClient:
-        return AnthropicClient(http, base_url=base_url, api_key=api_key)
+        return AnthropicClient(http, **address)
 
     @functools.cached_property
     def _root(self) -> str:

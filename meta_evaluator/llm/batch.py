@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, Unpack
 
 import httpx
 
-from meta_evaluator.llm._endpoint import Endpoint
+from meta_evaluator.llm._endpoint import Endpoint, EndpointAddress
 from meta_evaluator.llm._http import compact_json, redact
 from meta_evaluator.llm.classify import CallFailed, MalformedResponse
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
@@ -135,13 +135,9 @@ class LiveClient(Protocol):
         ...
 
 
-class BatchOptions(TypedDict, total=False):
-    """The options every batch client takes after its HTTP client."""
+class BatchOptions(EndpointAddress, total=False):
+    """The options every batch client takes: its live client's address, timeout, headers."""
 
-    base_url: str | None
-    """Where the provider's API is, as for its live client."""
-    api_key: str | None
-    """The key's value, as for the live client."""
     timeout: float
     """Seconds one batch call (an upload, a poll, a download) may take."""
     extra_headers: dict[str, str] | None
@@ -163,12 +159,11 @@ class BatchClientBase:
         self,
         http: httpx.AsyncClient,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
         timeout: float = 600.0,
         extra_headers: dict[str, str] | None = None,
+        **address: Unpack[EndpointAddress],
     ) -> None:
-        self._live = self._live_client(http, base_url=base_url, api_key=api_key)
+        self._live = self._live_client(http, **address)
         self._endpoint = self._live.endpoint.derive(timeout=timeout, extra_headers=extra_headers)
 
     def encode(self, request: ChatRequest) -> bytes:
@@ -186,9 +181,9 @@ class BatchClientBase:
         await self._endpoint.send("POST", self._batch_url(batch_id, "/cancel"))
 
     def _live_client(
-        self, http: httpx.AsyncClient, *, base_url: str | None, api_key: str | None
+        self, http: httpx.AsyncClient, **address: Unpack[EndpointAddress]
     ) -> LiveClient:
-        """The provider's live client, whose endpoint and bodies batch calls reuse."""
+        """The provider's live client at `address`, whose endpoint and bodies batch calls use."""
         raise NotImplementedError
 
     def _batch_url(self, batch_id: str, action: str = "") -> httpx.URL | str:

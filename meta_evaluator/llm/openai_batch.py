@@ -13,6 +13,7 @@ from typing import Any, Unpack
 
 import httpx
 
+from meta_evaluator.llm._endpoint import EndpointAddress
 from meta_evaluator.llm.batch import (
     BatchClientBase,
     BatchOptions,
@@ -57,11 +58,9 @@ class OpenAIBatchClient(BatchClientBase):
         self._root = f"{base}/openai" if azure_api_version else base
 
     def _live_client(
-        self, http: httpx.AsyncClient, *, base_url: str | None, api_key: str | None
+        self, http: httpx.AsyncClient, **address: Unpack[EndpointAddress]
     ) -> OpenAIClient:
-        return OpenAIClient(
-            http, base_url=base_url, api_key=api_key, azure_api_version=self._azure_version
-        )
+        return OpenAIClient(http, azure_api_version=self._azure_version, **address)
 
     def _url(self, path: str, **query: str) -> httpx.URL:
         if self._azure_version:
