@@ -23,19 +23,20 @@ def print_status(project_dir: Path) -> None:
 
     evaluator = MetaEvaluator(project_dir, load=True)
     print(f"Project {evaluator.project_dir.resolve()}")
-    data = evaluator.data
-    if data is None:
+    eval_data = evaluator.data
+    if eval_data is None:
         print("  data:   none (add it with MetaEvaluator.add_data)")
     else:
-        id_dtype = data.data.schema[data.id_column]
+        id_dtype = eval_data.data.schema[eval_data.id_column]
         print(
-            f"  data:   {data.name!r}: {len(data)} rows, id column {data.id_column!r} "
-            f"({id_dtype}), columns {data.columns}"
+            f"  data:   {eval_data.name!r}: {len(eval_data)} rows, id column "
+            f"{eval_data.id_column!r} ({id_dtype}), columns {eval_data.columns}"
         )
-        if isinstance(data, SampleEvalData):
+        if isinstance(eval_data, SampleEvalData):
             print(
-                f"          sample of {data.original_size} rows: {data.sample_percentage:.0%} "
-                f"of each {data.stratification_columns} stratum, seed {data.seed}"
+                f"          sample of {eval_data.original_size} rows: "
+                f"{eval_data.sample_percentage:.0%} of each {eval_data.stratification_columns} "
+                f"stratum, seed {eval_data.seed}"
             )
     task = evaluator.eval_task
     if task is None:
@@ -49,7 +50,7 @@ def print_status(project_dir: Path) -> None:
             shown = "free text" if labels is None else f"{kind}: {labels}"
             print(f"          {name}{' (required)' if name in required else ''}: {shown}")
     judges = evaluator.judge_registry
-    rows = len(data) if data is not None else None
+    rows = len(eval_data) if eval_data is not None else None
     print(f"  judges: {len(judges) or 'none'}")
     for judge in judges.values():
         where = f" at {judge.base_url}" if judge.base_url else ""

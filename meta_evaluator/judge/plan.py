@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import polars as pl
+
 from meta_evaluator._util import repeated
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError
@@ -132,7 +134,8 @@ class RunPlan:
     """Judges that make no call, because their key cannot be read; the others run."""
     settings: RunSettings
     task: EvalTask = field(repr=False)
-    data: EvalData = field(repr=False)
+    id_dtype: pl.DataType = field(repr=False)
+    """The dtype of the data's ids, which every results table keeps."""
     rows: tuple[Mapping[str, Any], ...] = field(repr=False)
     """The data rows the run covers (all, or the shard's), in data order."""
     ids: tuple[Any, ...] = field(repr=False)
@@ -181,13 +184,13 @@ def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
 def plan_run(
     results_dir: Path,
     judges: Sequence[Judge],
-    data: EvalData,
+    eval_data: EvalData,
     task: EvalTask,
     *,
     run_id: str | None = None,
     settings: RunSettings | None = None,
 ) -> RunPlan:
-    """Work out what a run of `judges` over `data` would do; reads files, writes none.
+    """Work out what a run of `judges` over `eval_data` would do; reads files, writes none.
 
     Raises:
         JudgeConfigError: Every problem found, one line each (`errors` lists them): a judge
@@ -201,7 +204,7 @@ def plan_run(
     check_listed_once(judges)
     if run_id is not None:
         check_safe_name(run_id, field="run_id")
-    rows, ids = _rows_to_cover(data, settings.shard, run_id)
+    rows, ids = _rows_to_cover(eval_data, settings.shard, run_id)
     fresh = new_run_id()  # judges starting a new run in this call share its id
     plans: list[JudgePlan] = []
     problems: list[JudgeConfigError] = []
@@ -220,7 +223,8 @@ def plan_run(
     refused = [exc for exc in problems if exc.field == KEY_FIELD]
     if len(refused) < len(problems) or (refused and not plans):
         raise combined_error(problems, field="judges")
-    return RunPlan(tuple(plans), tuple(refused), settings, task, data, tuple(rows), tuple(ids))
+    id_dtype = eval_data.data.schema[eval_data.id_column]
+    return RunPlan(tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids))
 
 
 def check_listed_once(judges: Sequence[Judge]) -> None:
@@ -245,7 +249,7 @@ def combined_error(problems: list[JudgeConfigError], *, field: str) -> JudgeConf
 
 
 def _rows_to_cover(
-    data: EvalData, shard: tuple[int, int] | None, run_id: str | None
+    eval_data: EvalData, shard: tuple[int, int] | None, run_id: str | None
 ) -> tuple[list[dict[str, Any]], list[Any]]:
     """The rows and ids a run covers: all of them, or those of part k of N.
 
@@ -253,8 +257,8 @@ def _rows_to_cover(
         JudgeConfigError: A shard comes without a run_id (shards started apart would otherwise
             write to different runs, never merged).
     """
-    rows = data.data.to_dicts()
-    ids = data.ids.to_list()
+    rows = eval_data.data.to_dicts()
+    ids = eval_data.ids.to_list()
     if shard is None:
         return rows, ids
     k, count = shard

@@ -149,8 +149,7 @@ async def execute(
                         _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
                         progress,
                     )  # fmt: skip
-    id_dtype = plan.data.data.schema[plan.data.id_column]
-    results = {run.judge.id: _finish(run, ids, task, id_dtype) for run in runs}
+    results = {run.judge.id: _finish(run, ids, task, plan.id_dtype) for run in runs}
     stopped = [(exc.judge_id, exc.field, exc.message) for exc in plan.refused]
     stopped += [(r.judge.id, "endpoint", r.failure) for r in runs if r.failure]
     if stopped:
