@@ -42,14 +42,22 @@ class OpenAIClient(EndpointClient):
     def _auth(self, api_key: str | None) -> dict[str, str]:
         return {"api-key": api_key} if api_key and self._azure_version else bearer(api_key)
 
-    def url(self, model: str) -> str:
-        """Where requests for `model` go."""
+    def resource_url(self, path: str, **query: str) -> httpx.URL:
+        """`path` under the API: `{base}{path}`, or on Azure `{base}/openai{path}?api-version=`.
+
+        Every URL of the client and of the batch client is made here, so the Azure layout is
+        written once.
+        """
         if self._azure_version:
-            return (
-                f"{self.endpoint.base}/openai/deployments/{model}/chat/completions"
-                f"?api-version={self._azure_version}"
-            )
-        return f"{self.endpoint.base}/chat/completions"
+            query = {"api-version": self._azure_version, **query}
+            path = f"/openai{path}"
+        return httpx.URL(f"{self.endpoint.base}{path}", params=query or None)
+
+    def url(self, model: str) -> str:
+        """Where requests for `model` go (on Azure, to the deployment named `model`)."""
+        if self._azure_version:
+            return str(self.resource_url(f"/deployments/{model}/chat/completions"))
+        return str(self.resource_url("/chat/completions"))
 
     def body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body for `request`."""
@@ -71,9 +79,7 @@ class OpenAIClient(EndpointClient):
 
     def models_url(self) -> str:
         """Where the models list is: `{base}/models`, or Azure's `{base}/openai/models`."""
-        if self._azure_version:
-            return f"{self.endpoint.base}/openai/models?api-version={self._azure_version}"
-        return f"{self.endpoint.base}/models"
+        return str(self.resource_url("/models"))
 
     async def list_models(self, extra_headers: Mapping[str, str] | None = None) -> list[str]:
         """The ids of the models the endpoint serves (see `Endpoint.model_ids`)."""

@@ -43,6 +43,8 @@ class OpenAIBatchClient(BatchClientBase):
     max_requests = MAX_REQUESTS
     max_bytes = MAX_BYTES
 
+    _live: OpenAIClient
+
     def __init__(
         self,
         http: httpx.AsyncClient,
@@ -54,8 +56,6 @@ class OpenAIBatchClient(BatchClientBase):
         self._path = "/chat/completions" if azure_api_version else "/v1/chat/completions"
         self.line_middle = f',"method":"POST","url":{json.dumps(self._path)},"body":'.encode()
         super().__init__(http, **options)
-        base = self._endpoint.base
-        self._root = f"{base}/openai" if azure_api_version else base
 
     def _live_client(
         self, http: httpx.AsyncClient, **address: Unpack[EndpointAddress]
@@ -63,9 +63,7 @@ class OpenAIBatchClient(BatchClientBase):
         return OpenAIClient(http, azure_api_version=self._azure_version, **address)
 
     def _url(self, path: str, **query: str) -> httpx.URL:
-        if self._azure_version:
-            query = {"api-version": self._azure_version, **query}
-        return httpx.URL(f"{self._root}{path}", params=query or None)
+        return self._live.resource_url(path, **query)
 
     def _batch_url(self, batch_id: str, action: str = "") -> httpx.URL:
         return self._url(f"/batches/{batch_id}{action}")
