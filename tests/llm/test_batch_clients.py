@@ -1153,3 +1153,42 @@ async def test_malformed_2xx_poll_body_is_redacted(http: httpx.AsyncClient, name
         with pytest.raises(MalformedResponse) as caught:
             await make()
     assert KEY not in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_batch_calls_carry_the_live_headers_plus_extra_headers(
+    http: httpx.AsyncClient,
+) -> None:
+    """Batch calls are made at the live client's endpoint: its key headers, the judge's extras."""
+    extra = {"x-team": "evals"}
+    with respx.mock(assert_all_called=True) as router:
+        oa = router.post(f"{BASE}/batches/b1/cancel").respond(200, json={})
+        az = router.post(f"{AZURE}/openai/batches/b2/cancel").respond(200, json={})
+        an = router.post(f"{ANTHROPIC_ROOT}/b3/cancel").respond(200, json={})
+        await openai(http, extra_headers=extra).cancel("b1")
+        await OpenAIBatchClient(
+            http, base_url=AZURE, api_key=KEY, azure_api_version=AZURE_VERSION, extra_headers=extra
+        ).cancel("b2")
+        await AnthropicBatchClient(
+            http, base_url=ANTHROPIC, api_key=KEY, extra_headers=extra
+        ).cancel("b3")
+    openai_headers = oa.calls.last.request.headers
+    assert (openai_headers["Authorization"], openai_headers["x-team"]) == (f"Bearer {KEY}", "evals")
+    azure_headers = az.calls.last.request.headers
+    assert (azure_headers["api-key"], azure_headers["x-team"]) == (KEY, "evals")
+    assert "Authorization" not in azure_headers
+    anthropic_headers = an.calls.last.request.headers
+    assert anthropic_headers["x-api-key"] == KEY and anthropic_headers["x-team"] == "evals"
+    assert (
+        anthropic_headers["anthropic-version"] == AnthropicClient(IDLE).headers["anthropic-version"]
+    )
+
+
+def test_live_and_batch_clients_share_one_azure_url_layout() -> None:
+    live = OpenAIClient(IDLE, base_url=AZURE, api_key=KEY, azure_api_version=AZURE_VERSION)
+    query = f"api-version={AZURE_VERSION}"
+    assert live.url("dep") == f"{AZURE}/openai/deployments/dep/chat/completions?{query}"
+    assert live.models_url() == f"{AZURE}/openai/models?{query}"
+    assert str(live.resource_url("/files")) == f"{AZURE}/openai/files?{query}"
+    plain = OpenAIClient(IDLE, base_url=BASE)
+    assert (plain.url("m"), plain.models_url()) == (f"{BASE}/chat/completions", f"{BASE}/models")

@@ -416,3 +416,9 @@ def test_problems_are_also_listed_in_errors(tmp_path: Path) -> None:
         read_metrics_yaml(path)
     assert len(info.value.errors) == 7
     assert info.value.errors[0]["loc"].startswith("metrics[0]")
+
+
+def test_metrics_file_must_be_a_path() -> None:
+    with pytest.raises(MetricConfigError, match="the metrics file must be a path, got int 3") as e:
+        read_metrics_yaml(3)  # type: ignore[arg-type]
+    assert e.value.field == "path"
