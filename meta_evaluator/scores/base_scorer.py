@@ -5,15 +5,16 @@ A scorer written for the original meta-evaluator docs runs unchanged: it calls
 `compute_score_async(judge_data, human_data, task_name, judge_id, aggregation_mode)`, and may
 override `aggregate_results` and `min_human_annotators`.
 
-`compare` calls every scorer through `call_scorer`, the one place that tells the two kinds of
-scorer apart, by the class attribute `takes_options` (never by inspecting signatures): a scorer
-that sets it (every `ScorerWithOptions`, so every built-in one) is called with the six
-arguments plus the keyword-only options of a `ScoringCall` (`annotator_aggregation`,
-`task_kind`); any other scorer, such as one written for 0.3, with the six arguments only.
+`compare` calls every scorer through `call_scorer`: with the six arguments, plus those of the
+metric's options (`annotator_aggregation`, `task_kind`) that the scorer's `compute_score_async`
+declares (`accepted_options`, worked out once when the class is defined, never per call). Every
+built-in scorer (a `ScorerWithOptions`) takes both; a scorer written for 0.3 takes none, or the
+`annotator_aggregation=` keyword its docs offered.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -43,6 +44,9 @@ __all__ = [
     "ScoringCall",
     "call_scorer",
 ]
+
+OPTION_NAMES = frozenset({"annotator_aggregation", "task_kind"})
+"""The metric options a scorer may take as keyword arguments (`ScoringCall.options`)."""
 
 #: Scores per resample from item weights (resamples x items, in the order of the ids given).
 ResamplingStatistic = Callable[[npt.NDArray[np.float64]], dict[str, npt.NDArray[np.float64]]]
@@ -112,9 +116,17 @@ class BaseScorer(ABC):
     reference_task: str | None = None
     """The humans' task every judge task is compared with (None: the same task)."""
 
-    takes_options: ClassVar[bool] = False
-    """Whether `compute_score_async` takes the keyword-only options of `ScorerWithOptions`
-    (`annotator_aggregation`, `task_kind`). False (a 0.3 scorer): it gets the six arguments."""
+    accepted_options: ClassVar[frozenset[str]] = frozenset()
+    """The metric options (`OPTION_NAMES`) this class's `compute_score_async` declares, by name
+    or through `**kwargs`; set when the class is defined (`__init_subclass__`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        parameters = inspect.signature(cls.compute_score_async).parameters.values()
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            cls.accepted_options = OPTION_NAMES
+        else:
+            cls.accepted_options = OPTION_NAMES & {p.name for p in parameters}
 
     def __init__(self, scorer_name: str) -> None:
         self.scorer_name = scorer_name
@@ -177,8 +189,6 @@ class ScorerWithOptions(BaseScorer):
     to `score`, and makes the `Scored` it returns the `ScoringResult`. A subclass implements
     `score` (and `can_score_task`).
     """
-
-    takes_options: ClassVar[bool] = True
 
     @property
     def required_columns(self) -> Sequence[str]:
@@ -252,9 +262,10 @@ async def call_scorer(scorer: BaseScorer, call: ScoringCall) -> ScoringResult:
         TypeError: The scorer returned something else than a ScoringResult.
     """
     args = (call.judge_data, call.human_data, call.task_name, call.judge_id, call.aggregation_mode)
-    if scorer.takes_options:
-        with_options = cast(ScorerWithOptions, scorer)
-        result = await with_options.compute_score_async(*args, **call.options())
+    options = {k: v for k, v in call.options().items() if k in scorer.accepted_options}
+    if options:
+        with_options = cast(ScorerWithOptions, scorer)  # declares (some of) the options
+        result = await with_options.compute_score_async(*args, **options)
     else:
         result = await scorer.compute_score_async(*args)
     if not isinstance(result, ScoringResult):

@@ -232,9 +232,7 @@ def test_custom_scorer_gets_bootstrap_intervals(evaluator: MetaEvaluator) -> Non
 
 
 class OptionsScorer(MyCustomScorer):
-    """A scorer that opts into the options: `takes_options` and the keyword-only arguments."""
-
-    takes_options = True
+    """A scorer that opts into the options by declaring them as keyword arguments."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -257,7 +255,7 @@ class OptionsScorer(MyCustomScorer):
         )
 
 
-def test_a_scorer_with_takes_options_gets_the_metric_options(evaluator: MetaEvaluator) -> None:
+def test_a_scorer_declaring_the_options_gets_them(evaluator: MetaEvaluator) -> None:
     scorer = OptionsScorer()
     metric = MetricConfig(
         scorer=scorer,
@@ -302,3 +300,38 @@ def test_a_scorer_with_options_subclass_scores_through_compare(evaluator: MetaEv
         assert result.scores["aggregation"] == "individual_average"
         assert result.metadata == {"kind": "free_text"}
         assert result.num_comparisons == len(IDS) and result.failed_comparisons == 0
+
+
+class AggregationOnlyScorer(MyCustomScorer):
+    """As API.md offers custom scorers: only the `annotator_aggregation` keyword, no flag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    async def compute_score_async(  # type: ignore[override]
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+        annotator_aggregation: str = "individual_average",
+    ) -> BaseScoringResult:
+        self.seen.append(annotator_aggregation)
+        return await super().compute_score_async(
+            judge_data, human_data, task_name, judge_id, aggregation_mode
+        )
+
+
+def test_a_scorer_declaring_only_annotator_aggregation_gets_it(evaluator: MetaEvaluator) -> None:
+    scorer = AggregationOnlyScorer()
+    assert scorer.accepted_options == {"annotator_aggregation"}
+    metric = MetricConfig(
+        scorer=scorer,
+        task_names=["answer"],
+        aggregation_name="single",
+        annotator_aggregation="majority_vote",
+    )
+    evaluator.compare_async(MetricsConfig(metrics=[metric]))
+    assert scorer.seen == ["majority_vote"] * len(JUDGES)
