@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,12 +33,14 @@ from meta_evaluator._cli_output import (
 from meta_evaluator._cli_status import print_status
 from meta_evaluator.errors import (
     DiskFullError,
+    JudgeConfigError,
     JudgeRunError,
     MetaEvaluatorError,
     OutsideProjectError,
     PermissionDeniedError,
     ProjectNotFoundError,
 )
+from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.locks import ProjectLock
 
 app = typer.Typer(
@@ -129,6 +131,31 @@ def report(
     print(f"Report written to {path}")
 
 
+def _default(name: str) -> Any:
+    """A run option's default, declared once in `RunSettings` (the CLI restates none)."""
+    return RunSettings.model_fields[name].default
+
+
+_FLAGS = {"batch_poll_interval": "--batch-poll", "resume": "--no-resume"}
+"""Run options whose flag is not the option's name with dashes."""
+
+
+def _flags_as_settings(**options: Any) -> RunSettings:
+    """The run's settings from the command line's flags; a bad value is named by its flag."""
+    try:
+        return RunSettings(**options)
+    except JudgeConfigError as exc:
+        message = exc.message
+        for name in RunSettings.model_fields:
+            flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+            message = message.replace(f"run settings.{name}", flag)
+        raise JudgeConfigError(
+            message.replace("run settings is invalid", "run options are invalid"),
+            field=exc.field,
+            errors=exc.errors,
+        ) from None
+
+
 @app.command()
 def run(
     project_dir: ProjectDir = Path("."),
@@ -136,13 +163,27 @@ def run(
         str | None, typer.Option(help="Comma-separated judge ids (default: all).")
     ] = None,
     run_id: Annotated[str | None, typer.Option(help="The run to write or continue.")] = None,
-    max_concurrency: Annotated[int, typer.Option(help="Requests in flight per judge.")] = 16,
-    max_retries: Annotated[int, typer.Option(help="Retries after the first attempt.")] = 3,
-    timeout: Annotated[float, typer.Option(help="Seconds for one attempt.")] = 60.0,
+    max_concurrency: Annotated[int, typer.Option(help="Requests in flight per judge.")] = _default(
+        "max_concurrency"
+    ),
+    max_retries: Annotated[int, typer.Option(help="Retries after the first attempt.")] = _default(
+        "max_retries"
+    ),
+    timeout: Annotated[float, typer.Option(help="Seconds for one attempt.")] = _default("timeout"),
     retry: Annotated[
         str, typer.Option(help="Outcomes to ask again: invalid, error, or both.")
     ] = "",
-    no_resume: Annotated[bool, typer.Option(help="Ask every row again.")] = False,
+    no_resume: Annotated[bool, typer.Option("--no-resume", help="Ask every row again.")] = False,
+    consistency: Annotated[
+        int,
+        typer.Option(help="Answers per row; above 1, the majority vote of the valid answers."),
+    ] = _default("consistency"),
+    backoff_base: Annotated[
+        float, typer.Option(help="Seconds of the first retry's backoff window (doubling).")
+    ] = _default("backoff_base"),
+    backoff_cap: Annotated[
+        float, typer.Option(help="Most seconds of one backoff window.")
+    ] = _default("backoff_cap"),
     requests_per_minute: Annotated[float | None, typer.Option(help="Per endpoint.")] = None,
     tokens_per_minute: Annotated[float | None, typer.Option(help="Per endpoint.")] = None,
     dry_run: Annotated[
@@ -169,7 +210,7 @@ def run(
     ] = False,
     batch_poll: Annotated[
         float, typer.Option(help="Seconds between two looks at a running batch.")
-    ] = 30.0,
+    ] = _default("batch_poll_interval"),
     batch_wait: Annotated[
         float | None,
         typer.Option(
@@ -195,14 +236,13 @@ def run(
     again later to collect them; 3 wins over 1 and 2, whose error is printed too), 4 when the file
     system stopped the run (disk full, read-only, no permission; finished rows are kept).
     """
-    from meta_evaluator.judge import RunSettings
     from meta_evaluator.project import MetaEvaluator
 
     if check and not dry_run:
         raise typer.BadParameter(
             "goes with --dry-run (or use `status --check`)", param_hint="--check"
         )
-    settings = RunSettings(
+    settings = _flags_as_settings(
         max_concurrency=max_concurrency,
         max_retries=max_retries,
         timeout=timeout,
@@ -210,6 +250,9 @@ def run(
         retry=[r.strip() for r in retry.split(",") if r.strip()],
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
+        backoff_base=backoff_base,
+        backoff_cap=backoff_cap,
+        consistency=consistency,
         shard=shard,
         batch=batch,
         batch_poll_interval=batch_poll,
@@ -217,8 +260,12 @@ def run(
         cancel_batches=cancel_batches,
     )
     part = settings.shard
+    judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges is not None else None
+    if judge_ids == []:  # an empty $JUDGES in a scheduler must not mean "every judge"
+        raise typer.BadParameter(
+            "names no judge; leave it out to run them all", param_hint="--judges"
+        )
     evaluator = MetaEvaluator(project_dir, load=True)
-    judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges else None
     if dry_run:
         plan = evaluator.plan_run(judge_ids, run_id, settings=settings)
         print_plan(plan.summary(), ProjectLock(evaluator.project_dir).holder(), part)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import polars as pl
 
@@ -32,6 +32,7 @@ from meta_evaluator.errors import (
     DataError,
     JudgeConfigError,
     MetaEvaluatorDeprecationWarning,
+    MetaEvaluatorError,
     ProjectError,
     ProjectExistsError,
     ProjectNotFoundError,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
     from meta_evaluator.judge import RunPlan, RunSettings
     from meta_evaluator.judge.endpoint_check import EndpointCheck
+    from meta_evaluator.judge.settings import RunOptions
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores import MetricsConfig
@@ -406,18 +408,19 @@ class MetaEvaluator:
 
     def plan_run(
         self,
-        judge_ids: list[str] | None = None,
+        judge_ids: str | list[str] | None = None,
         run_id: str | None = None,
         *,
         settings: RunSettings | None = None,
-        **options: Any,
+        **options: Unpack[RunOptions],
     ) -> RunPlan:
         """What `run_judges_async` with the same arguments would do; calls and writes nothing.
 
         The plan names, per judge, the run it writes or continues, the rows it reuses and the
         rows it asks, and the judges refused (their key cannot be read); `plan.summary()` adds
-        the calls and estimated tokens (what `meta-evaluator run --dry-run` prints). The run
-        executes this same plan, so both report the same problems.
+        the calls and estimated tokens (what `meta-evaluator run --dry-run` prints). A run makes
+        its plan the same way (or executes this one: `run_judges_async(plan=plan)`), so both
+        report the same problems.
 
         Args:
             judge_ids: The judges to run; all registered judges by default.
@@ -430,12 +433,25 @@ class MetaEvaluator:
             JudgeConfigError: An unknown judge id or option, a bad value, or a judge that cannot
                 run: every problem at once (`errors` lists them).
         """
-        from meta_evaluator.judge import RunSettings
-        from meta_evaluator.judge.plan import plan_run
+        from meta_evaluator.judge.plan import combined_error, plan_run
 
         data, task = self._data_and_task()
-        judges = self._selected_judges(judge_ids)
-        settings = settings.model_copy(update=options) if settings else RunSettings(**options)
+        problems: list[MetaEvaluatorError] = []  # the call's own problems, all at once
+        judges: list[Judge] = []
+        settings = _run_settings(settings, options, problems)
+        try:
+            judges = self._selected_judges(judge_ids)
+        except JudgeConfigError as exc:
+            problems.append(exc)
+        if run_id is not None:
+            try:
+                check_safe_name(run_id, field="run_id")
+            except UnsafeNameError as exc:
+                problems.append(exc)
+        if len(problems) == 1:
+            raise problems[0]
+        if problems or settings is None:
+            raise combined_error(problems, field="run")
         self._paths.check_inside()
         return plan_run(
             self._paths.results_dir, judges, data, task, run_id=run_id, settings=settings
@@ -443,12 +459,13 @@ class MetaEvaluator:
 
     def run_judges_async(
         self,
-        judge_ids: list[str] | None = None,
+        judge_ids: str | list[str] | None = None,
         run_id: str | None = None,
         *,
+        plan: RunPlan | None = None,
         settings: RunSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        **options: Any,
+        **options: Unpack[RunOptions],
     ) -> dict[str, JudgeResults]:
         """Run judges over the data and return each judge's rows; call it without await.
 
@@ -460,6 +477,8 @@ class MetaEvaluator:
         Args:
             judge_ids: The judges to run; all registered judges by default.
             run_id: The run to write (or continue); a new id by default.
+            plan: A plan made by `plan_run`, to execute as it is (then give no judge_ids,
+                run_id, settings or options). It is refused if a judge's run changed since.
             settings: The run's settings (`RunSettings`); `options` are applied on top.
             transport: An httpx transport to send through (tests, proxies).
             **options: The fields of `RunSettings`, each documented there:
@@ -488,29 +507,37 @@ class MetaEvaluator:
 
         return run_sync(
             lambda: self.arun_judges(
-                judge_ids, run_id, settings=settings, transport=transport, **options
+                judge_ids, run_id, plan=plan, settings=settings, transport=transport, **options
             )
         )
 
     async def arun_judges(
         self,
-        judge_ids: list[str] | None = None,
+        judge_ids: str | list[str] | None = None,
         run_id: str | None = None,
         *,
+        plan: RunPlan | None = None,
         settings: RunSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        **options: Any,
+        **options: Unpack[RunOptions],
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments): plan, then execute."""
         from meta_evaluator.judge.runner import execute
         from meta_evaluator.results.judge_results import results_of_run
 
-        plan = self.plan_run(judge_ids, run_id, settings=settings, **options)
+        if plan is None:
+            plan = self.plan_run(judge_ids, run_id, settings=settings, **options)
+        elif judge_ids is not None or run_id is not None or settings is not None or options:
+            raise JudgeConfigError(
+                "a plan is executed as it was made: give plan= alone, or plan again with "
+                "plan_run(...) to change judges, run_id or settings.",
+                field="plan",
+            )
         return await results_of_run(execute(plan, transport=transport))
 
     def check_endpoints(
         self,
-        judge_ids: list[str] | None = None,
+        judge_ids: str | list[str] | None = None,
         *,
         timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -552,8 +579,18 @@ class MetaEvaluator:
             )
         return self._data, self._eval_task
 
-    def _selected_judges(self, judge_ids: Iterable[str] | None) -> list[Judge]:
-        """The registered judges named by `judge_ids` (all by default), in that order."""
+    def _selected_judges(self, judge_ids: str | Iterable[str] | None) -> list[Judge]:
+        """The registered judges named by `judge_ids` (all by default), in that order.
+
+        One id alone is one judge, as the original docs wrote it.
+        """
+        if isinstance(judge_ids, str):
+            judge_ids = [judge_ids]
+        elif judge_ids is not None and not isinstance(judge_ids, Iterable):
+            raise JudgeConfigError(
+                f"judge_ids must be a list of judge ids, got {type(judge_ids).__name__}.",
+                field="judge_ids",
+            )
         ids = list(self._judges) if judge_ids is None else list(judge_ids)
         unknown = [j for j in ids if j not in self._judges]
         if unknown or not ids:
@@ -981,3 +1018,27 @@ def _placeholder_problems(
                 f"name no column (columns: {shown(known, limit=400)}); fix the prompt or the data."
             )
     return problems
+
+
+def _run_settings(
+    settings: RunSettings | None, options: Mapping[str, Any], problems: list[MetaEvaluatorError]
+) -> RunSettings | None:
+    """`settings` with `options` applied (or the options alone).
+
+    None, with the problem added to `problems`, when they are not valid.
+    """
+    from meta_evaluator.judge import RunSettings
+
+    try:
+        if settings is None:
+            return RunSettings(**options)
+        if isinstance(settings, RunSettings):
+            return settings.model_copy(update=dict(options))
+        raise JudgeConfigError(
+            f"settings must be a RunSettings, got {type(settings).__name__}; pass options by "
+            "name (max_concurrency=...) or RunSettings(...).",
+            field="settings",
+        )
+    except JudgeConfigError as exc:
+        problems.append(exc)
+        return None

@@ -180,7 +180,8 @@ def test_dry_run_equals_the_run_retrying_invalid_rows(project: Path) -> None:
 def test_dry_run_of_a_named_run_that_already_exists(project: Path) -> None:
     ok("run", project, "--run-id", "nightly")
     numbers, where, asked = asked_by_the_real_run(project, "--run-id", "nightly")
-    assert where == "continues run nightly"
+    # complete with every row: nothing asked, nothing written (it stays as it was)
+    assert where == "run nightly is complete with every row; nothing to ask"
     assert (numbers["reused"], numbers["calls"], asked) == (40, 0, [])
     numbers, where, asked = asked_by_the_real_run(project, "--run-id", "nightly", "--no-resume")
     assert where.startswith("starts run nightly over")

@@ -19,7 +19,7 @@ from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prom
 from meta_evaluator.judge.endpoint_check import EndpointCheck
 from meta_evaluator.judge.row_store import RowStore
 from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
-from meta_evaluator.judge.settings import RunSettings
+from meta_evaluator.judge.settings import RunOptions, RunSettings
 from meta_evaluator.judge.yaml_config import read_judges_yaml
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ __all__ = [
     "RowStore",
     "RunFiles",
     "RunLock",
+    "RunOptions",
     "RunPlan",
     "RunSettings",
     "RunState",

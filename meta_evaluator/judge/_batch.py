@@ -154,7 +154,7 @@ async def run_batch_judge(
     if run.plan.unchanged or not (run.plan.todo or run.plan.seeded or pending):
         return
     if run.plan.fresh_start:
-        run.files.rows.unlink(missing_ok=True)  # check_ledger made sure no batch is pending
+        run.files.rows.unlink(missing_ok=True)  # the plan made sure no batch is pending
     with RowStore(run.files.rows, root=run.files.root) as store:
         job = _BatchJob(run, client, ledger, store, task, settings, progress, rows, ids)
         if run.plan.seeded:

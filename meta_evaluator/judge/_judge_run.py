@@ -52,36 +52,27 @@ class JudgeRun:
     breaker: Breaker = field(default_factory=Breaker)
     """Stops the judge when its first calls all fail to connect."""
 
+    judge: Judge = field(init=False, repr=False)
+    """The judge (the plan's; a plain attribute, read for every row)."""
+    files: RunFiles = field(init=False, repr=False)
+    """The run's files (the plan's)."""
+    fingerprint: str = field(init=False, repr=False)
+    """The judge's fingerprint (the plan's)."""
+    endpoint: EndpointKey = field(init=False, repr=False)
+    """Where the judge's calls go (the plan's)."""
+    kept: Mapping[Any, ResultRow] = field(init=False, repr=False)
+    """Rows reused as they are, by id (the plan's)."""
+
+    def __post_init__(self) -> None:
+        plan = self.plan
+        self.judge, self.files, self.fingerprint = plan.judge, plan.files, plan.fingerprint
+        self.endpoint, self.kept = plan.endpoint, plan.kept
+
     @classmethod
     def start(cls, plan: JudgePlan, api_key: str | None, task: EvalTask) -> JudgeRun:
         """The execution state of `plan`, with the judge's key (read again at this moment)."""
         builders = {m: RequestBuilder(plan.judge, task, m) for m in ("structured", "xml", "text")}
         return cls(plan, api_key, plan.method, builders)
-
-    @property
-    def judge(self) -> Judge:
-        """The judge."""
-        return self.plan.judge
-
-    @property
-    def files(self) -> RunFiles:
-        """The run's files."""
-        return self.plan.files
-
-    @property
-    def fingerprint(self) -> str:
-        """The judge's fingerprint."""
-        return self.plan.fingerprint
-
-    @property
-    def endpoint(self) -> EndpointKey:
-        """Where the judge's calls go."""
-        return self.plan.endpoint
-
-    @property
-    def kept(self) -> Mapping[Any, ResultRow]:
-        """Rows reused as they are, by id."""
-        return self.plan.kept
 
 
 def row_values(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from meta_evaluator.errors import StateError
+from meta_evaluator.errors import JudgeConfigError, StateError
 from meta_evaluator.judge.run_files import RunFiles
 from meta_evaluator.storage import atomic_write_text, read_json
 
@@ -109,6 +109,7 @@ class BatchLedger:
     """The batch records of one judge in one run (of one shard, if sharded)."""
 
     def __init__(self, files: RunFiles) -> None:
+        self.files = files
         self.folder = files.rows.parent / f"{files.stem}.batches"
 
     def path(self, key: str) -> Path:
@@ -133,6 +134,47 @@ class BatchLedger:
     def pending_ids(self) -> set[Any]:
         """The data ids held by batches whose results are still to be collected."""
         return {row_id for record in self.pending() for row_id in record.ids}
+
+    def check_before_run(
+        self, judge_id: str, fingerprint: str, *, batch: bool, resume: bool
+    ) -> None:
+        """Refuse, before any call, a run that would pay for rows twice or mix configurations.
+
+        Raises:
+            JudgeConfigError: The run has batches still pending and this run is live (its rows
+                would be asked again) or starts over (resume=False), or pending batches of
+                another judge configuration.
+        """
+        pending = self.pending()
+        if not pending:
+            return
+        rows = sum(len(record.ids) for record in pending)
+        where = f"run {self.files.run_id!r} of judge {judge_id!r}"
+        held = f"{rows} rows in {len(pending)} submitted batch(es) ({batch_names(pending)})"
+        if not resume:
+            raise JudgeConfigError(
+                f"{where} has {held}, still running and billed; resume=False (--no-resume) would "
+                "ask those rows again. Cancel them first (batch=True, cancel_batches=True; "
+                "--batch --cancel-batches), or start another run_id.",
+                judge_id=judge_id,
+                field="resume",
+            )
+        if not batch:
+            raise JudgeConfigError(
+                f"{where} has {held}; run with batch=True (--batch) to collect them, or start "
+                "another run_id.",
+                judge_id=judge_id,
+                field="batch",
+            )
+        other = [r for r in pending if r.fingerprint != fingerprint]
+        if other:
+            raise JudgeConfigError(
+                f"{where} has batches submitted with another configuration of the judge "
+                f"({batch_names(other)}); collect them with that configuration first, or start "
+                "another run_id.",
+                judge_id=judge_id,
+                field="run_id",
+            )
 
     def write(self, record: BatchRecord) -> None:
         """Write (or replace) the record's file atomically.

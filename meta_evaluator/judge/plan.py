@@ -17,22 +17,23 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 from meta_evaluator._util import repeated
 from meta_evaluator.data import EvalData
-from meta_evaluator.errors import JudgeConfigError
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.judge._clients import judge_endpoint
-from meta_evaluator.judge._prompting import RequestBuilder, answering_method, prompt_hash
+from meta_evaluator.judge._prompting import answering_method
+from meta_evaluator.judge._reuse import complete_with, previous_rows, sort_rows
 from meta_evaluator.judge._shards import shard_of
-from meta_evaluator.judge.batch_ledger import BatchLedger, batch_names
+from meta_evaluator.judge.batch_ledger import BatchLedger
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.judge.result_row import ResultRow
-from meta_evaluator.judge.row_store import read_rows
 from meta_evaluator.judge.run_files import (
     RunFiles,
     latest_run,
@@ -42,7 +43,7 @@ from meta_evaluator.judge.run_files import (
 )
 from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.llm.limits import EndpointKey
-from meta_evaluator.storage import check_safe_name
+from meta_evaluator.storage import check_inside_project, check_safe_name
 
 if TYPE_CHECKING:
     from meta_evaluator.judge._dry_run import RunSummary
@@ -98,6 +99,9 @@ class JudgePlan:
     """Whether the rows go through the provider's batch engine."""
     waiting: frozenset[Any] = field(default=frozenset(), repr=False)
     """Ids in batches the run already submitted: collected, not asked again (batch runs)."""
+    snapshot: tuple[tuple[str, int, int], ...] = field(default=(), repr=False)
+    """The run's files as planned (`RunFiles.snapshot`): a run they no longer match is not
+    executed, as another process wrote to it since."""
 
     @property
     def judge_id(self) -> str:
@@ -140,11 +144,6 @@ class RunPlan:
     """The data rows the run covers (all, or the shard's), in data order."""
     ids: tuple[Any, ...] = field(repr=False)
     """Their ids, in the same order."""
-
-    @property
-    def problems(self) -> tuple[JudgeConfigError, ...]:
-        """Every problem the run will report (the refused judges' keys)."""
-        return self.refused
 
     def summary(self) -> RunSummary:
         """The plan in figures (what a dry run prints): rows, reused, calls, tokens, batches."""
@@ -215,14 +214,18 @@ def plan_run(
                 results_dir, judge, method, endpoint, task, rows, ids,
                 run_id=run_id, fresh_run_id=fresh, settings=settings,
             )  # fmt: skip
-            _check_ledger(plan, settings)
+            BatchLedger(plan.files).check_before_run(
+                judge.id, plan.fingerprint, batch=plan.batch, resume=settings.resume
+            )
         except JudgeConfigError as exc:
             problems.append(exc)
         else:
+            if plan.writes:  # a run folder linked out of the project: as the run would refuse it
+                check_inside_project(plan.files.rows, root=plan.files.root)
             plans.append(plan)
     refused = [exc for exc in problems if exc.field == KEY_FIELD]
     if len(refused) < len(problems) or (refused and not plans):
-        raise combined_error(problems, field="judges")
+        raise combined_error(problems, field=KEY_FIELD if refused == problems else "judges")
     id_dtype = eval_data.data.schema[eval_data.id_column]
     return RunPlan(tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids))
 
@@ -236,15 +239,29 @@ def check_listed_once(judges: Sequence[Judge]) -> None:
         )
 
 
-def combined_error(problems: list[JudgeConfigError], *, field: str) -> JudgeConfigError:
-    """One error for several judges' problems (the problem itself when there is one)."""
-    if len(problems) == 1:
+def combined_error(problems: Sequence[MetaEvaluatorError], *, field: str) -> JudgeConfigError:
+    """One error listing several problems, one line each, every one in `errors`.
+
+    Each problem's own `errors` are kept; one without them is listed by its place: `(judge id,
+    field)` for a judge's problem, else the field. A single `JudgeConfigError` is returned as
+    it is, its `errors` filled in when empty.
+    """
+    listed = []
+    for exc in problems:
+        if exc.errors and not exc.judge_id:
+            listed += exc.errors
+        else:
+            loc = (exc.judge_id, exc.field) if exc.judge_id else exc.field
+            listed.append({"loc": loc, "msg": exc.message})
+    if len(problems) == 1 and isinstance(problems[0], JudgeConfigError):
+        if not problems[0].errors:
+            problems[0].errors = listed
         return problems[0]
     return JudgeConfigError(
         "\n".join(exc.message for exc in problems),
         judge_id=problems[0].judge_id,
         field=field,
-        errors=[{"loc": (exc.judge_id, exc.field), "msg": exc.message} for exc in problems],
+        errors=listed,
     )
 
 
@@ -329,8 +346,8 @@ def _plan_judge(
                 shard_sources = shards[1]  # a later complete sharded run: its rows are reused
                 source = None
     state = source.read_state() if source is not None else None
-    previous = _previous_rows(source, shard_sources, task)
-    kept, todo = _sort_rows(judge, method, task, rows, ids, previous, print_, settings)
+    previous = previous_rows(source, shard_sources, task)
+    kept, todo = sort_rows(judge, method, task, rows, ids, previous, print_, settings)
     action: RunAction
     if run_id is None:
         action = "continue" if source is files else "new"
@@ -339,8 +356,10 @@ def _plan_judge(
     else:
         action = "continue" if resume else "restart"
     seeded = False
-    if source is not None and source is not files:
-        if not todo and state is not None and state.complete and len(previous) == len(ids):
+    if source is files and not todo and complete_with(files, state, previous, ids):
+        action = "done"  # the named run is complete with every row: nothing asked or written
+    elif source is not None and source is not files:
+        if not todo and complete_with(source, state, previous, ids):
             files, action = source, "done"  # the complete run already has every row
         else:
             seeded = True  # the kept rows are copied into the new run
@@ -362,97 +381,10 @@ def _plan_judge(
             shard_sources[0].run_id if shard_sources else None
         ),
         created_at=state.created_at if state and source is files else now_iso(),
-        kept=kept,
+        kept=MappingProxyType(kept),
         todo=tuple(todo),
         seeded=seeded,
         batch=batch,
         waiting=frozenset(BatchLedger(files).pending_ids()) if batch else frozenset(),
+        snapshot=files.snapshot(),
     )  # fmt: skip
-
-
-def _previous_rows(
-    source: RunFiles | None, shard_sources: list[RunFiles], task: EvalTask
-) -> dict[Any, ResultRow]:
-    """The rows of the run reused, by id (for shards: each id once, the first shard's wins)."""
-    names = task.task_names
-    previous = {}
-    for files in ([source] if source is not None else []) + shard_sources:
-        for record in read_rows(files.rows):
-            row = ResultRow.from_record(record, names)
-            if source is not None:
-                previous[row.original_id] = row  # the last line of an id wins
-            else:
-                previous.setdefault(row.original_id, row)
-    return previous
-
-
-def _sort_rows(
-    judge: Judge,
-    method: AnsweringMethod,
-    task: EvalTask,
-    rows: list[dict[str, Any]],
-    ids: list[Any],
-    previous: Mapping[Any, ResultRow],
-    print_: str,
-    settings: RunSettings,
-) -> tuple[dict[Any, ResultRow], list[int]]:
-    """The rows to keep (same fingerprint and prompt, an outcome not to retry) and to ask."""
-    methods: list[AnsweringMethod] = [method]
-    if method == "structured" and task.structured_outputs_fallback:
-        methods.append("xml")  # rows answered after a fallback count as done too
-    builders = [RequestBuilder(judge, task, m) for m in methods]
-    kept: dict[Any, ResultRow] = {}
-    todo: list[int] = []
-    for index, (row, row_id) in enumerate(zip(rows, ids, strict=True)):
-        old = previous.get(row_id)
-        if (
-            old is not None
-            and old.fingerprint == print_
-            and old.outcome not in settings.retry
-            and old.prompt_hash in {prompt_hash(b.build(row)) for b in builders}
-        ):
-            kept[row_id] = old
-        else:
-            todo.append(index)
-    return kept, todo
-
-
-def _check_ledger(plan: JudgePlan, settings: RunSettings) -> None:
-    """Refuse, before any call, what would pay for rows twice or mix configurations.
-
-    Raises:
-        JudgeConfigError: The run has batches still pending and this run is live (its rows
-            would be asked again) or starts over (resume=False), or pending batches of another
-            judge configuration.
-    """
-    pending = BatchLedger(plan.files).pending()
-    if not pending:
-        return
-    judge_id = plan.judge.id
-    rows = sum(len(record.ids) for record in pending)
-    where = f"run {plan.files.run_id!r} of judge {judge_id!r}"
-    held = f"{rows} rows in {len(pending)} submitted batch(es) ({batch_names(pending)})"
-    if not settings.resume:
-        raise JudgeConfigError(
-            f"{where} has {held}, still running and billed; resume=False (--no-resume) would "
-            "ask those rows again. Cancel them first (batch=True, cancel_batches=True; "
-            "--batch --cancel-batches), or start another run_id.",
-            judge_id=judge_id,
-            field="resume",
-        )
-    if not plan.batch:
-        raise JudgeConfigError(
-            f"{where} has {held}; run with batch=True (--batch) to collect them, or start "
-            "another run_id.",
-            judge_id=judge_id,
-            field="batch",
-        )
-    other = [r for r in pending if r.fingerprint != plan.fingerprint]
-    if other:
-        raise JudgeConfigError(
-            f"{where} has batches submitted with another configuration of the judge "
-            f"({batch_names(other)}); collect them with that configuration first, or start another "
-            "run_id.",
-            judge_id=judge_id,
-            field="run_id",
-        )

@@ -143,6 +143,25 @@ class RunFiles:
         self.table = folder / f"{self.stem}.parquet"
         self.state = folder / f"{self.stem}_state.json"
 
+    def snapshot(self) -> tuple[tuple[str, int, int], ...]:
+        """What the run's files look like now: name, size and change time of each.
+
+        Taken when a run is planned and compared before it writes, to tell whether another
+        process wrote to the run in between.
+        """
+        ledger = self.rows.parent / f"{self.stem}.batches"
+        paths = [self.rows, self.state, self.table]
+        if ledger.is_dir():
+            paths += sorted(ledger.iterdir())
+        found = []
+        for path in paths:
+            try:
+                status = path.stat()
+            except FileNotFoundError:
+                continue
+            found.append((path.name, status.st_size, status.st_mtime_ns))
+        return tuple(found)
+
     def read_state(self) -> RunState | None:
         """The state file, or None when the run has none yet.
 

@@ -21,7 +21,7 @@ import httpx
 import polars as pl
 
 from meta_evaluator._async import our_error_first
-from meta_evaluator.errors import JudgeRunError
+from meta_evaluator.errors import JudgeRunError, StateError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._batch import run_batch_judge
 from meta_evaluator.judge._clients import (
@@ -39,7 +39,7 @@ from meta_evaluator.judge._judge_run import (
 )
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import prompt_hash
-from meta_evaluator.judge.plan import RunPlan
+from meta_evaluator.judge.plan import JudgePlan, RunPlan
 from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow, count_outcomes, rows_frame
 from meta_evaluator.judge.row_store import RowStore
 from meta_evaluator.judge.run_files import RunLock, now_iso
@@ -106,6 +106,7 @@ async def execute(
                 lock = RunLock(run.files)
                 lock.acquire()
                 stack.callback(lock.release)
+                _check_unchanged(run.plan)
         http: dict[EndpointKey, httpx.AsyncClient] = {}
         batch_http: dict[EndpointKey, httpx.AsyncClient] = {}
         for run in runs:
@@ -156,6 +157,22 @@ async def execute(
         raise _stopped_error(stopped, finished=[r.judge.id for r in runs if not r.failure],
                              results=results)  # fmt: skip
     return results
+
+
+def _check_unchanged(plan: JudgePlan) -> None:
+    """Refuse to write a run that another process wrote to since it was planned.
+
+    Raises:
+        StateError: The run's files differ from the plan's snapshot: executed, the plan would
+            ask (and pay for) rows again that the other process answered.
+    """
+    if plan.files.snapshot() != plan.snapshot:
+        raise StateError(
+            f"{plan.files.rows.parent}: run {plan.run_id!r} of judge {plan.judge_id!r} changed "
+            "since it was planned (another run wrote to it); plan again, which reuses its new "
+            "rows.",
+            path=plan.files.rows.parent,
+        )
 
 
 def _stopped_error(

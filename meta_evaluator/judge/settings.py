@@ -8,15 +8,24 @@ problem with the values given is reported at once, naming the field.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal, TypedDict
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 from meta_evaluator.judge._shards import check_shard, parse_shard
 
-__all__ = ["RetryOutcome", "RunSettings"]
+__all__ = ["RetryOutcome", "RunOptions", "RunSettings"]
 
 RetryOutcome = Literal["invalid", "error"]
 
@@ -38,20 +47,20 @@ class RunSettings(ConfigModel):
     """Requests in flight per judge (a judge's own `max_concurrency` wins)."""
     max_retries: StrictInt = Field(3, ge=0)
     """Retries after the first attempt: at most `max_retries + 1` calls per row (2 allows 3)."""
-    timeout: float = Field(60.0, gt=0)
+    timeout: StrictFloat = Field(60.0, gt=0)
     """Seconds for one attempt, connect to last byte; a timed-out attempt is retried."""
     resume: StrictBool = True
     """Reuse rows already answered with the same judge fingerprint; False asks every row again."""
     retry: tuple[RetryOutcome, ...] = ()
     """Outcomes of rows already in the run to ask again (`invalid`, `error`); others are kept."""
-    requests_per_minute: float | None = Field(None, gt=0)
+    requests_per_minute: StrictFloat | None = Field(None, gt=0)
     """Budget shared by all judges on one endpoint and key."""
-    tokens_per_minute: float | None = Field(None, gt=0)
+    tokens_per_minute: StrictFloat | None = Field(None, gt=0)
     """Budget shared by all judges on one endpoint and key (estimated before each call)."""
-    backoff_base: float = Field(1.0, ge=0)
+    backoff_base: StrictFloat = Field(1.0, ge=0)
     """Seconds of the first retry's backoff window; it doubles with each retry (jittered, and
     never shorter than the server's Retry-After)."""
-    backoff_cap: float = Field(30.0, ge=0)
+    backoff_cap: StrictFloat = Field(30.0, ge=0)
     """Most seconds of one backoff window."""
     consistency: StrictInt = Field(1, ge=1)
     """Answers asked per row; above 1, each task's label is the majority vote of the valid
@@ -61,9 +70,9 @@ class RunSettings(ConfigModel):
     processes each run one part under the same run id (which a shard needs)."""
     batch: StrictBool = False
     """Ask through the provider's batch engine (OpenAI Batch, Anthropic Message Batches)."""
-    batch_poll_interval: float = Field(30.0, gt=0)
+    batch_poll_interval: StrictFloat = Field(30.0, gt=0)
     """Seconds between two looks at a running batch."""
-    batch_wait: float | None = Field(None, ge=0)
+    batch_wait: StrictFloat | None = Field(None, ge=0)
     """Most seconds to wait for batches (None: until they end; 0: submit and return). Batches
     still running stay recorded in the run folder; the next batch run collects them."""
     cancel_batches: StrictBool = False
@@ -110,7 +119,26 @@ class RunSettings(ConfigModel):
     def _error_root(cls, data: dict[str, Any]) -> str:
         return "run settings"
 
-    @classmethod
-    def fields(cls) -> tuple[str, ...]:
-        """The option names a run takes, in declaration order."""
-        return tuple(cls.model_fields)
+
+class RunOptions(TypedDict, total=False):
+    """The run options as keyword arguments (`run_judges_async(**options)`), for type checkers.
+
+    The names and types of `RunSettings`' fields, which document and validate them; a test
+    keeps the two the same.
+    """
+
+    max_concurrency: int
+    max_retries: int
+    timeout: float
+    resume: bool
+    retry: Sequence[RetryOutcome]
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
+    backoff_base: float
+    backoff_cap: float
+    consistency: int
+    shard: tuple[int, int] | str | None
+    batch: bool
+    batch_poll_interval: float
+    batch_wait: float | None
+    cancel_batches: bool

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -22,7 +22,9 @@ class EndpointKey:
 
     client: str
     base_url: str
-    key_digest: str
+    key_digest: str = field(repr=False)
+    """A digest of the key's value: judges with the same key share limits. Kept out of reprs
+    (a plan may be logged), as it could confirm a guessed key."""
 
     def __str__(self) -> str:
         return f"{self.client} {self.base_url}"

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.errors import JudgeConfigError, JudgeRunError
+from meta_evaluator.errors import JudgeConfigError, JudgeRunError, StateError
 from meta_evaluator.judge import RunPlan, RunSettings
 from tests.conftest import Main, rejection_project
 
@@ -88,8 +88,12 @@ def test_the_plan_is_what_the_run_does(evaluator: MetaEvaluator) -> None:
     evaluator.run_judges_async(["offline"], run_id="first")
     again = evaluator.plan_run(["offline"], run_id="first")
     (judge,) = again.judges
-    assert judge.action == "continue" and len(judge.kept) == 3 and judge.todo == ()
-    assert again.summary().calls == 0
+    # complete with every row: nothing is asked and nothing written (no lock, no new state)
+    assert judge.action == "done" and len(judge.kept) == 3 and judge.todo == ()
+    assert not judge.writes and again.summary().calls == 0
+    state = judge.files.state.read_bytes()
+    assert evaluator.run_judges_async(plan=again)["offline"].counts()["valid"] == 3
+    assert judge.files.state.read_bytes() == state
     fresh = evaluator.plan_run(["offline"], run_id="first", resume=False)
     assert fresh.judges[0].action == "restart" and len(fresh.judges[0].todo) == 3
 
@@ -104,3 +108,53 @@ def test_run_options_are_one_settings_object(evaluator: MetaEvaluator) -> None:
     settings = RunSettings(max_concurrency=2, consistency=1)
     plan = evaluator.plan_run(["offline"], settings=settings, max_retries=0)
     assert plan.settings.max_concurrency == 2 and plan.settings.max_retries == 0
+
+
+def test_a_plan_is_not_executed_once_its_run_changed(evaluator: MetaEvaluator) -> None:
+    """Executed late, a plan would ask again the rows another run answered meanwhile."""
+    plan = evaluator.plan_run(["offline"], run_id="late")
+    evaluator.run_judges_async(["offline"], run_id="late")
+    rows = (evaluator.paths.results_dir / "late" / "offline.jsonl").read_bytes()
+    with pytest.raises(StateError, match="changed since it was planned"):
+        evaluator.run_judges_async(plan=plan)
+    assert (evaluator.paths.results_dir / "late" / "offline.jsonl").read_bytes() == rows
+    with pytest.raises(JudgeConfigError, match="plan= alone"):
+        evaluator.run_judges_async(["offline"], plan=plan)
+
+
+def test_a_damaged_row_file_names_the_file_and_row(evaluator: MetaEvaluator) -> None:
+    evaluator.run_judges_async(["offline"], run_id="r")
+    path = evaluator.paths.results_dir / "r" / "offline.jsonl"
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"outcome"', '"outcome_was"')
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(StateError, match=r"offline.jsonl: row 2 has no 'outcome'") as caught:
+        evaluator.plan_run(["offline"], run_id="r")
+    assert caught.value.path == path
+
+
+def test_every_problem_of_the_call_at_once(evaluator: MetaEvaluator) -> None:
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.plan_run(["nope"], "../x", max_concurrency=0, timeout="inf")  # type: ignore[typeddict-item]
+    where = {e["loc"] for e in caught.value.errors}
+    assert {"judge_ids", "run_id", "max_concurrency", "timeout"} <= where
+
+
+def test_a_single_problem_is_listed_in_errors_too(evaluator: MetaEvaluator) -> None:
+    evaluator.add_judge("azure_half", "azure_openai", "gpt-x", "J {response}", api_version="v")
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.plan_run(["azure_half"])
+    assert [e["loc"] for e in caught.value.errors] == [("azure_half", "base_url")]
+
+
+def test_the_typed_options_name_every_setting() -> None:
+    """`RunOptions` (for type checkers) and `RunSettings` (which validates) list the same."""
+    from meta_evaluator.judge import RunOptions
+
+    assert list(RunOptions.__annotations__) == list(RunSettings.model_fields)
+
+
+def test_a_string_judge_id_is_one_judge(evaluator: MetaEvaluator) -> None:
+    """As the original docs wrote it: run_judges_async("judge") runs that judge."""
+    plan = evaluator.plan_run("offline")
+    assert [p.judge_id for p in plan.judges] == ["offline"]
