@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from meta_evaluator.eval_task import EvalTask
@@ -148,8 +148,7 @@ def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
         labels[name] = votes[keys.index(winner)]
         notes.append(f"{name}: {keys.count(winner)}/{len(samples)} agree")
     durations = [s.duration_seconds for s in samples if s.duration_seconds is not None]
-    return replace(
-        base,
+    return base._replace(
         error_message=("; ".join(notes) or None) if valid else base.error_message,
         labels=labels,
         raw_response=json.dumps([s.raw_response for s in samples]),
