@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import signal
 import sys
 import threading
@@ -145,10 +146,11 @@ def _flags_as_settings(**options: Any) -> RunSettings:
     try:
         return RunSettings(**options)
     except JudgeConfigError as exc:
-        message = exc.message
-        for name in RunSettings.model_fields:
-            flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
-            message = message.replace(f"run settings.{name}", flag)
+        message = re.sub(
+            r"run settings\.([a-z_]+)",
+            lambda found: _FLAGS.get(found[1], "--" + found[1].replace("_", "-")),
+            exc.message,
+        )
         raise JudgeConfigError(
             message.replace("run settings is invalid", "run options are invalid"),
             field=exc.field,

@@ -448,10 +448,12 @@ class MetaEvaluator:
                 check_safe_name(run_id, field="run_id")
             except UnsafeNameError as exc:
                 problems.append(exc)
-        if len(problems) == 1:
-            raise problems[0]
+        if len(problems) == 1 and not isinstance(problems[0], JudgeConfigError):
+            problem = problems[0]  # an unsafe run_id keeps its own class
+            problem.errors = problem.errors or [{"loc": problem.field, "msg": problem.message}]
+            raise problem
         if problems or settings is None:
-            raise combined_error(problems, field="run")
+            raise combined_error(problems, field="run")  # each problem listed in errors
         self._paths.check_inside()
         return plan_run(
             self._paths.results_dir, judges, data, task, run_id=run_id, settings=settings

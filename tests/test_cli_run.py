@@ -243,7 +243,11 @@ def test_dry_run_with_bad_configuration_exits_2(
     assert "no registered judge ['nope']" in unknown.stderr and JUDGE in unknown.stderr
     bad_retry = entry("run", project, "--dry-run", "--retry", "valid")
     assert bad_retry.returncode == 2
-    assert "retry[0]: Input should be 'invalid' or 'error'" in bad_retry.stderr
+    assert "--retry[0]: Input should be 'invalid' or 'error'" in bad_retry.stderr
+    bad_poll = entry("run", project, "--dry-run", "--batch-poll", "0", "--batch-wait", "-1")
+    assert bad_poll.returncode == 2
+    assert "--batch-poll: Input should be greater than 0" in bad_poll.stderr
+    assert "--batch-wait: Input should be greater than or equal to 0" in bad_poll.stderr
     assert snapshot(project) == before
 
 

@@ -8,24 +8,23 @@ The run folder (`results/<run_id>/`) belongs to the judges that write it: `run_f
 each judge's files live and which run is latest, `row_store` appends rows as they arrive, and
 `batch_ledger` records the provider batches a run submitted.
 
-Names that need the HTTP stack (the plan, its summary) load on first use, so importing the
-package (as the project does) stays light.
+Every name loads on first use (the plan and its summary need the HTTP stack), so importing the
+package, or one of its modules, stays light.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord
-from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prompt
-from meta_evaluator.judge.endpoint_check import EndpointCheck
-from meta_evaluator.judge.row_store import RowStore
-from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
-from meta_evaluator.judge.settings import RunOptions, RunSettings
-from meta_evaluator.judge.yaml_config import read_judges_yaml
-
 if TYPE_CHECKING:
     from meta_evaluator.judge._dry_run import JudgeSummary, RunSummary
+    from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord
+    from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prompt
+    from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.judge.plan import JudgePlan, RunPlan, fingerprint, plan_run
     from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow
+    from meta_evaluator.judge.row_store import RowStore
+    from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
+    from meta_evaluator.judge.settings import RunOptions, RunSettings
+    from meta_evaluator.judge.yaml_config import read_judges_yaml
 
 __all__ = [
     "BatchLedger",
@@ -53,21 +52,37 @@ __all__ = [
 ]
 
 _LAZY = {
-    "JudgeOutcome": "meta_evaluator.judge.result_row",
-    "ResultRow": "meta_evaluator.judge.result_row",
-    "JudgePlan": "meta_evaluator.judge.plan",
-    "RunPlan": "meta_evaluator.judge.plan",
-    "fingerprint": "meta_evaluator.judge.plan",
-    "plan_run": "meta_evaluator.judge.plan",
-    "JudgeSummary": "meta_evaluator.judge._dry_run",
-    "RunSummary": "meta_evaluator.judge._dry_run",
+    "BatchLedger": "batch_ledger",
+    "BatchRecord": "batch_ledger",
+    "EndpointCheck": "endpoint_check",
+    "Judge": "config",
+    "JudgeOutcome": "result_row",
+    "JudgePlan": "plan",
+    "JudgeSummary": "_dry_run",
+    "LLMClientName": "config",
+    "MockSettings": "config",
+    "Prompt": "config",
+    "ResultRow": "result_row",
+    "RowStore": "row_store",
+    "RunFiles": "run_files",
+    "RunLock": "run_files",
+    "RunOptions": "settings",
+    "RunPlan": "plan",
+    "RunSettings": "settings",
+    "RunState": "run_files",
+    "RunSummary": "_dry_run",
+    "fingerprint": "plan",
+    "plan_run": "plan",
+    "read_judges_yaml": "yaml_config",
 }
+"""Where each name lives: every name loads on first use, so importing one module of the
+package (the command line reads `settings`) loads only that module."""
 
 
 def __getattr__(name: str) -> Any:
-    """Load the names that need the HTTP stack on first use."""
+    """Load a name of the package on first use (`_LAZY`)."""
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'meta_evaluator.judge' has no attribute {name!r}")

@@ -40,10 +40,17 @@ def previous_rows(
         for number, record in enumerate(read_rows(files.rows), start=1):
             try:
                 row = ResultRow.from_record(record, names)
-            except KeyError as exc:
+                hash(row.original_id)
+            except (KeyError, TypeError) as exc:
+                problem = (
+                    f"has no {exc.args[0]!r}"
+                    if isinstance(exc, KeyError)
+                    else "has an id of a "
+                    f"type no data id has ({type(record['original_id']).__name__})"
+                )
                 raise StateError(
-                    f"{files.rows}: row {number} has no {exc.args[0]!r}; the file was edited or "
-                    "damaged. Restore it, or delete that line (its row is asked again).",
+                    f"{files.rows}: row {number} {problem}; the file was edited or damaged. "
+                    "Restore it, or delete that line (its row is asked again).",
                     path=files.rows,
                 ) from None
             if source is not None:

@@ -17,7 +17,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -345,6 +344,8 @@ def _plan_judge(
             ):
                 shard_sources = shards[1]  # a later complete sharded run: its rows are reused
                 source = None
+    # Before anything is read: a write by another process after this point shows at execution.
+    snapshot = files.snapshot()
     state = source.read_state() if source is not None else None
     previous = previous_rows(source, shard_sources, task)
     kept, todo = sort_rows(judge, method, task, rows, ids, previous, print_, settings)
@@ -381,10 +382,10 @@ def _plan_judge(
             shard_sources[0].run_id if shard_sources else None
         ),
         created_at=state.created_at if state and source is files else now_iso(),
-        kept=MappingProxyType(kept),
+        kept=kept,  # read-only by type (a proxy would make the plan impossible to pickle)
         todo=tuple(todo),
         seeded=seeded,
         batch=batch,
         waiting=frozenset(BatchLedger(files).pending_ids()) if batch else frozenset(),
-        snapshot=files.snapshot(),
+        snapshot=snapshot,
     )  # fmt: skip

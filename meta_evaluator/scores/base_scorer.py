@@ -122,6 +122,8 @@ class BaseScorer(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "accepted_options" in cls.__dict__:  # the class says it itself
+            return
         parameters = inspect.signature(cls.compute_score_async).parameters.values()
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
             cls.accepted_options = OPTION_NAMES

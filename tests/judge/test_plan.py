@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.errors import JudgeConfigError, JudgeRunError, StateError
+from meta_evaluator.errors import JudgeConfigError, JudgeRunError, StateError, UnsafeNameError
 from meta_evaluator.judge import RunPlan, RunSettings
 from tests.conftest import Main, rejection_project
 
@@ -158,3 +158,44 @@ def test_a_string_judge_id_is_one_judge(evaluator: MetaEvaluator) -> None:
     """As the original docs wrote it: run_judges_async("judge") runs that judge."""
     plan = evaluator.plan_run("offline")
     assert [p.judge_id for p in plan.judges] == ["offline"]
+
+
+def test_a_lone_problem_of_the_call_is_listed_in_errors(evaluator: MetaEvaluator) -> None:
+    with pytest.raises(JudgeConfigError) as unknown:
+        evaluator.plan_run(["nope"])
+    assert [e["loc"] for e in unknown.value.errors] == ["judge_ids"]
+    with pytest.raises(UnsafeNameError) as unsafe:
+        evaluator.plan_run(run_id="../x")
+    assert [e["loc"] for e in unsafe.value.errors] == ["run_id"]
+
+
+def test_a_plan_can_be_pickled(evaluator: MetaEvaluator) -> None:
+    import pickle
+
+    evaluator.run_judges_async(["offline"], run_id="p")
+    plan = evaluator.plan_run(["offline"], run_id="p", retry=["invalid"])
+    again = pickle.loads(pickle.dumps(plan))
+    assert again.judges[0].kept == plan.judges[0].kept and again.settings == plan.settings
+
+
+def test_a_write_while_planning_is_seen_at_execution(
+    evaluator: MetaEvaluator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot is taken before the run's rows are read, so a write in between counts."""
+    from meta_evaluator.judge import _reuse
+
+    evaluator.run_judges_async(["offline"], run_id="w", resume=False)
+    rows = evaluator.paths.results_dir / "w" / "offline.jsonl"
+    lines = rows.read_text().splitlines(keepends=True)
+    rows.write_text("".join(lines[:1]))  # an unfinished run: two rows still to ask
+    real = _reuse.sort_rows
+
+    def sort_while_another_process_writes(*args: object, **kwargs: object) -> object:
+        with rows.open("a") as other:
+            other.write("".join(lines[1:]))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("meta_evaluator.judge.plan.sort_rows", sort_while_another_process_writes)
+    plan = evaluator.plan_run(["offline"], run_id="w")
+    with pytest.raises(StateError, match="changed since it was planned"):
+        evaluator.run_judges_async(plan=plan)
