@@ -12,14 +12,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import polars as pl
+
 from meta_evaluator._util import shown
 
 if TYPE_CHECKING:
     from meta_evaluator.eval_task.eval_task import EvalTask
 
-__all__ = ["LabelCheck", "check_label", "check_values", "normalize_label"]
+__all__ = ["LabelCheck", "check_frame", "check_label", "check_values", "normalize_label"]
 
 _SPLIT = re.compile(r"[,;\n]")
+_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every character `str.isspace` accepts: what `str.strip()` removes, for polars' strip."""
 
 
 def normalize_label(text: str) -> str:
@@ -120,3 +127,87 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
     if key not in canonical:
         return None, f"label {shown(value.strip())} not allowed (allowed: {allowed})"
     return canonical[key], None
+
+
+def check_frame(
+    frame: pl.DataFrame, task: EvalTask, *, required: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """`check_values` of every row of `frame` (task name → column), as columns.
+
+    The result has a row per row of `frame`, in its order: `outcome`, `status`,
+    `error_message`, then a column per task of `task` with its canonical label (null when
+    unusable or absent; a list for a multi-label task). Equal, row for row, to
+    `check_values(row, task, required=required)`. A task without a column is missing in
+    every row.
+
+    `check_label` runs once per distinct value of a column (a label column has few), and its
+    answers are joined back to the rows; free text in a text column is checked by polars.
+    """
+    checked = pl.DataFrame({name: _check_column(frame, task, name) for name in task.task_names})
+    checked = checked.unnest(task.task_names, separator="\0")
+    needed = task.get_required_tasks() if required is None else list(required)
+    needed = [t for t in needed if t in task.task_names]
+    problem = {t: pl.col(f"{t}\0problem") for t in task.task_names}
+    missing = [problem[t].is_not_null() for t in needed]
+    invalid = pl.any_horizontal(missing) if missing else pl.lit(False)
+    message = pl.concat_str(
+        [pl.lit(f"{t}: ") + problem[t] for t in needed] or [pl.lit(None, pl.String())],
+        separator="; ",
+        ignore_nulls=True,
+    )
+    not_allowed = [
+        problem[t].str.contains("not allowed", literal=True).fill_null(False) for t in needed
+    ]
+    any_label = pl.any_horizontal(p.is_null() for p in problem.values())
+    status = (
+        pl.when(~invalid)
+        .then(pl.lit("success"))
+        .when(pl.any_horizontal(not_allowed) if not_allowed else pl.lit(False))
+        .then(pl.lit("label_not_allowed"))
+        .when(any_label)
+        .then(pl.lit("partial"))
+        .otherwise(pl.lit("parsing_error"))
+    )
+    return checked.select(
+        pl.when(invalid).then(pl.lit("invalid")).otherwise(pl.lit("valid")).alias("outcome"),
+        status.alias("status"),
+        pl.when(invalid).then(message).otherwise(pl.lit(None, pl.String())).alias("error_message"),
+        *(pl.col(f"{t}\0label").alias(t) for t in task.task_names),
+    )
+
+
+def _check_column(frame: pl.DataFrame, task: EvalTask, name: str) -> pl.Series:
+    """A struct per row of `frame`'s column `name`: `label` and `problem` (`check_label`)."""
+    dtype = pl.List(pl.String()) if task.task_kind(name) == "multilabel" else pl.String()
+    if name not in frame.columns:
+        missing = pl.struct(pl.lit(None, dtype).alias("label"), pl.lit("missing").alias("problem"))
+        return pl.select(missing.alias(name)).to_series().new_from_index(0, frame.height)
+    column = frame.get_column(name)
+    if task.allowed_labels(name) is None and column.dtype == pl.String():
+        stripped = pl.col(name).str.strip_chars(_WHITESPACE)
+        return frame.select(
+            pl.struct(
+                pl.when(stripped != "").then(stripped).alias("label"),
+                pl.when(pl.col(name).is_null())
+                .then(pl.lit("missing"))
+                .when(stripped == "")
+                .then(pl.lit("empty free text"))
+                .alias("problem"),
+            ).alias(name)
+        ).to_series()
+    values = column.unique(maintain_order=True).rename("value")
+    answers = [check_label(task, name, v) for v in values.to_list()]
+    found = pl.DataFrame(
+        [
+            values,
+            pl.Series("label", [a[0] for a in answers], dtype=dtype),
+            pl.Series("problem", [a[1] for a in answers], dtype=pl.String()),
+        ]
+    )
+    return (
+        column.rename("value")
+        .to_frame()
+        .join(found, on="value", how="left", maintain_order="left", nulls_equal=True)
+        .select(pl.struct("label", "problem").alias(name))
+        .to_series()
+    )
