@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Required, TypedDict, Unpack
 
@@ -12,9 +12,9 @@ from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.data.checks import list_some
 from meta_evaluator.errors import ColumnError, IdError, TaskError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.labels import check_values
+from meta_evaluator.eval_task.labels import check_frame, check_values
 from meta_evaluator.judge.run_files import RunFiles, RunState, new_run_id, now_iso
-from meta_evaluator.results.judge_results import JudgeResults
+from meta_evaluator.results.judge_results import JudgeResults, results_schema
 from meta_evaluator.storage import check_safe_name, sha256
 
 __all__ = [
@@ -22,7 +22,8 @@ __all__ = [
     "ImportOptions",
     "align_ids",
     "check_task_columns",
-    "checked_rows",
+    "checked_frame",
+    "filled_table",
     "import_judge_frame",
     "import_judge_results",
     "import_scope",
@@ -90,10 +91,14 @@ def read_import_file(
     return frame, f"external:{sha256(path)[:16]}"
 
 
-def checked_rows(
+def checked_frame(
     frame: pl.DataFrame, where: str | Path, options: ImportOptions
-) -> tuple[list[dict[str, Any]], str]:
-    """Each row of imported labels checked like an answer (`label_row`), and the run id.
+) -> tuple[pl.DataFrame, str]:
+    """Imported labels checked like answers, as columns, and the run id.
+
+    The frame has a row per imported row, in its order: `original_id` (in the data's id
+    dtype), then `check_frame`'s columns (`outcome`, `status`, `error_message`, a column per
+    task); each row as `label_row` makes it.
 
     Raises:
         TaskError: A task needs a column the frame lacks, or `tasks` is unusable.
@@ -104,8 +109,19 @@ def checked_rows(
     check_task_columns(frame, columns, where)
     id_column = options.get("id_column", ID_COLUMN)
     frame = align_ids(frame, id_column, options["data"], where)
-    rows = [label_row(r, id_column, task, required) for r in frame.iter_rows(named=True)]
-    return rows, options.get("run_id") or new_run_id()
+    checked = check_frame(frame, task, required=required)
+    checked = checked.insert_column(0, frame.get_column(id_column).alias("original_id"))
+    return checked, options.get("run_id") or new_run_id()
+
+
+def filled_table(
+    checked: pl.DataFrame, schema: Mapping[str, pl.DataType], values: Mapping[str, Any]
+) -> pl.DataFrame:
+    """The columns of `schema`, in its order: `checked`'s, else a value of `values` (or null)."""
+    return checked.select(
+        pl.col(c).cast(t) if c in checked.columns else pl.lit(values.get(c), dtype=t).alias(c)
+        for c, t in schema.items()
+    )
 
 
 def import_scope(
@@ -147,15 +163,12 @@ def import_judge_frame(
     `source` becomes the run's fingerprint; `where` names the origin in messages.
     """
     check_safe_name(judge_id, field="judge_id")
-    rows, run = checked_rows(frame, where, options)
+    checked, run = checked_frame(frame, where, options)
     files = RunFiles(results_dir, run, judge_id)
-    stamped = [
-        {**row, "judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso()}
-        for row in rows
-    ]
     data, task = options["data"], options["task"]
-    id_dtype = data.data.schema[data.id_column]
-    results = JudgeResults.from_rows(judge_id, run, stamped, task, id_dtype)
+    schema = results_schema(task, data.data.schema[data.id_column])
+    values = {"judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso()}
+    results = JudgeResults(judge_id, run, filled_table(checked, schema, values))
     files.write_table(results.results_data)
     stamp = now_iso()
     files.write_state(RunState(judge_id, run, source, stamp, stamp, results.counts()))

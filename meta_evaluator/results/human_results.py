@@ -22,7 +22,12 @@ from meta_evaluator.data.reading import read_parquet_snapshot
 from meta_evaluator.errors import ColumnError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.run_files import now_iso
-from meta_evaluator.results.external import ImportOptions, checked_rows, read_import_file
+from meta_evaluator.results.external import (
+    ImportOptions,
+    checked_frame,
+    filled_table,
+    read_import_file,
+)
 from meta_evaluator.results.judge_results import results_schema
 from meta_evaluator.storage import (
     check_safe_name,
@@ -125,15 +130,11 @@ def import_annotation_frame(
 ) -> HumanAnnotationResults:
     """Save one annotator's labels in a frame (id column + task columns), checked as above."""
     check_safe_name(annotator_id, field="annotator_id")
-    rows, run = checked_rows(frame, where, options)
+    checked, run = checked_frame(frame, where, options)
     data = options["data"]
     schema = annotation_schema(options["task"], data.data.schema[data.id_column])
-    stamped = [
-        {**row, "annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()} for row in rows
-    ]
-    results = pl.DataFrame(
-        [{c: r.get(c) for c in schema} for r in stamped], schema=schema, orient="row"
-    )
+    values = {"annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()}
+    results = filled_table(checked, schema, values)
     return save_annotations(annotations_dir, run, annotator_id, results, source=source)
 
 

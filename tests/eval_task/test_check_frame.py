@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.eval_task.labels import _WHITESPACE, check_frame, check_values
+from meta_evaluator.results.external import align_ids, import_scope, label_row
+from meta_evaluator.results.human_results import annotation_schema
+from meta_evaluator.results.judge_results import JudgeResults
 
 TASK = EvalTask(
     task_schemas={
@@ -121,3 +129,81 @@ def test_a_million_like_column_maps_few_values_back_in_order() -> None:
 def test_whitespace_is_what_str_strip_removes() -> None:
     every = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
     assert every == _WHITESPACE
+
+
+# The imports: the table written equals the one the former per-row path built (`label_row`).
+
+CSV = (
+    "original_id,verdict,number,harms,note\n"
+    '1, YES ,2,"crime, FRAUD", a note \n'
+    "2,maybe,1.5,spam;eggs,\n"
+    "3,,true,,   \n"
+    '4,Not  sure,7,"spam\nCRIME",x\n'
+    "5,no,,,\n"
+)
+JSON = (
+    '[{"original_id": 6, "verdict": "no", "number": 2, "harms": ["spam", " crime"]},'
+    ' {"original_id": 7, "verdict": "yes", "number": 1.5, "harms": ["nope"], "note": " t "},'
+    ' {"original_id": 8, "verdict": null, "number": null, "harms": [], "note": ""}]'
+)
+
+
+def _project(tmp_path: Path) -> MetaEvaluator:
+    evaluator = MetaEvaluator(tmp_path / "p")
+    frame = pl.DataFrame({"qid": list(range(1, 9)), "response": ["r"] * 8})
+    evaluator.add_data(DataLoader.load_from_dataframe("d", frame, "qid"))
+    evaluator.add_eval_task(TASK)
+    return evaluator
+
+
+def _former_rows(
+    evaluator: MetaEvaluator, file: Path, tasks: list[str] | None
+) -> list[dict[str, Any]]:
+    """The rows as the per-row import made them: `label_row` of each row."""
+    data, task = evaluator.data, evaluator.eval_task
+    assert data is not None and task is not None
+    frame = align_ids(DataLoader.load("x", file, "original_id").data, "original_id", data, file)
+    required, _ = import_scope(task, tasks, file)
+    return [label_row(r, "original_id", task, required) for r in frame.iter_rows(named=True)]
+
+
+@pytest.mark.parametrize(("text", "suffix"), [(CSV, "csv"), (JSON, "json")])
+@pytest.mark.parametrize("tasks", [None, ["verdict", "number", "harms"], ["number"]])
+def test_imports_write_the_table_the_per_row_path_made(
+    tmp_path: Path, text: str, suffix: str, tasks: list[str] | None
+) -> None:
+    evaluator = _project(tmp_path)
+    data = evaluator.data
+    assert data is not None
+    id_dtype = data.data.schema["qid"]
+    file = tmp_path / f"labels.{suffix}"
+    file.write_text(text)
+    rows = _former_rows(evaluator, file, tasks)
+
+    judged = evaluator.add_external_judge_results(file, "j", tasks=tasks)
+    (table,) = (tmp_path / "p").glob("results/*/j.parquet")
+    written = pl.read_parquet(table)
+    assert written.equals(judged.results_data)
+    assert written.get_column("timestamp").n_unique() == 1
+    run = judged.run_id
+    fingerprint = written.get_column("fingerprint")[0]
+    stamp = written.get_column("timestamp")[0]
+    stamped = [
+        {**r, "judge_id": "j", "run_id": run, "fingerprint": fingerprint, "timestamp": stamp}
+        for r in rows
+    ]
+    former = JudgeResults.from_rows("j", run, stamped, TASK, id_dtype).results_data
+    assert_frame_equal(written, former)
+
+    annotated = evaluator.add_external_annotation_results(file, "ann", tasks=tasks)
+    (table,) = (tmp_path / "p").glob("annotations/*/ann.parquet")
+    written = pl.read_parquet(table)
+    assert written.equals(annotated.results_data)
+    assert written.get_column("timestamp").n_unique() == 1
+    run, stamp = annotated.run_id, written.get_column("timestamp")[0]
+    schema = annotation_schema(TASK, id_dtype)
+    stamped = [{**r, "annotator_id": "ann", "run_id": run, "timestamp": stamp} for r in rows]
+    former = pl.DataFrame(
+        [{c: r.get(c) for c in schema} for r in stamped], schema=schema, orient="row"
+    )
+    assert_frame_equal(written, former)
