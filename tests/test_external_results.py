@@ -72,3 +72,29 @@ def test_a_required_task_without_a_column(tmp_path: Path) -> None:
     file.write_text("original_id,harms\n1,a\n")
     with pytest.raises(TaskError, match=r"\['rejection'\]"):
         evaluator.add_external_judge_results(file, "j")
+
+
+@pytest.mark.parametrize("kind", ["judge", "annotator"])
+def test_bad_labels_deep_in_a_file_are_named_by_id(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str
+) -> None:
+    """The import keeps them as invalid rows and says which, with the allowed labels."""
+    n = 5_000
+    evaluator = project(tmp_path, list(range(n)))
+    labels = ["rejection"] * n
+    labels[3_417], labels[4_999] = "maybe", "refusal"
+    file = tmp_path / "labels.csv"
+    pl.DataFrame({"original_id": range(n), "rejection": labels}).write_csv(file)
+    with caplog.at_level("WARNING", logger="meta_evaluator.results.external"):
+        if kind == "judge":
+            results = evaluator.add_external_judge_results(file, "j").results_data
+        else:
+            results = evaluator.add_external_annotation_results(file, "ana").results_data
+    assert results.filter(pl.col("outcome") == "invalid")["original_id"].to_list() == [3_417, 4_999]
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "2 of 5000 rows are invalid" in said
+    assert (
+        "id 3417: rejection: label 'maybe' not allowed (allowed: ['rejection', 'not rejection'])"
+        in said
+    )
+    assert "id 4999: rejection: label 'refusal' not allowed" in said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Required, TypedDict, Unpack
@@ -31,6 +32,11 @@ __all__ = [
     "read_import_file",
 ]
 
+
+logger = logging.getLogger(__name__)
+
+_NAMED = 3
+"""How many invalid rows the import's warning names."""
 
 ID_COLUMN = "original_id"
 """The column of an imported file that holds the data's ids, unless `id_column` says another."""
@@ -111,7 +117,32 @@ def checked_frame(
     frame = align_ids(frame, id_column, options["data"], where)
     checked = check_frame(frame, task, required=required)
     checked = checked.insert_column(0, frame.get_column(id_column).alias("original_id"))
+    _say_invalid(checked, where)
     return checked, options.get("run_id") or new_run_id()
+
+
+def _say_invalid(checked: pl.DataFrame, where: str | Path) -> None:
+    """Log once how many imported rows are invalid (kept, never scored), naming the first few.
+
+    Each named row gives its id and why, the allowed labels included, so a bad label deep in a
+    large file is found without opening the saved table.
+    """
+    invalid = checked.filter(pl.col("outcome") == "invalid")
+    if invalid.is_empty():
+        return
+    shown = "; ".join(
+        f"id {row_id!r}: {message}"
+        for row_id, message in invalid.head(_NAMED).select("original_id", "error_message").rows()
+    )
+    more = f"; and {invalid.height - _NAMED} more" if invalid.height > _NAMED else ""
+    logger.warning(
+        "%s: %d of %d rows are invalid; they are kept as invalid and never scored (%s%s).",
+        where,
+        invalid.height,
+        checked.height,
+        shown,
+        more,
+    )
 
 
 def filled_table(
