@@ -12,6 +12,7 @@ results files), so each provider's module holds only what its API does different
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Unpack
@@ -144,7 +145,7 @@ class BatchOptions(EndpointAddress, total=False):
     """Headers sent with every batch call, as the judge's live calls send them."""
 
 
-class BatchClientBase:
+class BatchClientBase(ABC):
     """What both providers' batch clients do alike: they talk to their live client's endpoint.
 
     Batch calls carry the live calls' headers (the key, `extra_headers`) under their own,
@@ -180,15 +181,15 @@ class BatchClientBase:
         """Ask the provider to stop the batch (POST `<batch>/cancel`)."""
         await self._endpoint.send("POST", self._batch_url(batch_id, "/cancel"))
 
+    @abstractmethod
     def _live_client(
         self, http: httpx.AsyncClient, **address: Unpack[EndpointAddress]
     ) -> LiveClient:
         """The provider's live client at `address`, whose endpoint and bodies batch calls use."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _batch_url(self, batch_id: str, action: str = "") -> httpx.URL | str:
         """The URL of batch `batch_id`, or of one of its `action`s (`/cancel`, `/results`)."""
-        raise NotImplementedError
 
     async def _batch(self, batch_id: str) -> dict[str, Any]:
         """The provider's record of batch `batch_id` (status, counts, files)."""
