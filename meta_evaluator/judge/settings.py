@@ -7,7 +7,6 @@ problem with the values given is reported at once, naming the field.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, TypedDict
 
@@ -47,20 +46,20 @@ class RunSettings(ConfigModel):
     """Requests in flight per judge (a judge's own `max_concurrency` wins)."""
     max_retries: StrictInt = Field(3, ge=0)
     """Retries after the first attempt: at most `max_retries + 1` calls per row (2 allows 3)."""
-    timeout: StrictFloat = Field(60.0, gt=0)
+    timeout: StrictFloat = Field(60.0, gt=0, allow_inf_nan=False)
     """Seconds for one attempt, connect to last byte; a timed-out attempt is retried."""
     resume: StrictBool = True
     """Reuse rows already answered with the same judge fingerprint; False asks every row again."""
     retry: tuple[RetryOutcome, ...] = ()
     """Outcomes of rows already in the run to ask again (`invalid`, `error`); others are kept."""
-    requests_per_minute: StrictFloat | None = Field(None, gt=0)
+    requests_per_minute: StrictFloat | None = Field(None, gt=0, allow_inf_nan=False)
     """Budget shared by all judges on one endpoint and key."""
-    tokens_per_minute: StrictFloat | None = Field(None, gt=0)
+    tokens_per_minute: StrictFloat | None = Field(None, gt=0, allow_inf_nan=False)
     """Budget shared by all judges on one endpoint and key (estimated before each call)."""
-    backoff_base: StrictFloat = Field(1.0, ge=0)
+    backoff_base: StrictFloat = Field(1.0, ge=0, allow_inf_nan=False)
     """Seconds of the first retry's backoff window; it doubles with each retry (jittered, and
     never shorter than the server's Retry-After)."""
-    backoff_cap: StrictFloat = Field(30.0, ge=0)
+    backoff_cap: StrictFloat = Field(30.0, ge=0, allow_inf_nan=False)
     """Most seconds of one backoff window."""
     consistency: StrictInt = Field(1, ge=1)
     """Answers asked per row; above 1, each task's label is the majority vote of the valid
@@ -70,32 +69,14 @@ class RunSettings(ConfigModel):
     processes each run one part under the same run id (which a shard needs)."""
     batch: StrictBool = False
     """Ask through the provider's batch engine (OpenAI Batch, Anthropic Message Batches)."""
-    batch_poll_interval: StrictFloat = Field(30.0, gt=0)
+    batch_poll_interval: StrictFloat = Field(30.0, gt=0, allow_inf_nan=False)
     """Seconds between two looks at a running batch."""
-    batch_wait: StrictFloat | None = Field(None, ge=0)
+    batch_wait: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
     """Most seconds to wait for batches (None: until they end; 0: submit and return). Batches
     still running stay recorded in the run folder; the next batch run collects them."""
     cancel_batches: StrictBool = False
     """With `batch`: cancel the run's pending batches (submitting nothing), then collect what
     they hold; the rest become `batch_canceled` error rows."""
-
-    @field_validator(
-        "timeout",
-        "requests_per_minute",
-        "tokens_per_minute",
-        "backoff_base",
-        "backoff_cap",
-        "batch_poll_interval",
-        "batch_wait",
-        mode="before",
-    )
-    @classmethod
-    def _finite_seconds(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError(f"must be a number, got {value!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"must be a finite number, got {value!r}")
-        return value
 
     @field_validator("shard", mode="before")
     @classmethod
