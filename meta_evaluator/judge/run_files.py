@@ -143,6 +143,10 @@ class RunFiles:
         self.table = folder / f"{self.stem}.parquet"
         self.state = folder / f"{self.stem}_state.json"
 
+    def __repr__(self) -> str:
+        shard = f", shard={self.shard}" if self.shard is not None else ""
+        return f"RunFiles(run_id={self.run_id!r}, judge_id={self.judge_id!r}{shard})"
+
     def snapshot(self) -> tuple[tuple[str, int, int], ...]:
         """What the run's files look like now: name, size and change time of each.
 

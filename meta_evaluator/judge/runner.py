@@ -169,8 +169,8 @@ def _check_unchanged(plan: JudgePlan) -> None:
     if plan.files.snapshot() != plan.snapshot:
         raise StateError(
             f"{plan.files.rows.parent}: run {plan.run_id!r} of judge {plan.judge_id!r} changed "
-            "since it was planned (another run wrote to it); plan again, which reuses its new "
-            "rows.",
+            "since it was planned (a run wrote to it since, this plan's own or another's); plan "
+            "again, which reuses its new rows.",
             path=plan.files.rows.parent,
         )
 
