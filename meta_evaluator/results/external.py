@@ -13,7 +13,7 @@ from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.data.checks import list_some
 from meta_evaluator.errors import ColumnError, IdError, TaskError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.labels import check_frame, check_values
+from meta_evaluator.eval_task.labels import check_frame
 from meta_evaluator.judge.run_files import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.results.judge_results import JudgeResults, results_schema
 from meta_evaluator.storage import check_safe_name, sha256
@@ -28,7 +28,6 @@ __all__ = [
     "import_judge_frame",
     "import_judge_results",
     "import_scope",
-    "label_row",
     "read_import_file",
 ]
 
@@ -104,7 +103,7 @@ def checked_frame(
 
     The frame has a row per imported row, in its order: `original_id` (in the data's id
     dtype), then `check_frame`'s columns (`outcome`, `status`, `error_message`, a column per
-    task); each row as `label_row` makes it.
+    task); each row as `check_values` checks it.
 
     Raises:
         TaskError: A task needs a column the frame lacks, or `tasks` is unusable.
@@ -252,17 +251,3 @@ def align_ids(
             row_id=unknown[0],
         )
     return frame
-
-
-def label_row(
-    record: dict[str, Any], id_column: str, task: EvalTask, required: Sequence[str]
-) -> dict[str, Any]:
-    """An imported row checked like an answer: id, outcome, status, message and task labels."""
-    checked = check_values(record, task, required=required)
-    return {
-        "original_id": record[id_column],
-        "outcome": checked.outcome,
-        "status": checked.status,
-        "error_message": checked.error_message,
-        **checked.labels,
-    }

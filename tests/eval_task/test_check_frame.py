@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.eval_task.labels import _WHITESPACE, check_frame, check_values
-from meta_evaluator.results.external import align_ids, import_scope, label_row
+from meta_evaluator.results.external import align_ids, import_scope
 from meta_evaluator.results.human_results import annotation_schema
 from meta_evaluator.results.judge_results import JudgeResults
 
@@ -132,6 +133,21 @@ def test_whitespace_is_what_str_strip_removes() -> None:
 
 
 # The imports: the table written equals the one the former per-row path built (`label_row`).
+
+
+def label_row(
+    record: dict[str, Any], id_column: str, task: EvalTask, required: Sequence[str]
+) -> dict[str, Any]:
+    """The former per-row import of one row: `check_values`, then id, outcome and labels."""
+    checked = check_values(record, task, required=required)
+    return {
+        "original_id": record[id_column],
+        "outcome": checked.outcome,
+        "status": checked.status,
+        "error_message": checked.error_message,
+        **checked.labels,
+    }
+
 
 CSV = (
     "original_id,verdict,number,harms,note\n"
