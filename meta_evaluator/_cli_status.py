@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from meta_evaluator.judge.batch_ledger import BatchRecord
@@ -64,7 +64,10 @@ def print_status(project_dir: Path) -> None:
         print("  results of judges not in the registry (imported):")
         for judge_id in others:
             print(f"          {judge_id}: {_latest_run(evaluator, judge_id, rows)}")
-    humans = evaluator.load_all_human_results()
+    from meta_evaluator.results.human_results import latest_annotations
+
+    # The outcomes alone: a million rows of labels and time stamps stay on disk.
+    humans = latest_annotations(evaluator.paths.annotations_dir, columns=("outcome",))
     print(f"  annotators: {len(humans) or 'none yet'}")
     for annotator_id, human in humans.items():
         counts = human.counts()
@@ -98,10 +101,7 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
     if state.complete and state.counts:
         counts = dict(state.counts)
     else:  # an unfinished run's counts are in its rows only; the last line of an id wins
-        last = {r.get("original_id"): r.get("outcome") for r in read_rows(files.rows)}
-        counts = {}
-        for outcome in last.values():
-            counts[str(outcome)] = counts.get(str(outcome), 0) + 1
+        counts = _outcome_counts(read_rows(files.rows))
     done = sum(counts.values())
     shown = ", ".join(
         f"{outcome} {counts.get(outcome, 0)}"
@@ -127,6 +127,21 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
     if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:
         line += "; the judge's configuration has changed since, so `run` starts a new run"
     return line
+
+
+def _outcome_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    """Rows per outcome (`"None"` for a row without one), the last record of an id counting."""
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {
+            "original_id": [r.get("original_id") for r in records],
+            "outcome": [r.get("outcome") for r in records],
+        },
+        strict=False,
+    )
+    last = frame.unique("original_id", keep="last")
+    return {str(o): int(n) for o, n in last.group_by("outcome").len().iter_rows()}
 
 
 def _sharded_run(results_dir: Path, judge_id: str) -> str | None:

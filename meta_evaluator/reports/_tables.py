@@ -13,7 +13,14 @@ import polars as pl
 
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 
-__all__ = ["MAIN_SCORES", "judge_rows", "reason_rows", "score_rows"]
+__all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_rows"]
+
+#: The result columns `judge_rows` and `reason_rows` read (`original_id` to merge a sharded
+#: run's rows): the labels, raw answers and time stamps of a million rows can stay on disk.
+RESULT_COLUMNS = (
+    "original_id", "outcome", "status", "error_message", "llm_prompt_tokens",
+    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id",
+)  # fmt: skip
 
 #: The score shown for each scorer in the judges x metrics table.
 MAIN_SCORES = {
@@ -44,8 +51,9 @@ def judge_rows(
     """
     rows = []
     for judge_id, frame in results.items():
-        counts = dict(frame.group_by("outcome").len().iter_rows())
-        answered = frame.filter(pl.col("outcome").is_in(["valid", "invalid"]))
+        valid, invalid, error = frame.select(
+            (pl.col("outcome") == o).sum().alias(o) for o in ("valid", "invalid", "error")
+        ).row(0)
         prompt = _sum(frame, "llm_prompt_tokens")
         completion = _sum(frame, "llm_completion_tokens")
         batched = (
@@ -53,9 +61,12 @@ def judge_rows(
             if "batch_id" in frame.columns
             else frame.clear()
         )
+        answered = pl.col("outcome").is_in(["valid", "invalid"])
         latency = (
-            answered.get_column("llm_call_duration_seconds").drop_nulls()
-            if "llm_call_duration_seconds" in answered.columns
+            frame.select(
+                pl.col("llm_call_duration_seconds").filter(answered).drop_nulls()
+            ).to_series()
+            if "llm_call_duration_seconds" in frame.columns
             else pl.Series([], dtype=pl.Float64)
         )
         model = (models or {}).get(judge_id)
@@ -67,9 +78,9 @@ def judge_rows(
             {
                 "judge": judge_id,
                 "rows": frame.height,
-                "valid": int(counts.get("valid", 0)),
-                "invalid": int(counts.get("invalid", 0)),
-                "error": int(counts.get("error", 0)),
+                "valid": int(valid),
+                "invalid": int(invalid),
+                "error": int(error),
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "latency_mean_ms": _ms(_stat(latency, "mean")),

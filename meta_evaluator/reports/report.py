@@ -7,14 +7,16 @@ import datetime as dt
 import html
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from meta_evaluator.errors import StateError
-from meta_evaluator.reports._tables import judge_rows, reason_rows, score_rows
+from meta_evaluator.reports._tables import RESULT_COLUMNS, judge_rows, reason_rows, score_rows
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.storage import atomic_write_text, read_yaml, write_csv
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from meta_evaluator.data import EvalData
     from meta_evaluator.eval_task import EvalTask
     from meta_evaluator.judge import Judge
@@ -29,6 +31,16 @@ class _ReportFolders(Protocol):
     def reports_dir(self) -> Path: ...
     @property
     def scores_dir(self) -> Path: ...
+
+
+@runtime_checkable
+class _ResultFolders(Protocol):
+    """Where a project keeps its results: a `MetaEvaluator`'s `paths` has both."""
+
+    @property
+    def results_dir(self) -> Path: ...
+    @property
+    def annotations_dir(self) -> Path: ...
 
 
 class ReportedProject(Protocol):
@@ -89,8 +101,7 @@ def write_report(evaluator: ReportedProject, out_dir: str | Path | None = None) 
         StorageError: A report file cannot be written.
     """
     folder = Path(out_dir) if out_dir is not None else evaluator.paths.reports_dir
-    judges = {j: r.results_data for j, r in evaluator.load_all_judge_results().items()}
-    humans = evaluator.load_all_human_results()
+    judges, humans = _results(evaluator)
     models = {j.id: j.model for j in evaluator.judge_registry.values()}
     prices = _prices(evaluator.project_dir / "prices.yaml")
     scores = load_scores(evaluator.paths.scores_dir)
@@ -107,6 +118,28 @@ def write_report(evaluator: ReportedProject, out_dir: str | Path | None = None) 
     target = folder / "report.html"
     atomic_write_text(target, page)
     return target
+
+
+def _results(evaluator: ReportedProject) -> tuple[dict[str, pl.DataFrame], Mapping[str, Any]]:
+    """Every judge's latest rows (the columns the tables read), and the annotators' labels.
+
+    A project whose `paths` names its results folders is read there, only `RESULT_COLUMNS`
+    of each judge's table and the outcomes of each annotator's (a million rows' answers and
+    labels stay on disk), in the order `load_all_judge_results` gives (the data's ids). Any
+    other `ReportedProject` is asked through its two load methods.
+    """
+    paths = evaluator.paths
+    if not isinstance(paths, _ResultFolders):
+        judges = {j: r.results_data for j, r in evaluator.load_all_judge_results().items()}
+        return judges, evaluator.load_all_human_results()
+    from meta_evaluator.results.human_results import latest_annotations
+    from meta_evaluator.results.judge_results import latest_results
+
+    data = evaluator.data
+    ids = data.ids if data is not None else None
+    found = latest_results(paths.results_dir, ids, columns=RESULT_COLUMNS)
+    humans = latest_annotations(paths.annotations_dir, columns=("outcome",))
+    return {j: r.results_data for j, r in found.items()}, humans
 
 
 SCORE_COLUMNS = ["metric", "judge", "score_name", "score", "low", "high", "verdict", "error"]
