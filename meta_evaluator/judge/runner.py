@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import anyio
@@ -121,7 +121,7 @@ async def execute(
         for key, limit in limits.items():
             if key.client == "mock" or key not in live:
                 continue
-            size = int(limit.in_flight.total_tokens)
+            size = limit.max_in_flight
             # The connect timeout ends before the attempt's: a connect that times out shows no
             # host is there (the breaker counts it), while the attempt's own timeout says nothing.
             connect = min(CONNECT_TIMEOUT, settings.timeout / 2)
@@ -213,21 +213,18 @@ async def _run_judge(
         return
     if run.plan.fresh_start:
         run.files.rows.unlink(missing_ok=True)  # resume=False: the run starts over
-    slots = anyio.Semaphore(judge.max_concurrency or settings.max_concurrency)
+    todo = iter(run.plan.todo)  # shared by the workers: each row goes to the first one free
+    workers = min(judge.max_concurrency or settings.max_concurrency, len(run.plan.todo))
     with RowStore(run.files.rows, root=run.files.root) as store:
         if run.plan.seeded:
             for values in run.kept.values():
                 store.append(values)
             mark_started(run)
         async with anyio.create_task_group() as group:
-            for index in run.plan.todo:
-                await slots.acquire()
-                if run.breaker.tripped:  # the endpoint is not there: the rest stay unasked
-                    slots.release()
-                    break
+            for _ in range(workers):
                 group.start_soon(
-                    _one_row, run, client, limits, slots, rows[index], ids[index], task,
-                    settings, store, progress, group.cancel_scope,
+                    _ask_rows, run, client, limits, todo, rows, ids, task, settings, store,
+                    progress, group.cancel_scope,
                 )  # fmt: skip
     if run.breaker.tripped and run.failure is None:
         failed = sum(1 for values in run.new_rows.values() if values.outcome == "error")
@@ -250,11 +247,37 @@ async def _run_judge(
         )
 
 
+async def _ask_rows(
+    run: JudgeRun,
+    client: LLMClient,
+    limits: EndpointLimits,
+    todo: Iterator[int],
+    rows: tuple[Mapping[str, Any], ...],
+    ids: tuple[Any, ...],
+    task: EvalTask,
+    settings: RunSettings,
+    store: RowStore,
+    progress: Progress,
+    judge_scope: anyio.CancelScope,
+) -> None:
+    """One worker of a judge: ask the next row not yet taken until none is left.
+
+    A judge runs as many workers as rows it may have in flight: a fixed pool, rather than a
+    task per row, keeps the runner's own cost per row to a few microseconds.
+    """
+    for index in todo:
+        if run.breaker.tripped:  # the endpoint is not there: the rest stay unasked
+            return
+        await _one_row(
+            run, client, limits, rows[index], ids[index], task, settings, store, progress,
+            judge_scope,
+        )  # fmt: skip
+
+
 async def _one_row(
     run: JudgeRun,
     client: LLMClient,
     limits: EndpointLimits,
-    slots: anyio.Semaphore,
     row: Mapping[str, Any],
     row_id: Any,
     task: EvalTask,
@@ -263,29 +286,26 @@ async def _one_row(
     progress: Progress,
     judge_scope: anyio.CancelScope,
 ) -> None:
-    try:
-        samples = []
-        for _ in range(settings.consistency):
-            sample = await _ask(run, client, limits, row, row_id, task, settings, progress)
-            if sample is None:
-                break
-            samples.append(sample)
-            if run.breaker.tripped:
-                break
-        if len(samples) < settings.consistency:
-            # The judge is stopping: a row with fewer answers than asked for is not done, and
-            # saved it would be kept as if it were; left unasked, a later run asks it whole.
-            if not run.breaker.tripped:  # the endpoint refused the request itself
-                judge_scope.cancel()
-            return
-        values = samples[0] if len(samples) == 1 else majority(samples, task)
-        assert values is not None, "consistency answers make a row"
-        mark_started(run)
-        store.append(values)  # synchronous: a cancellation cannot cut a row in half
-        run.new_rows[row_id] = values
-        progress.finished(run.judge.id, values.outcome)
-    finally:
-        slots.release()
+    samples = []
+    for _ in range(settings.consistency):
+        sample = await _ask(run, client, limits, row, row_id, task, settings, progress)
+        if sample is None:
+            break
+        samples.append(sample)
+        if run.breaker.tripped:
+            break
+    if len(samples) < settings.consistency:
+        # The judge is stopping: a row with fewer answers than asked for is not done, and
+        # saved it would be kept as if it were; left unasked, a later run asks it whole.
+        if not run.breaker.tripped:  # the endpoint refused the request itself
+            judge_scope.cancel()
+        return
+    values = samples[0] if len(samples) == 1 else majority(samples, task)
+    assert values is not None, "consistency answers make a row"
+    mark_started(run)
+    store.append(values)  # synchronous: a cancellation cannot cut a row in half
+    run.new_rows[row_id] = values
+    progress.finished(run.judge.id, values.outcome)
 
 
 async def _ask(
@@ -319,17 +339,16 @@ async def _ask(
         # of the attempt before.
         nonlocal attempts, duration, last_failure
         await limits.admit(request.estimated_tokens())
-        async with limits.in_flight:
-            begun = time.perf_counter()
-            try:
-                answer = await client.complete(request)
-            except (CallFailed, EndpointRejected) as exc:
-                attempts, duration = attempts + 1, time.perf_counter() - begun
-                if isinstance(exc, CallFailed):
-                    last_failure = exc
-                run.breaker.record(exc)
-                raise
+        begun = time.perf_counter()
+        try:
+            answer = await client.complete(request)
+        except (CallFailed, EndpointRejected) as exc:
             attempts, duration = attempts + 1, time.perf_counter() - begun
+            if isinstance(exc, CallFailed):
+                last_failure = exc
+            run.breaker.record(exc)
+            raise
+        attempts, duration = attempts + 1, time.perf_counter() - begun
         run.breaker.record(None)
         return answer
 

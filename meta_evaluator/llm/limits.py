@@ -71,7 +71,12 @@ class RateBudget:
 
 
 class EndpointLimits:
-    """In-flight requests and optional per-minute budgets for one endpoint and key."""
+    """In-flight requests and optional per-minute budgets for one endpoint and key.
+
+    `max_in_flight` sizes the endpoint's connection pool. The runner keeps to it without a lock
+    of its own: each judge runs as many workers as it may have rows in flight, and the
+    endpoint's bound is the sum over its judges.
+    """
 
     def __init__(
         self,
@@ -80,12 +85,12 @@ class EndpointLimits:
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
     ) -> None:
-        self.in_flight = anyio.CapacityLimiter(max_in_flight)
+        self.max_in_flight = max_in_flight
         self.requests = RateBudget(requests_per_minute) if requests_per_minute else None
         self.tokens = RateBudget(tokens_per_minute) if tokens_per_minute else None
 
     async def admit(self, estimated_tokens: int) -> None:
-        """Wait for the per-minute budgets (the caller then takes an in-flight slot)."""
+        """Wait for the per-minute budgets."""
         if self.requests is not None:
             await self.requests.acquire(1)
         if self.tokens is not None:

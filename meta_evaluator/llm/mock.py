@@ -80,8 +80,8 @@ class MockClient:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer `request` from the hash of its last message."""
-        if self._latency:
-            await anyio.sleep(self._latency)
+        # Like a network call, an answer is a point where other tasks run (and a cancel lands).
+        await anyio.sleep(self._latency)
         prompt = request.messages[-1]["content"]
         if _fraction(prompt, "error") < self._error_rate:
             raise CallFailed(

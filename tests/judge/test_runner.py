@@ -284,6 +284,19 @@ def test_concurrency_is_bounded(tmp_path: Path) -> None:
     assert server.most_in_flight == 3 and server.total == 40
 
 
+def test_judges_on_one_endpoint_keep_to_the_sum_of_their_bounds(tmp_path: Path) -> None:
+    frame = pl.DataFrame(
+        {"qid": list(range(60)), "prompt": ["p"] * 60, "response": [f"r{i}" for i in range(60)]}
+    )
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("a", "openai", "m", "Judge {response}", base_url=BASE, max_concurrency=2)
+    evaluator.add_judge("b", "openai", "m", "Rate {response}", base_url=BASE, max_concurrency=3)
+    server = Server(lambda request, n: None)
+    results = run(evaluator, server, max_concurrency=50)
+    assert server.most_in_flight == 5 and server.total == 120  # each judge its own, together
+    assert all(r.counts()["valid"] == 60 for r in results.values())
+
+
 def test_structured_fallback_to_xml(tmp_path: Path, frame: pl.DataFrame) -> None:
     def no_schema(request: httpx.Request, n: int) -> httpx.Response | None:
         if b"response_format" in request.content:

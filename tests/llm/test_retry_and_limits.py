@@ -220,29 +220,6 @@ async def test_a_request_larger_than_the_bucket_passes_and_leaves_a_debt() -> No
 
 
 @pytest.mark.anyio
-async def test_endpoint_limits_cap_requests_in_flight() -> None:
-    limits = EndpointLimits(3)
-    inside = 0
-    most = 0
-    done = 0
-
-    async def call() -> None:
-        nonlocal inside, most, done
-        async with limits.in_flight:
-            inside += 1
-            most = max(most, inside)
-            await anyio.sleep(0.01)
-            inside -= 1
-        done += 1
-
-    async with anyio.create_task_group() as tg:
-        for _ in range(10):
-            tg.start_soon(call)
-    assert done == 10
-    assert most == 3
-
-
-@pytest.mark.anyio
 async def test_endpoint_limits_admit_takes_from_both_budgets() -> None:
     none = EndpointLimits(2)
     assert none.requests is None and none.tokens is None
