@@ -6,6 +6,7 @@ annotation page (`annotate/`), so a label means the same wherever it comes from.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -110,7 +111,7 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
         if not isinstance(value, str) or not value.strip():
             return None, "empty free text"
         return value.strip(), None
-    canonical = {normalize_label(label): label for label in allowed}
+    canonical = _lookup(tuple(allowed))
     if task.task_kind(name) == "multilabel":
         items = _SPLIT.split(value) if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -123,10 +124,23 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
         return [label for label in allowed if label in chosen], None
     if not isinstance(value, str):
         return None, f"expected a label, got {shown(value)}"
+    exact = canonical.get(value)  # most answers are a label as written: no need to normalise
+    if exact is not None:
+        return exact, None
     key = normalize_label(value)
     if key not in canonical:
         return None, f"label {shown(value.strip())} not allowed (allowed: {allowed})"
     return canonical[key], None
+
+
+@functools.lru_cache(maxsize=256)
+def _lookup(allowed: tuple[str, ...]) -> dict[str, str]:
+    """Normalised label -> allowed label, and each allowed label to itself; built once per task.
+
+    The labels of a task differ once normalised (EvalTask refuses others), so the two kinds of
+    key never send one text to two labels.
+    """
+    return {normalize_label(a): a for a in allowed} | {a: a for a in allowed}
 
 
 def check_frame(

@@ -120,6 +120,10 @@ def build_request(
     return RequestBuilder(judge, task, method).build(row)
 
 
+# json.dumps(..., sort_keys=True) builds an encoder per call: a third of the hash's cost.
+_sorted_json = json.JSONEncoder(sort_keys=True).encode
+
+
 def prompt_hash(request: ChatRequest) -> str:
     """A digest of what is sent (messages and schema): a changed prompt is a different row.
 
@@ -127,6 +131,6 @@ def prompt_hash(request: ChatRequest) -> str:
     so that the schema, the same for every row, is serialised once.
     """
     schema = request.output_schema.sorted_json if request.output_schema else "null"
-    messages = json.dumps(request.messages, sort_keys=True)
+    messages = _sorted_json(request.messages)
     text = f'{{"messages": {messages}, "schema": {schema}}}'
     return hashlib.sha256(text.encode()).hexdigest()[:16]
