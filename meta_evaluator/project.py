@@ -874,7 +874,8 @@ class MetaEvaluator:
     ) -> ScoreTable:
         """The awaitable twin of `compare_async`."""
         from meta_evaluator.errors import MetricConfigError
-        from meta_evaluator.scores.compare import compare
+        from meta_evaluator.scores import MetricsConfig
+        from meta_evaluator.scores.compare import compare, scoring_columns
 
         config = metrics_config if metrics_config is not None else self._metrics_config
         if config is None:
@@ -882,13 +883,30 @@ class MetaEvaluator:
                 "compare_async: no metrics; pass a MetricsConfig or call add_metrics_config."
             )
         self._paths.check_inside()
+        task = self._eval_task
+        # Only the columns scoring reads: a million rows' raw answers would double the memory.
+        columns: list[str] | None = None
+        categories: list[str] = []
+        if isinstance(config, MetricsConfig) and task is not None:
+            columns, categories = scoring_columns(config, task)
         if judge_results is None:
-            judge_results = self.load_all_judge_results()
+            from meta_evaluator.results.judge_results import latest_results
+
+            ids = self._data.ids if self._data is not None else None
+            judge_results = latest_results(
+                self._paths.results_dir, ids, columns=columns, categories=categories
+            )
             self._warn_unscored(judge_results)
+        if human_results is None:
+            from meta_evaluator.results.human_results import latest_annotations
+
+            human_results = latest_annotations(
+                self._paths.annotations_dir, columns=columns, categories=categories
+            )
         return await compare(
             config,
             judge_results,
-            human_results if human_results is not None else self.load_all_human_results(),
+            human_results,
             scores_dir=self._paths.scores_dir,
             task=self._eval_task,
             data=self._data,

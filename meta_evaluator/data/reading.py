@@ -9,7 +9,7 @@ process may replace while it is read (a project's result and annotation tables).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import polars as pl
 from meta_evaluator.errors import DataFileError, MetaEvaluatorError
 from meta_evaluator.storage import check_lfs_pointer, os_error
 
-__all__ = ["first_line", "read_errors", "read_parquet_snapshot"]
+__all__ = ["first_line", "read_errors", "read_parquet_columns", "read_parquet_snapshot"]
 
 
 def first_line(exc: BaseException) -> str:
@@ -48,9 +48,14 @@ def read_errors(
 
 
 def read_parquet_snapshot(
-    path: Path, *, advice: str, error: type[MetaEvaluatorError] = DataFileError
+    path: Path,
+    *,
+    advice: str,
+    error: type[MetaEvaluatorError] = DataFileError,
+    columns: Collection[str] | None = None,
+    categories: Collection[str] = (),
 ) -> pl.DataFrame:
-    """A Parquet table read from one snapshot of the file.
+    """A Parquet table read from one snapshot of the file (see `read_parquet_columns`).
 
     The bytes are read at once: polars opens a path more than once, and a file replaced in
     between (by an atomic save of another process) would mix two versions ("Invalid thrift").
@@ -67,4 +72,24 @@ def read_parquet_snapshot(
         raise os_error(path, exc, "read") from exc
     check_lfs_pointer(path, data[:64])
     with read_errors(path, "is not a readable Parquet table", advice, error=error):
-        return pl.read_parquet(io.BytesIO(data))
+        return read_parquet_columns(io.BytesIO(data), columns, categories)
+
+
+def read_parquet_columns(
+    source: Path | io.BytesIO,
+    columns: Collection[str] | None = None,
+    categories: Collection[str] = (),
+) -> pl.DataFrame:
+    """A Parquet table: every column, or those of `columns` it has; text `categories` as codes.
+
+    A text column of few distinct values (an outcome, a label) costs 16 bytes a row as text
+    and 4 as a polars Categorical, which compares with text as text does. Polars errors are
+    the caller's to turn into ours (`read_errors`).
+    """
+    held = pl.read_parquet_schema(source)
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    names = list(held) if columns is None else [c for c in held if c in columns]
+    frame = pl.read_parquet(source, columns=names)
+    as_codes = {c: pl.Categorical() for c in categories if held.get(c) == pl.String}
+    return frame.cast(as_codes) if as_codes else frame  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from meta_evaluator._util import shown
+from meta_evaluator.data.reading import read_parquet_columns
 from meta_evaluator.errors import MetaEvaluatorError, StateError, UnsafeNameError
 from meta_evaluator.locks import PidLock
 from meta_evaluator.storage import (
@@ -201,8 +203,13 @@ class RunFiles:
         """Write the complete run's rows as Parquet, atomically."""
         write_parquet(self.table, frame, root=self.root)
 
-    def read_table(self) -> pl.DataFrame:
-        """The complete run's rows.
+    def read_table(
+        self, columns: Collection[str] | None = None, categories: Collection[str] = ()
+    ) -> pl.DataFrame:
+        """The complete run's rows: every column, or those of `columns` the table has.
+
+        Text columns named in `categories` are read as polars Categoricals (see
+        `data.reading.read_parquet_columns`).
 
         Raises:
             LfsPointerError: The table is a git-lfs pointer.
@@ -211,7 +218,7 @@ class RunFiles:
         """
         check_lfs_pointer(self.table)
         try:
-            return pl.read_parquet(self.table)
+            return read_parquet_columns(self.table, columns, categories)
         except OSError as exc:
             raise os_error(self.table, exc, "read") from exc
         except pl.exceptions.PolarsError as exc:
@@ -339,21 +346,27 @@ def latest_sharded_run(
 
 
 def latest_tables(
-    results_dir: Path, ids: pl.Series | None = None
+    results_dir: Path,
+    ids: pl.Series | None = None,
+    *,
+    columns: Collection[str] | None = None,
+    categories: Collection[str] = (),
 ) -> dict[str, tuple[str, pl.DataFrame]]:
     """The latest complete run of every judge under `results_dir`: judge id → (run id, rows).
 
     A sharded run counts once all its shards are complete; its shards' rows are merged into one
     result set, each id once (the first shard's row wins), in the order of `ids` (the data's
-    ids) when given, else shard by shard.
+    ids) when given, else shard by shard. With `columns`, only those (that a table has) are read;
+    `categories` as in `RunFiles.read_table`.
     """
     found = {}
     for judge_id, runs in sorted(_complete_runs(results_dir).items()):
         latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
         if len(latest.parts) == 1 and latest.parts[0].shard is None:
-            frame = latest.parts[0].read_table()
+            frame = latest.parts[0].read_table(columns, categories)
         else:
-            frame = _merge_shards([part.read_table() for part in latest.parts], ids)
+            tables = [part.read_table(columns, categories) for part in latest.parts]
+            frame = _merge_shards(tables, ids)
         found[judge_id] = (latest.run_id, frame)
     return found
 

@@ -13,6 +13,7 @@ other imported labels stay, and a later import replaces page labels of the rows 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -190,19 +191,36 @@ def save_annotations(
     return found
 
 
-def latest_annotations(annotations_dir: Path) -> dict[str, HumanAnnotationResults]:
+def latest_annotations(
+    annotations_dir: Path,
+    *,
+    columns: Collection[str] | None = None,
+    categories: Collection[str] = (),
+) -> dict[str, HumanAnnotationResults]:
     """The labels of every annotator, by annotator id (sorted).
 
     Each annotator's latest complete imported set, with the labels given on the annotation page
     merged in row by row (`merge_web_labels`). The run id of a merged set is `<run_id>+web`.
+    With `columns`, only those (that a set has) are kept, and a set without page labels reads
+    no others from disk; text columns named in `categories` are held as polars Categoricals.
     """
     imported, web = _latest_sets(annotations_dir)
     found: dict[str, HumanAnnotationResults] = {}
     for annotator in sorted({*imported, *web}):
-        combined = combine_sets(imported.get(annotator), web.get(annotator))
-        if combined is not None:  # always: the annotator has one set or both
+        own = imported.get(annotator)
+        if columns is not None and own is not None and annotator not in web:
+            run, table = own
+            frame = read_table(table, columns, categories)
+        else:
+            combined = combine_sets(own, web.get(annotator))
+            if combined is None:  # never: the annotator has one set or both
+                continue
             run, frame, _ = combined
-            found[annotator] = HumanAnnotationResults(annotator, run, frame)
+            if columns is not None:
+                frame = frame.select(c for c in frame.columns if c in columns)
+            text = [c for c in categories if frame.schema.get(c) == pl.String]
+            frame = frame.with_columns(pl.col(text).cast(pl.Categorical))
+        found[annotator] = HumanAnnotationResults(annotator, run, frame)
     return found
 
 
@@ -331,8 +349,12 @@ def conform_annotations(
     )
 
 
-def read_table(path: Path) -> pl.DataFrame:
+def read_table(
+    path: Path, columns: Collection[str] | None = None, categories: Collection[str] = ()
+) -> pl.DataFrame:
     """An annotator's Parquet table, read from one snapshot of the file (the page may save it).
+
+    With `columns`, only those the table has are read; `categories` as Categoricals.
 
     Raises:
         LfsPointerError: The file is a git-lfs pointer.
@@ -343,6 +365,8 @@ def read_table(path: Path) -> pl.DataFrame:
         advice="restore it from version control or a backup, or move it out of annotations/ "
         "and label those rows again.",
         error=StorageError,
+        columns=columns,
+        categories=categories,
     )
 
 

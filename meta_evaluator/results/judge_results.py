@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,16 +90,25 @@ class JudgeResults:
         return f"JudgeResults(judge_id={self.judge_id!r}, run_id={self.run_id!r}, {self.counts()})"
 
 
-def latest_results(results_dir: Path, ids: pl.Series | None = None) -> dict[str, JudgeResults]:
+def latest_results(
+    results_dir: Path,
+    ids: pl.Series | None = None,
+    *,
+    columns: Collection[str] | None = None,
+    categories: Collection[str] = (),
+) -> dict[str, JudgeResults]:
     """The latest complete run of every judge found under `results_dir`, by judge id.
 
     A sharded run counts once all its shards are complete; its shards' rows are merged into one
     result set, each id once (the first shard's row wins), in the order of `ids` (the data's
-    ids) when given, else shard by shard.
+    ids) when given, else shard by shard. With `columns`, only those are read (a million rows
+    of raw answers and time stamps stay on disk when scoring needs the labels alone), and the
+    text columns named in `categories` are held as polars Categoricals (4 bytes a row, not 16).
     """
+    tables = latest_tables(results_dir, ids, columns=columns, categories=categories)
     return {
         judge_id: JudgeResults(judge_id, run_id, frame)
-        for judge_id, (run_id, frame) in latest_tables(results_dir, ids).items()
+        for judge_id, (run_id, frame) in tables.items()
     }
 
 

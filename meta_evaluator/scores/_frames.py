@@ -50,9 +50,15 @@ def _usable(frame: pl.DataFrame, tasks: Sequence[str], *, include_invalid: bool)
 
 
 def _label(tasks: Sequence[str], mode: TaskAggregationMode, schema: pl.Schema) -> pl.Expr:
-    """The `label` expression: the task's column, or the tasks' values as one list."""
+    """The `label` expression: the task's column, or the tasks' values as one list.
+
+    Labels held as categories (results read for scoring) are given to scorers as text.
+    """
     if mode is not TaskAggregationMode.MULTILABEL:
-        return pl.col(tasks[0]).alias("label")
+        label = pl.col(tasks[0])
+        if isinstance(schema[tasks[0]], pl.Categorical | pl.Enum):
+            label = label.cast(pl.String)
+        return label.alias("label")
     parts = []
     for t in tasks:
         if isinstance(schema[t], pl.List):
@@ -145,21 +151,30 @@ def human_frame(
         parts.append(
             rows.select(
                 "original_id",
-                pl.lit(human_id, dtype=pl.String).alias("human_id"),
+                # a category: 4 bytes a row, where text takes 16 (compares as text does)
+                pl.lit(human_id, dtype=pl.Categorical).alias("human_id"),
                 _label(tasks, mode, frame.schema),
             )
         )
     if not parts:
         return pl.DataFrame(
-            schema={"original_id": pl.Int64, "human_id": pl.String, "label": pl.String}
+            schema={"original_id": pl.Int64, "human_id": pl.Categorical, "label": pl.String}
         )
     return pl.concat(parts, how="vertical_relaxed")
 
 
 def restrict_to_common_ids(
-    judge: pl.DataFrame, humans: pl.DataFrame, *, judge_id: str, task: str
+    judge: pl.DataFrame,
+    humans: pl.DataFrame,
+    *,
+    judge_id: str,
+    task: str,
+    human_ids: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Both frames limited to ids that both have; raise when the id types differ or none align.
+
+    `human_ids` are the distinct ids of `humans` when the caller has them (they are the same for
+    every judge); each frame is filtered only when it has ids the other lacks.
 
     Raises:
         ScoringError: Ids of different dtypes, or no id in common.
@@ -170,22 +185,22 @@ def restrict_to_common_ids(
             f"judge {judge_id!r}, task {task!r}: judge ids are {left}, human ids are {right}; "
             "import both against the same project data so ids keep one type."
         )
-    common = (
-        judge.select("original_id")
-        .unique()
-        .join(humans.select("original_id").unique(), on="original_id", how="inner")
-    )
-    if common.height == 0:
+    if human_ids is None:
+        human_ids = humans.get_column("original_id").unique()
+    judge_ids = judge.get_column("original_id")
+    shared = judge_ids.is_in(human_ids.implode())
+    kept = judge_ids.filter(shared).unique()
+    if kept.len() == 0:
         raise ScoringError(
-            f"judge {judge_id!r}, task {task!r}: 0 of {judge.get_column('original_id').n_unique()} "
+            f"judge {judge_id!r}, task {task!r}: 0 of {judge_ids.n_unique()} "
             f"ids with a usable judge label have a usable human label "
-            f"({humans.get_column('original_id').n_unique()} ids annotated)."
+            f"({human_ids.len()} ids annotated)."
         )
-    keep = common.get_column("original_id").implode()
-    return (
-        judge.filter(pl.col("original_id").is_in(keep)),
-        humans.filter(pl.col("original_id").is_in(keep)),
-    )
+    if not shared.all():
+        judge = judge.filter(shared)
+    if kept.len() < human_ids.len():
+        humans = humans.filter(pl.col("original_id").is_in(kept.implode()))
+    return judge, humans
 
 
 def first_label(frame: pl.DataFrame) -> Any:

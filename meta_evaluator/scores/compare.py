@@ -52,6 +52,7 @@ __all__ = [
     "JudgeResultsInput",
     "ScoreTable",
     "compare",
+    "scoring_columns",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,24 @@ HumanResultsInput: TypeAlias = (
 
 class IncompleteScoresWarning(MetaEvaluatorWarning):
     """Some judge could not be scored by some metric; its result carries the reason in `error`."""
+
+
+_ROW_FACTS = ("original_id", "outcome", "status", "error_message")
+
+
+def scoring_columns(config: MetricsConfig, task: EvalTask) -> tuple[list[str], list[str]]:
+    """The result columns `compare` reads with `config`, and those best held as categories.
+
+    Loading only these leaves a run's raw answers, tokens, run ids and time stamps on disk:
+    most of a result table's memory. Scorers that look at invalid rows also get the raw answer.
+    The outcome, the status and single-choice labels repeat a few values: read as polars
+    Categoricals they take 4 bytes a row instead of 16 (scorers still get labels as text).
+    """
+    columns = [*_ROW_FACTS, *task.task_names]
+    if any(m.scorer.include_invalid for m in config.metrics):
+        columns.append("llm_raw_response_content")
+    single = [t for t in task.task_names if task.task_kind(t) == "single"]
+    return columns, ["outcome", "status", *single]
 
 
 async def compare(
@@ -114,13 +133,14 @@ async def compare(
             "add_external_annotation_results (or annotate) before scoring."
         )
     _check_config(config, judges, humans, task)
+    labels = _HumanLabels(humans)
     table: ScoreTable = {}
     failures: list[str] = []
     for metric in config.metrics:
         name = metric.get_unique_name()
         results = []
         for judge_id, frame in judges.items():
-            result = await _score_judge(metric, judge_id, frame, humans, task, data)
+            result = await _score_judge(metric, judge_id, frame, labels, task, data)
             if result.error is not None:
                 failures.append(f"{name}/{judge_id}: {result.error}")
                 logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
@@ -248,7 +268,7 @@ async def _score_judge(
     metric: MetricConfig,
     judge_id: str,
     frame: pl.DataFrame,
-    humans: Mapping[str, pl.DataFrame],
+    humans: _HumanLabels,
     task: EvalTask | None,
     data: EvalData | None,
 ) -> ScoringResult:
@@ -299,10 +319,38 @@ async def _score_judge(
     return _clean(result.model_copy(update={"judge_outcomes": counted}))
 
 
+class _HumanLabels:
+    """The humans' label frames, built once per `compare` for every judge and metric.
+
+    Every judge and metric that reads the same tasks the same way shares one frame: with a
+    million rows, built once rather than once per judge and metric.
+    """
+
+    def __init__(self, humans: Mapping[str, pl.DataFrame]) -> None:
+        self.humans = humans
+        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.Series]] = {}
+
+    def frame(
+        self, tasks: list[str], mode: TaskAggregationMode, *, only_fitting: bool
+    ) -> tuple[pl.DataFrame, pl.Series]:
+        """`human_frame` of `tasks`, and its distinct ids.
+
+        `only_fitting` leaves out annotators without those tasks (for scorers needing none).
+        """
+        key = (tuple(tasks), mode, only_fitting)
+        if key not in self._built:
+            humans = self.humans
+            if only_fitting:
+                humans = {h: f for h, f in humans.items() if all(t in f.columns for t in tasks)}
+            frame = human_frame(humans, tasks, mode)
+            self._built[key] = (frame, frame.get_column("original_id").unique())
+        return self._built[key]
+
+
 def _prepare(
     scorer: BaseScorer,
     frame: pl.DataFrame,
-    humans: Mapping[str, pl.DataFrame],
+    humans: _HumanLabels,
     tasks: list[str],
     mode: TaskAggregationMode,
     judge_id: str,
@@ -313,10 +361,10 @@ def _prepare(
     )
     reference = scorer.reference_task
     human_tasks = [reference] if reference else tasks
-    if scorer.min_human_annotators == 0:
-        # a scorer with its own reference (a gold column) takes the humans that fit, if any
-        humans = {h: f for h, f in humans.items() if all(t in f.columns for t in human_tasks)}
-    human_data = human_frame(humans, human_tasks, mode)
+    # a scorer with its own reference (a gold column) takes the humans that fit, if any
+    human_data, human_ids = humans.frame(
+        human_tasks, mode, only_fitting=scorer.min_human_annotators == 0
+    )
     columns = list(scorer.data_columns)
     if data is not None:
         columns += [c for c in scorer.optional_data_columns if c in data.data.columns]
@@ -331,7 +379,7 @@ def _prepare(
                 f"labels from at least {needed} human annotator(s), found {have}."
             )
         judge_data, human_data = restrict_to_common_ids(
-            judge_data, human_data, judge_id=judge_id, task="+".join(tasks)
+            judge_data, human_data, judge_id=judge_id, task="+".join(tasks), human_ids=human_ids
         )
     return judge_data, human_data
 
