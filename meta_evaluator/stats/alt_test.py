@@ -15,10 +15,11 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, TypeAlias, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.bootstrap import percentile_interval, weight_chunks
@@ -46,6 +47,8 @@ SCORING_FUNCTIONS = ("accuracy", "neg_rmse", "jaccard", "text_similarity")
 #: The epsilons every result reports a winning rate for (the configured one is added).
 EPSILON_GRID = (0.0, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
 FloatArray = npt.NDArray[np.float64]
+#: One column of labels: a sequence of Python values, or a polars Series.
+Labels: TypeAlias = Sequence[Any] | pl.Series
 
 
 def epsilon_key(epsilon: float) -> str:
@@ -157,8 +160,8 @@ def alt_test(
 
 
 def alt_test_table(
-    llm_labels: Sequence[Any],
-    human_labels: Sequence[Sequence[Any]],
+    llm_labels: Labels,
+    human_labels: Sequence[Labels],
     annotators: Sequence[str],
     *,
     epsilon: float = 0.2,
@@ -170,7 +173,9 @@ def alt_test_table(
 ) -> AltTestResult:
     """`alt_test` on aligned arrays: `human_labels[j][i]` is annotator j's label of instance i.
 
-    `llm_labels[i]` is the LLM's label of instance i; None (or NaN) marks a missing label. The
+    `llm_labels[i]` is the LLM's label of instance i; None (or NaN) marks a missing label.
+    Columns may be sequences or polars Series; Series of labels are compared as codes, never
+    turned into Python values (a million instances in about a second). The
     keyword-only settings (`AltTestOptions`) and their defaults are declared here, once;
     `alt_test` documents them.
     """
@@ -192,13 +197,11 @@ def alt_test_table(
             f"{n}; align them on the same instances."
         )
     if scoring_function is None:
-        scoring_function = choose_scoring_function(
-            [v for row in human_labels for v in row] + list(llm_labels)
-        )
+        scoring_function = _scoring_for([llm_labels, *human_labels])
     check_choice(function, "scoring_function", scoring_function, SCORING_FUNCTIONS)
     llm_sim, human_sim, present = _similarities(llm_labels, human_labels, scoring_function)
     m = len(annotators)
-    llm_present = np.array([not is_missing(v) for v in llm_labels], dtype=bool)
+    llm_present = _present(llm_labels)
     kept = llm_present & (present.sum(axis=1) >= min_humans_per_instance)
 
     epsilon = _on_grid(float(epsilon))
@@ -217,8 +220,9 @@ def alt_test_table(
             continue
         others = present[rows].copy()
         others[:, j] = False
-        sum_llm = np.where(others, llm_sim[rows], 0.0).sum(axis=1)
-        sum_h = np.where(others, human_sim[j][rows], 0.0).sum(axis=1)
+        zero = llm_sim.dtype.type(0)  # keeps 0/1 similarities in bytes
+        sum_llm = np.where(others, llm_sim[rows], zero).sum(axis=1, dtype=np.float64)
+        sum_h = np.where(others, human_sim[j][rows], zero).sum(axis=1, dtype=np.float64)
         tie = np.isclose(sum_llm, sum_h, rtol=1e-12, atol=1e-12)
         w_f = ((sum_llm > sum_h) | tie).astype(np.float64)
         w_h = ((sum_h > sum_llm) | tie).astype(np.float64)
@@ -328,6 +332,35 @@ def choose_scoring_function(labels: Sequence[Any]) -> ScoringFunction:
     return "accuracy"
 
 
+def _scoring_for(columns: Sequence[Labels]) -> ScoringFunction:
+    """`choose_scoring_function` over several columns; polars columns by their dtype alone."""
+    series = [c for c in columns if isinstance(c, pl.Series)]
+    if len(series) == len(columns):
+        dtypes = {c.dtype for c in series if c.dtype != pl.Null and c.null_count() < c.len()}
+        if dtypes and all(isinstance(d, pl.List | pl.Array) for d in dtypes):
+            return "jaccard"
+        if dtypes and all(d.is_numeric() for d in dtypes):
+            return "neg_rmse"
+        if all(d == pl.String or d == pl.Categorical or isinstance(d, pl.Enum) for d in dtypes):
+            return "accuracy"
+    return choose_scoring_function([v for column in columns for v in _plain(column)])
+
+
+def _plain(column: Labels) -> Sequence[Any]:
+    """A column's Python values (a polars column becomes a list)."""
+    return column.to_list() if isinstance(column, pl.Series) else column
+
+
+def _present(column: Labels) -> npt.NDArray[np.bool_]:
+    """Whether each label is there (not None, not NaN)."""
+    if isinstance(column, pl.Series):
+        there = column.is_not_null()
+        if column.dtype.is_float():
+            there = there & ~column.is_nan().fill_null(False)
+        return there.to_numpy()
+    return np.array([not is_missing(v) for v in column], dtype=bool)
+
+
 def one_sided_ttest(differences: Sequence[float] | FloatArray, value: float) -> float:
     """p-value of the one-sided one-sample t-test H1: mean(differences) < value.
 
@@ -336,7 +369,8 @@ def one_sided_ttest(differences: Sequence[float] | FloatArray, value: float) -> 
     (zero variance) p is 0 if the mean is below `value`, 1 above it, NaN when equal; NaN also
     for fewer than two differences (METRICS.md C.4, G.17).
     """
-    from scipy.stats import t as student_t  # type: ignore[import-untyped]
+    # Student's t CDF; scipy.stats would take twice as long to import
+    from scipy.special import stdtr  # type: ignore[import-untyped]
 
     d = np.asarray(differences, dtype=np.float64)
     n = d.size
@@ -346,7 +380,7 @@ def one_sided_ttest(differences: Sequence[float] | FloatArray, value: float) -> 
     if np.all(d == d[0]):
         return 0.0 if mean < value else 1.0 if mean > value else float("nan")
     stat = (mean - value) / (float(d.std(ddof=1)) / math.sqrt(n))
-    return float(student_t.cdf(stat, n - 1))
+    return float(stdtr(n - 1, stat))
 
 
 def benjamini_yekutieli(p_values: Sequence[float | None], q: float = 0.05) -> list[bool]:
@@ -378,31 +412,37 @@ def benjamini_yekutieli(p_values: Sequence[float | None], q: float = 0.05) -> li
 
 
 def _similarities(
-    llm_labels: Sequence[Any], human_labels: Sequence[Sequence[Any]], scoring: str
-) -> tuple[FloatArray, list[FloatArray], npt.NDArray[np.bool_]]:
-    """s(llm_i, h_ik), s(h_ij, h_ik) per annotator j (instances x annotators), and presence."""
+    llm_labels: Labels, human_labels: Sequence[Labels], scoring: str
+) -> tuple[npt.NDArray[Any], list[npt.NDArray[Any]], npt.NDArray[np.bool_]]:
+    """s(llm_i, h_ik), s(h_ij, h_ik) per annotator j (instances x annotators), and presence.
+
+    Floats, or bytes for accuracy (0 or 1). Columns other than accuracy's are Python values.
+    """
     n, m = len(llm_labels), len(human_labels)
     if scoring == "accuracy":
         codes, _ = encode_labels(llm_labels, *human_labels)
         llm, humans = codes[0], np.column_stack(codes[1:]) if m else np.empty((n, 0), np.int64)
         present = humans >= 0
-        llm_sim = (humans == llm[:, None]).astype(np.float64)
-        human_sim = [(humans == humans[:, [j]]).astype(np.float64) for j in range(m)]
+        # 0 or 1: bytes, not floats (a million instances and three humans: 3 MB, not 24)
+        llm_sim = (humans == llm[:, None]).astype(np.int8)
+        human_sim = [(humans == humans[:, [j]]).astype(np.int8) for j in range(m)]
         return llm_sim, human_sim, present
+    # the other scores compare Python values
+    llm_values, human_values = _plain(llm_labels), [_plain(row) for row in human_labels]
     if scoring == "neg_rmse":
-        llm_v = _numbers(llm_labels)
-        humans_v = np.column_stack([_numbers(row) for row in human_labels])
+        llm_v = _numbers(llm_values)
+        humans_v = np.column_stack([_numbers(row) for row in human_values])
         present = ~np.isnan(humans_v)
         llm_sim = -((llm_v[:, None] - humans_v) ** 2)
         human_sim = [-((humans_v[:, [j]] - humans_v) ** 2) for j in range(m)]
         return llm_sim, human_sim, present
     if scoring == "jaccard":
-        return _jaccard(llm_labels, human_labels)
-    present = np.array([[not is_missing(v) for v in row] for row in human_labels]).T
+        return _jaccard(llm_values, human_values)
+    present = np.array([[not is_missing(v) for v in row] for row in human_values]).T
     llm_sim = np.array(
         [
             [_text(x, h) for h in column]
-            for x, column in zip(llm_labels, zip(*human_labels, strict=True), strict=True)
+            for x, column in zip(llm_values, zip(*human_values, strict=True), strict=True)
         ]
     ).reshape(n, m)
     human_sim = []
@@ -410,7 +450,7 @@ def _similarities(
         human_sim.append(
             np.array(
                 [
-                    [_text(human_labels[j][i], human_labels[k][i]) for k in range(m)]
+                    [_text(human_values[j][i], human_values[k][i]) for k in range(m)]
                     for i in range(n)
                 ]
             ).reshape(n, m)

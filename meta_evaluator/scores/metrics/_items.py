@@ -42,8 +42,10 @@ class Items:
         n = ids.len()
 
         def on_items(frame: pl.DataFrame) -> pl.Series:
-            # Sorted ids let positions come from a binary search instead of a hash join.
             found = frame.get_column("original_id")
+            if found.len() == n and found.equals(ids, check_names=False):
+                return frame.get_column("label")  # already one label per item, in item order
+            # Sorted ids let positions come from a binary search instead of a hash join.
             position = ids.search_sorted(found)
             inside = position < n
             position, found = position.filter(inside), found.filter(inside)
@@ -57,9 +59,10 @@ class Items:
             out = pl.Series("label", [], dtype=labels.dtype).extend_constant(None, n)
             return out.scatter(position.filter(match), labels)
 
-        humans = sorted(human_data.get_column("human_id").unique().to_list())
-        by_human = human_data.partition_by("human_id", as_dict=True, include_key=False)
-        human = [on_items(by_human[(h,)]) for h in humans]
+        names = human_data.get_column("human_id")
+        humans = sorted(names.unique().cast(pl.String).to_list())
+        labels = human_data.select("original_id", "label")
+        human = [on_items(labels.filter(names == h)) for h in humans]
         return cls(ids, humans, on_items(judge_data), human)
 
     @property

@@ -22,9 +22,9 @@ from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.alt_test import (
     SCORING_FUNCTIONS,
     AltTestResult,
+    Labels,
     advantage_under_weights,
     alt_test_table,
-    choose_scoring_function,
 )
 
 __all__ = ["AltTestScorer"]
@@ -181,16 +181,15 @@ class AltTestScorer(ScorerWithOptions):
                 f"alt_test: {call.where}: no item has both a judge label and a human label."
             )
         items = Items.build(call.judge_data, call.human_data, ids)
-        llm = items.judge.to_list()
-        humans = [h.to_list() for h in items.human]
+        llm: Labels = items.judge
+        humans: list[Labels] = list(items.human)
         scoring = self.scoring_function
         if call.aggregation_mode is TaskAggregationMode.MULTILABEL:
-            llm, humans = _positional_sets(llm), [_positional_sets(h) for h in humans]
+            llm = _positional_sets(items.judge.to_list())
+            humans = [_positional_sets(h.to_list()) for h in items.human]
             scoring = scoring or "jaccard"
         elif scoring is None and call.task_kind == "free_text":
             scoring = "text_similarity"
-        elif scoring is None:
-            scoring = choose_scoring_function(llm + [v for h in humans for v in h])
         result = alt_test_table(
             llm,
             humans,
