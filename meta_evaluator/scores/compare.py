@@ -81,14 +81,15 @@ def scoring_columns(config: MetricsConfig, task: EvalTask) -> tuple[list[str], l
 
     Loading only these leaves a run's raw answers, tokens, run ids and time stamps on disk:
     most of a result table's memory. Scorers that look at invalid rows also get the raw answer.
-    The outcome, the status and single-choice labels repeat a few values: read as polars
-    Categoricals they take 4 bytes a row instead of 16 (scorers still get labels as text).
+    The outcome, the status, the error message and single-choice labels repeat a few values:
+    read as polars Categoricals they take 4 bytes a row instead of 16 (scorers still get labels
+    as text).
     """
     columns = [*_ROW_FACTS, *task.task_names]
     if any(m.scorer.include_invalid for m in config.metrics):
         columns.append("llm_raw_response_content")
     single = [t for t in task.task_names if task.task_kind(t) == "single"]
-    return columns, ["outcome", "status", *single]
+    return columns, ["outcome", "status", "error_message", *single]
 
 
 async def compare(
@@ -134,17 +135,21 @@ async def compare(
         )
     _check_config(config, judges, humans, task)
     labels = _HumanLabels(humans)
+    names = [metric.get_unique_name() for metric in config.metrics]
+    scored: dict[str, list[ScoringResult]] = {name: [] for name in names}
+    # Judge by judge: a judge's frames are shared by its metrics, then let go (bounded memory).
+    for judge_id, frame in judges.items():
+        frames = _JudgeFrames(judge_id, frame, labels, data)
+        for metric, name in zip(config.metrics, names, strict=True):
+            result = await _score_judge(metric, frames, task)
+            if result.error is not None:
+                logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
+            scored[name].append(result)
     table: ScoreTable = {}
     failures: list[str] = []
-    for metric in config.metrics:
-        name = metric.get_unique_name()
-        results = []
-        for judge_id, frame in judges.items():
-            result = await _score_judge(metric, judge_id, frame, labels, task, data)
-            if result.error is not None:
-                failures.append(f"{name}/{judge_id}: {result.error}")
-                logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
-            results.append(result)
+    for metric, name in zip(config.metrics, names, strict=True):
+        results = scored[name]
+        failures += [f"{name}/{r.judge_id}: {r.error}" for r in results if r.error is not None]
         if scores_dir is not None:
             metric.scorer.save_results(results, scores_dir, name)
             metric.scorer.aggregate_results(results, scores_dir, name)
@@ -265,14 +270,10 @@ def _task_kind(task: EvalTask | None, tasks: list[str]) -> TaskKind | None:
 
 
 async def _score_judge(
-    metric: MetricConfig,
-    judge_id: str,
-    frame: pl.DataFrame,
-    humans: _HumanLabels,
-    task: EvalTask | None,
-    data: EvalData | None,
+    metric: MetricConfig, frames: _JudgeFrames, task: EvalTask | None
 ) -> ScoringResult:
     scorer = metric.scorer
+    judge_id, frame = frames.judge_id, frames.frame
     mode = _call_mode(metric)
     task_label = "+".join(metric.task_names)
     per_task: dict[str, ScoringResult] = {}
@@ -282,7 +283,7 @@ async def _score_judge(
     for group in _task_groups(metric) if nothing is None else []:
         name = "+".join(group)
         try:
-            judge_data, human_data = _prepare(scorer, frame, humans, group, mode, judge_id, data)
+            judge_data, human_data = frames.prepare(scorer, group, mode)
             call = ScoringCall(
                 judge_data, human_data, name, judge_id, mode,
                 metric.annotator_aggregation, _task_kind(task, group),
@@ -345,6 +346,45 @@ class _HumanLabels:
             frame = human_frame(humans, tasks, mode)
             self._built[key] = (frame, frame.get_column("original_id").unique())
         return self._built[key]
+
+
+class _JudgeFrames:
+    """One judge's frames for its scorers, each built once.
+
+    Metrics that read the same tasks the same way share them: with a million rows, one filter
+    and one id alignment per judge rather than one per metric.
+    """
+
+    def __init__(
+        self, judge_id: str, frame: pl.DataFrame, humans: _HumanLabels, data: EvalData | None
+    ) -> None:
+        self.judge_id, self.frame, self.humans, self.data = judge_id, frame, humans, data
+        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.DataFrame] | ScoringError] = {}
+
+    def prepare(
+        self, scorer: BaseScorer, tasks: list[str], mode: TaskAggregationMode
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The judge's and the humans' frames `scorer` gets for `tasks` (see `_prepare`).
+
+        Raises:
+            ScoringError: As `_prepare` does (raised again for each scorer that asks).
+        """
+        key = (
+            tuple(tasks), mode, scorer.include_invalid, scorer.reference_task,
+            scorer.min_human_annotators, tuple(scorer.data_columns),
+            tuple(scorer.optional_data_columns),
+        )  # fmt: skip
+        if key not in self._built:
+            try:
+                self._built[key] = _prepare(
+                    scorer, self.frame, self.humans, tasks, mode, self.judge_id, self.data
+                )
+            except ScoringError as exc:
+                self._built[key] = exc
+        built = self._built[key]
+        if isinstance(built, ScoringError):
+            raise built
+        return built
 
 
 def _prepare(
