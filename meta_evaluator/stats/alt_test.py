@@ -211,33 +211,34 @@ def alt_test_table(
     skipped: dict[str, int] = {}
     p_values: list[list[float]] = []
     outcomes: dict[str, tuple[int, float, float]] = {}
-    wins_columns: list[FloatArray] = []
+    # W^f of each kept instance (rows) against each annotator (columns), NaN outside I_j
+    wins = np.full((int(kept.sum()), m), np.nan)
     for j in range(m):
         rows = kept & present[:, j]
         n_j = int(rows.sum())
         if n_j < min_instances_per_human:
             skipped[annotators[j]] = n_j
             continue
-        others = present[rows].copy()
+        others = present[rows]  # a copy: boolean indexing
         others[:, j] = False
+        exact = llm_sim.dtype.kind == "i"  # 0/1 similarities: sums are counts, ties exact
         zero = llm_sim.dtype.type(0)  # keeps 0/1 similarities in bytes
-        sum_llm = np.where(others, llm_sim[rows], zero).sum(axis=1, dtype=np.float64)
-        sum_h = np.where(others, human_sim[j][rows], zero).sum(axis=1, dtype=np.float64)
-        tie = np.isclose(sum_llm, sum_h, rtol=1e-12, atol=1e-12)
+        total = np.int32 if exact else np.float64
+        sum_llm = np.where(others, llm_sim[rows], zero).sum(axis=1, dtype=total)
+        sum_h = np.where(others, human_sim[j][rows], zero).sum(axis=1, dtype=total)
+        tie = sum_llm == sum_h if exact else np.isclose(sum_llm, sum_h, rtol=1e-12, atol=1e-12)
         w_f = ((sum_llm > sum_h) | tie).astype(np.float64)
         w_h = ((sum_h > sum_llm) | tie).astype(np.float64)
-        ps = []
-        for e in epsilons:
-            if multiplicative_epsilon:
-                ps.append(one_sided_ttest(w_h - w_f / (1.0 - e), 0.0))
-            else:
-                ps.append(one_sided_ttest(w_h - w_f, e))
+        del others, sum_llm, sum_h, tie
+        if multiplicative_epsilon:
+            ps = [one_sided_ttest(w_h - w_f / (1.0 - e), 0.0) for e in epsilons]
+        else:  # the same differences for every epsilon: their moments once
+            moments = _Moments.of(w_h - w_f)
+            ps = [moments.p_value(e) for e in epsilons]
         tested.append(j)
         p_values.append(ps)
         outcomes[annotators[j]] = (n_j, float(w_f.mean()), float(w_h.mean()))
-        column = np.full(n, np.nan)
-        column[rows] = w_f
-        wins_columns.append(column[kept])
+        wins[rows[kept], j] = w_f
     if not tested:
         raise ScoringError(
             f"{function}: no annotator can be tested: each has fewer than "
@@ -274,7 +275,7 @@ def alt_test_table(
         n_instances=int(kept.sum()),
         per_annotator=per_annotator,
         skipped_annotators=skipped,
-        llm_wins=np.column_stack(wins_columns),
+        llm_wins=wins if len(tested) == m else wins[:, tested],
         kept_instances=np.nonzero(kept)[0],
     )
 
@@ -369,18 +370,37 @@ def one_sided_ttest(differences: Sequence[float] | FloatArray, value: float) -> 
     (zero variance) p is 0 if the mean is below `value`, 1 above it, NaN when equal; NaN also
     for fewer than two differences (METRICS.md C.4, G.17).
     """
-    # Student's t CDF; scipy.stats would take twice as long to import
-    from scipy.special import stdtr  # type: ignore[import-untyped]
+    return _Moments.of(np.asarray(differences, dtype=np.float64)).p_value(value)
 
-    d = np.asarray(differences, dtype=np.float64)
-    n = d.size
-    if n < 2:
-        return float("nan")
-    mean = float(d.mean())
-    if np.all(d == d[0]):
-        return 0.0 if mean < value else 1.0 if mean > value else float("nan")
-    stat = (mean - value) / (float(d.std(ddof=1)) / math.sqrt(n))
-    return float(stdtr(n - 1, stat))
+
+@dataclass(frozen=True)
+class _Moments:
+    """What the one-sided t-test needs of the differences, computed once for every epsilon."""
+
+    n: int
+    mean: float
+    sd: float | None
+    """Standard deviation (ddof 1); None when every difference is equal."""
+
+    @classmethod
+    def of(cls, d: FloatArray) -> _Moments:
+        if d.size < 2:
+            return cls(d.size, float("nan"), None)
+        constant = bool(np.all(d == d[0]))
+        return cls(d.size, float(d.mean()), None if constant else float(d.std(ddof=1)))
+
+    def p_value(self, value: float) -> float:
+        """`one_sided_ttest(d, value)` from the moments of d."""
+        # Student's t CDF; scipy.stats would take twice as long to import
+        from scipy.special import stdtr  # type: ignore[import-untyped]
+
+        if self.n < 2:
+            return float("nan")
+        if self.sd is None:
+            mean = self.mean
+            return 0.0 if mean < value else 1.0 if mean > value else float("nan")
+        stat = (self.mean - value) / (self.sd / math.sqrt(self.n))
+        return float(stdtr(self.n - 1, stat))
 
 
 def benjamini_yekutieli(p_values: Sequence[float | None], q: float = 0.05) -> list[bool]:
@@ -420,8 +440,12 @@ def _similarities(
     """
     n, m = len(llm_labels), len(human_labels)
     if scoring == "accuracy":
-        codes, _ = encode_labels(llm_labels, *human_labels)
-        llm, humans = codes[0], np.column_stack(codes[1:]) if m else np.empty((n, 0), np.int64)
+        codes, categories = encode_labels(llm_labels, *human_labels)
+        # the smallest integers that hold the codes: a million instances, a few MB
+        small = np.min_scalar_type(-max(len(categories), 1))
+        llm = codes[0].astype(small)
+        humans = np.column_stack([c.astype(small) for c in codes[1:]]) if m else np.empty((n, 0))
+        del codes
         present = humans >= 0
         # 0 or 1: bytes, not floats (a million instances and three humans: 3 MB, not 24)
         llm_sim = (humans == llm[:, None]).astype(np.int8)

@@ -125,11 +125,20 @@ def _encode_fast(
             one = column if isinstance(column, pl.Series) else pl.Series(column, strict=True)
         except (TypeError, ValueError, pl.exceptions.PolarsError):
             return None
+        if isinstance(one.dtype, pl.Categorical | pl.Enum):
+            series.append(one)
+            continue
         if not (one.dtype == pl.String or one.dtype.is_numeric() or one.dtype == pl.Null):
             return None
         if one.dtype.is_float():
             one = one.fill_nan(None)
         series.append(one)
+    if all(isinstance(s.dtype, pl.Categorical | pl.Enum | pl.Null) for s in series) and any(
+        s.dtype != pl.Null for s in series
+    ):
+        return _encode_categories(series)
+    series = [s.cast(pl.String) if isinstance(s.dtype, pl.Categorical | pl.Enum) else s
+              for s in series]  # fmt: skip
     kinds = {s.dtype == pl.String for s in series if s.dtype != pl.Null}
     if len(kinds) > 1:
         return None
@@ -146,6 +155,31 @@ def _encode_fast(
         for s in series
     ]
     return codes, uniques.to_list()
+
+
+def _encode_categories(
+    series: list[Any],
+) -> tuple[list[npt.NDArray[np.int64]], list[Hashable]]:
+    """Codes of polars Categorical columns: sorted labels, each column cast to their Enum.
+
+    The labels come from the few distinct values; no label is turned into text row by row.
+    """
+    import polars as pl
+
+    present = [s for s in series if s.dtype != pl.Null]
+    distinct = pl.concat([s.drop_nulls().unique().cast(pl.String) for s in present])
+    labels = distinct.unique().sort()
+    enum = pl.Enum(labels)
+    codes = []
+    for one in series:
+        if one.dtype == pl.Null:
+            codes.append(np.full(one.len(), -1, dtype=np.int64))
+            continue
+        if isinstance(one.dtype, pl.Enum):  # its codes follow its own labels: go through text
+            one = one.cast(pl.String)
+        physical = one.cast(enum).to_physical().cast(pl.Int64).fill_null(-1)
+        codes.append(physical.to_numpy())
+    return codes, labels.to_list()
 
 
 def _plain(column: Sequence[Any]) -> Sequence[Any]:

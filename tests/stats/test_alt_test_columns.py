@@ -66,3 +66,23 @@ def test_a_column_without_any_label_does_not_decide_the_scoring() -> None:
     columns = [pl.Series(h, dtype=pl.String) for h in humans[:2]] + [pl.Series([None] * n)]
     as_columns = alt_test_table(pl.Series(llm), columns, ["a", "b", "c"], min_instances_per_human=1)
     _same(as_columns, alt_test_table(llm, humans, ["a", "b", "c"], min_instances_per_human=1))
+
+
+def test_categorical_columns_match_lists_and_encode_as_text_does() -> None:
+    from meta_evaluator.stats.checks import encode_labels
+
+    rng = np.random.default_rng(11)
+    n, options = 300, ["b", "a", "c"]
+    llm = _labels(rng, n, options, 0.05)
+    humans = [_labels(rng, n, options, 0.2) for _ in range(3)]
+    columns = [pl.Series(h, dtype=pl.String).cast(pl.Categorical) for h in humans]
+    judged = pl.Series(llm, dtype=pl.String).cast(pl.Categorical)
+    as_columns = alt_test_table(judged, columns, ["x", "y", "z"], min_instances_per_human=5)
+    assert as_columns.scoring_function == "accuracy"
+    _same(as_columns, alt_test_table(llm, humans, ["x", "y", "z"], min_instances_per_human=5))
+    codes, categories = encode_labels(judged, *columns, pl.Series([None] * n))
+    text_codes, text_categories = encode_labels(llm, *humans, [None] * n)
+    assert categories == text_categories == ["a", "b", "c"]
+    assert all(np.array_equal(a, b) for a, b in zip(codes, text_codes, strict=True))
+    enum = pl.Series(llm, dtype=pl.Enum(["c", "b", "a"]))  # its own order: codes still sorted
+    assert np.array_equal(encode_labels(enum, judged)[0][0], text_codes[0])
