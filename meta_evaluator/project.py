@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores import MetricsConfig
-    from meta_evaluator.scores.compare import ScoreTable
+    from meta_evaluator.scores.compare import ScoreTable, ScoringColumns
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
 
@@ -885,31 +885,41 @@ class MetaEvaluator:
         self._paths.check_inside()
         task = self._eval_task
         # Only the columns scoring reads: a million rows' raw answers would double the memory.
-        columns: list[str] | None = None
-        categories: list[str] = []
+        wanted = None
         if isinstance(config, MetricsConfig) and task is not None:
-            columns, categories = scoring_columns(config, task)
-        if judge_results is None:
-            from meta_evaluator.results.judge_results import latest_results
-
-            ids = self._data.ids if self._data is not None else None
-            judge_results = latest_results(
-                self._paths.results_dir, ids, columns=columns, categories=categories
-            )
-            self._warn_unscored(judge_results)
-        if human_results is None:
-            from meta_evaluator.results.human_results import latest_annotations
-
-            human_results = latest_annotations(
-                self._paths.annotations_dir, columns=columns, categories=categories
-            )
+            wanted = scoring_columns(config, task)
+        # Loaded here, the results are handed over, not kept: compare lets each go when done.
         return await compare(
             config,
-            judge_results,
-            human_results,
+            judge_results if judge_results is not None else self._judges_to_score(wanted),
+            human_results if human_results is not None else self._humans_to_score(wanted),
             scores_dir=self._paths.scores_dir,
             task=self._eval_task,
             data=self._data,
+        )
+
+    def _judges_to_score(self, wanted: ScoringColumns | None) -> dict[str, JudgeResults]:
+        """The judges' latest complete results, read as scoring needs them; warns of the rest."""
+        from meta_evaluator.results.judge_results import latest_results
+
+        ids = self._data.ids if self._data is not None else None
+        results = latest_results(
+            self._paths.results_dir,
+            ids,
+            columns=wanted.judges if wanted else None,
+            categories=wanted.categories if wanted else (),
+        )
+        self._warn_unscored(results)
+        return results
+
+    def _humans_to_score(self, wanted: ScoringColumns | None) -> dict[str, HumanAnnotationResults]:
+        """Every annotator's labels, read as scoring needs them."""
+        from meta_evaluator.results.human_results import latest_annotations
+
+        return latest_annotations(
+            self._paths.annotations_dir,
+            columns=wanted.humans if wanted else None,
+            categories=wanted.categories if wanted else (),
         )
 
     def _warn_unscored(self, judge_results: dict[str, JudgeResults]) -> None:

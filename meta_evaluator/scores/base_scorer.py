@@ -116,6 +116,10 @@ class BaseScorer(ABC):
     reference_task: str | None = None
     """The humans' task every judge task is compared with (None: the same task)."""
 
+    label_categories: bool = False
+    """Whether `label` columns may come as polars Categoricals: single-choice labels of results
+    read for scoring are held that way (4 bytes a row, not 16). Other scorers get text."""
+
     accepted_options: ClassVar[frozenset[str]] = frozenset()
     """The metric options (`OPTION_NAMES`) this class's `compute_score_async` declares, by name
     or through `**kwargs`; set when the class is defined (`__init_subclass__`)."""

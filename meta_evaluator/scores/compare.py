@@ -10,12 +10,13 @@ before anything is written.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 import polars as pl
@@ -27,6 +28,7 @@ from meta_evaluator.scores._frames import (
     first_label,
     human_frame,
     judge_frame,
+    labels_as_text,
     no_valid_rows,
     restrict_to_common_ids,
 )
@@ -51,6 +53,7 @@ __all__ = [
     "IncompleteScoresWarning",
     "JudgeResultsInput",
     "ScoreTable",
+    "ScoringColumns",
     "compare",
     "scoring_columns",
 ]
@@ -73,23 +76,32 @@ class IncompleteScoresWarning(MetaEvaluatorWarning):
     """Some judge could not be scored by some metric; its result carries the reason in `error`."""
 
 
-_ROW_FACTS = ("original_id", "outcome", "status", "error_message")
+class ScoringColumns(NamedTuple):
+    """Which result columns `compare` reads, of judges and of annotators, and which as codes."""
+
+    judges: list[str]
+    humans: list[str]
+    categories: list[str]
+    """Text columns of few distinct values, best held as polars Categoricals."""
 
 
-def scoring_columns(config: MetricsConfig, task: EvalTask) -> tuple[list[str], list[str]]:
+def scoring_columns(config: MetricsConfig, task: EvalTask) -> ScoringColumns:
     """The result columns `compare` reads with `config`, and those best held as categories.
 
     Loading only these leaves a run's raw answers, tokens, run ids and time stamps on disk:
-    most of a result table's memory. Scorers that look at invalid rows also get the raw answer.
-    The outcome, the status, the error message and single-choice labels repeat a few values:
-    read as polars Categoricals they take 4 bytes a row instead of 16 (scorers still get labels
-    as text).
+    most of a result table's memory. Judges' error messages name why a judge has no valid
+    row; scorers that look at invalid rows also get the raw answer. Annotators' rows need
+    their ids, outcomes and labels alone. The outcome, the status and single-choice labels
+    repeat a few values: read as polars Categoricals they take 4 bytes a row instead of 16
+    (scorers get labels as text unless they take categories: `BaseScorer.label_categories`).
+    Error messages stay text: there can be as many as rows.
     """
-    columns = [*_ROW_FACTS, *task.task_names]
+    humans = ["original_id", "outcome", "status", *task.task_names]
+    judges = [*humans, "error_message"]
     if any(m.scorer.include_invalid for m in config.metrics):
-        columns.append("llm_raw_response_content")
+        judges.append("llm_raw_response_content")
     single = [t for t in task.task_names if task.task_kind(t) == "single"]
-    return columns, ["outcome", "status", "error_message", *single]
+    return ScoringColumns(judges, humans, ["outcome", "status", *single])
 
 
 async def compare(
@@ -135,11 +147,18 @@ async def compare(
         )
     _check_config(config, judges, humans, task)
     labels = _HumanLabels(humans)
+    for metric in config.metrics:  # every humans' frame, so their results can be let go
+        for group in _task_groups(metric):
+            with contextlib.suppress(ScoringError):  # kept, and raised for each judge later
+                labels.prepare(metric.scorer, group, _call_mode(metric))
+    # Results handed over (compare_async's own loading) are freed as they are done with.
+    del judge_results, human_results
+    humans.clear()
     names = [metric.get_unique_name() for metric in config.metrics]
     scored: dict[str, list[ScoringResult]] = {name: [] for name in names}
     # Judge by judge: a judge's frames are shared by its metrics, then let go (bounded memory).
-    for judge_id, frame in judges.items():
-        frames = _JudgeFrames(judge_id, frame, labels, data)
+    for judge_id in list(judges):
+        frames = _JudgeFrames(judge_id, judges.pop(judge_id), labels, data)
         for metric, name in zip(config.metrics, names, strict=True):
             result = await _score_judge(metric, frames, task)
             if result.error is not None:
@@ -324,28 +343,42 @@ class _HumanLabels:
     """The humans' label frames, built once per `compare` for every judge and metric.
 
     Every judge and metric that reads the same tasks the same way shares one frame: with a
-    million rows, built once rather than once per judge and metric.
+    million rows, built once rather than once per judge and metric. Built for every metric
+    before the first judge is scored, they no longer need the annotators' results.
     """
 
     def __init__(self, humans: Mapping[str, pl.DataFrame]) -> None:
         self.humans = humans
-        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.Series]] = {}
+        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.Series] | ScoringError] = {}
 
-    def frame(
-        self, tasks: list[str], mode: TaskAggregationMode, *, only_fitting: bool
+    def prepare(
+        self, scorer: BaseScorer, tasks: list[str], mode: TaskAggregationMode
     ) -> tuple[pl.DataFrame, pl.Series]:
-        """`human_frame` of `tasks`, and its distinct ids.
+        """The humans' frame `scorer` compares a judge's `tasks` with, and its distinct ids.
 
-        `only_fitting` leaves out annotators without those tasks (for scorers needing none).
+        The reference task replaces `tasks` for a scorer that has one; a scorer needing no
+        humans gets the annotators that have the tasks only.
+
+        Raises:
+            ScoringError: An annotator lacks a task (raised again for each scorer that asks).
         """
+        reference = scorer.reference_task
+        tasks = [reference] if reference else tasks
+        only_fitting = scorer.min_human_annotators == 0
         key = (tuple(tasks), mode, only_fitting)
         if key not in self._built:
             humans = self.humans
             if only_fitting:
                 humans = {h: f for h, f in humans.items() if all(t in f.columns for t in tasks)}
-            frame = human_frame(humans, tasks, mode)
-            self._built[key] = (frame, frame.get_column("original_id").unique())
-        return self._built[key]
+            try:
+                frame = human_frame(humans, tasks, mode)
+                self._built[key] = (frame, frame.get_column("original_id").unique())
+            except ScoringError as exc:
+                self._built[key] = exc
+        built = self._built[key]
+        if isinstance(built, ScoringError):
+            raise built
+        return built
 
 
 class _JudgeFrames:
@@ -372,7 +405,7 @@ class _JudgeFrames:
         key = (
             tuple(tasks), mode, scorer.include_invalid, scorer.reference_task,
             scorer.min_human_annotators, tuple(scorer.data_columns),
-            tuple(scorer.optional_data_columns),
+            tuple(scorer.optional_data_columns), scorer.label_categories,
         )  # fmt: skip
         if key not in self._built:
             try:
@@ -399,12 +432,7 @@ def _prepare(
     judge_data = judge_frame(
         frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid
     )
-    reference = scorer.reference_task
-    human_tasks = [reference] if reference else tasks
-    # a scorer with its own reference (a gold column) takes the humans that fit, if any
-    human_data, human_ids = humans.frame(
-        human_tasks, mode, only_fitting=scorer.min_human_annotators == 0
-    )
+    human_data, human_ids = humans.prepare(scorer, tasks, mode)
     columns = list(scorer.data_columns)
     if data is not None:
         columns += [c for c in scorer.optional_data_columns if c in data.data.columns]
@@ -421,6 +449,8 @@ def _prepare(
         judge_data, human_data = restrict_to_common_ids(
             judge_data, human_data, judge_id=judge_id, task="+".join(tasks), human_ids=human_ids
         )
+    if not scorer.label_categories:
+        judge_data, human_data = labels_as_text(judge_data), labels_as_text(human_data)
     return judge_data, human_data
 
 

@@ -17,8 +17,9 @@ from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.results.human_results import latest_annotations
 from meta_evaluator.results.judge_results import latest_results
-from meta_evaluator.scores import MetricConfig, MetricsConfig
+from meta_evaluator.scores import BaseScorer, BaseScoringResult, MetricConfig, MetricsConfig
 from meta_evaluator.scores.compare import scoring_columns
+from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics import (
     AccuracyScorer,
     AltTestScorer,
@@ -79,7 +80,7 @@ def metrics() -> MetricsConfig:
 def test_loaders_read_the_columns_asked_and_text_as_categories(evaluator: MetaEvaluator) -> None:
     task = evaluator.eval_task
     assert task is not None
-    columns, categories = scoring_columns(metrics(), task)
+    columns, human_columns, categories = scoring_columns(metrics(), task)
     assert "llm_raw_response_content" not in columns and "timestamp" not in columns
     judges = latest_results(evaluator.paths.results_dir, columns=columns, categories=categories)
     full = evaluator.load_all_judge_results()["judge"].results_data
@@ -88,10 +89,11 @@ def test_loaders_read_the_columns_asked_and_text_as_categories(evaluator: MetaEv
     assert read.schema["rejection"] == pl.Categorical and read.schema["outcome"] == pl.Categorical
     assert read.with_columns(pl.col(categories).cast(pl.String)).equals(full.select(read.columns))
     humans = latest_annotations(
-        evaluator.paths.annotations_dir, columns=columns, categories=categories
+        evaluator.paths.annotations_dir, columns=human_columns, categories=categories
     )
     assert sorted(humans) == ["ana", "ben", "chen"]
-    assert "timestamp" not in humans["ana"].results_data.columns
+    assert humans["ana"].results_data.columns == ["original_id", "outcome", "status", "rejection",
+                                                  "harms"]  # fmt: skip
 
 
 def test_scores_read_by_columns_equal_scores_of_whole_tables(evaluator: MetaEvaluator) -> None:
@@ -109,3 +111,80 @@ def test_scores_read_by_columns_equal_scores_of_whole_tables(evaluator: MetaEval
         assert result.scores == other.scores
         assert result.metadata == other.metadata
         assert result.num_comparisons == other.num_comparisons
+
+
+class _Spy(BaseScorer):
+    """A custom scorer as users write them: records the frames it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(scorer_name="spy")
+        self.seen: list[tuple[pl.DataType, pl.DataType, list[str]]] = []
+
+    def can_score_task(self, sample_label: object) -> bool:
+        return isinstance(sample_label, str)
+
+    async def compute_score_async(
+        self,
+        judge_data: pl.DataFrame,
+        human_data: pl.DataFrame,
+        task_name: str,
+        judge_id: str,
+        aggregation_mode: TaskAggregationMode,
+    ) -> BaseScoringResult:
+        self.seen.append(
+            (
+                judge_data.schema["label"],
+                human_data.schema["label"],
+                sorted(human_data["human_id"].unique().to_list()),
+            )
+        )
+        matched = judge_data.join(human_data, on="original_id")
+        share = float((matched["label"] == matched["label_right"]).mean() or 0.0)
+        return BaseScoringResult(
+            scorer_name="spy", task_name=task_name, judge_id=judge_id,
+            scores={"share": share}, metadata={}, aggregation_mode=aggregation_mode,
+            num_comparisons=matched.height, failed_comparisons=0,
+        )  # fmt: skip
+
+
+def test_custom_scorers_get_labels_as_text_and_built_ins_as_categories(
+    evaluator: MetaEvaluator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from meta_evaluator.scores.metrics import _items
+
+    spy = _Spy()
+    seen: list[pl.DataType] = []
+    build = _items.Items.build.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: type, judge: pl.DataFrame, human: pl.DataFrame, ids: pl.Series) -> object:
+        seen.append(human.schema["label"])
+        return build(cls, judge, human, ids)
+
+    monkeypatch.setattr(_items.Items, "build", classmethod(recording))
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(scorer=s, task_names=["rejection"], aggregation_name="single")
+            for s in (spy, AccuracyScorer())
+        ]
+    )
+    evaluator.compare_async(config)
+    assert spy.seen == [(pl.String, pl.String, ["ana", "ben", "chen"])]
+    assert seen == [pl.Categorical]  # accuracy lays labels out as codes
+
+
+def test_items_are_the_same_whether_annotators_rows_are_grouped_or_interleaved() -> None:
+    from meta_evaluator.scores.metrics._items import Items
+
+    rng = np.random.default_rng(4)
+    rows = [(i, h, str(rng.choice(LABELS))) for h in ("ana", "ben") for i in range(50)
+            if rng.random() > 0.2]  # fmt: skip
+    grouped = pl.DataFrame(rows, schema=["original_id", "human_id", "label"], orient="row")
+    interleaved = grouped.sort("original_id")
+    judge = pl.DataFrame({"original_id": list(range(0, 60, 2)), "label": ["unclear"] * 30})
+    ids = pl.Series("original_id", list(range(0, 50, 2)))
+    a, b = Items.build(judge, grouped, ids), Items.build(judge, interleaved, ids)
+    assert a.humans == b.humans == ["ana", "ben"]
+    assert [h.to_list() for h in a.human] == [h.to_list() for h in b.human]
+    assert a.judge.to_list() == ["unclear"] * 25
+    expected = {(i, h): label for i, h, label in rows}
+    assert a.human[0].to_list() == [expected.get((i, "ana")) for i in range(0, 50, 2)]

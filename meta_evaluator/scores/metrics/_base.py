@@ -42,6 +42,8 @@ class LabelScorer(ScorerWithOptions):
     weights of one, so scores and bootstrap intervals cannot drift apart.
     """
 
+    label_categories = True  # labels become codes in `Items`, categories or text alike
+
     plot_key: str = ""
     """The score drawn in `<scorer_name>_scores.png` (bars per judge)."""
     plot_reference_key: str | None = None

@@ -47,22 +47,28 @@ class Items:
                 return frame.get_column("label")  # already one label per item, in item order
             # Sorted ids let positions come from a binary search instead of a hash join.
             position = ids.search_sorted(found)
-            inside = position < n
-            position, found = position.filter(inside), found.filter(inside)
-            match = ids.gather(position) == found
-            labels = frame.get_column("label").filter(inside).filter(match)
+            labels = frame.get_column("label")
+            # ids not among `ids` fall past the end or on another id; most frames have none,
+            # and are then not copied (a million rows: a filter costs 10 MB a column)
+            match = position < n
+            if match.all():
+                match = ids.gather(position) == found
+            else:
+                match = match & (ids.gather(position.clip(upper_bound=n - 1)) == found)
+            if not match.all():
+                position, labels = position.filter(match), labels.filter(match)
             if isinstance(labels.dtype, pl.List | pl.Array | pl.Struct | pl.Object):
                 # scatter takes flat dtypes only: place nested labels through a join
-                placed = pl.DataFrame({"position": position.filter(match), "label": labels})
+                placed = pl.DataFrame({"position": position, "label": labels})
                 slots = pl.DataFrame({"position": pl.Series(range(n), dtype=position.dtype)})
                 return slots.join(placed, on="position", how="left", maintain_order="left")["label"]
             out = pl.Series("label", [], dtype=labels.dtype).extend_constant(None, n)
-            return out.scatter(position.filter(match), labels)
+            return out.scatter(position, labels)
 
         names = human_data.get_column("human_id")
         humans = sorted(names.unique().cast(pl.String).to_list())
         labels = human_data.select("original_id", "label")
-        human = [on_items(labels.filter(names == h)) for h in humans]
+        human = [on_items(part) for part in _by_human(labels, names, humans)]
         return cls(ids, humans, on_items(judge_data), human)
 
     @property
@@ -84,6 +90,21 @@ class Items:
     def majority(self) -> list[Any]:
         """The humans' majority label per item (ties: the lexicographically largest)."""
         return [majority_label(row) for row in self.rows()]
+
+
+def _by_human(labels: pl.DataFrame, names: pl.Series, humans: list[str]) -> list[pl.DataFrame]:
+    """Each human's rows of `labels`, in the order of `humans`.
+
+    Rows of one human side by side (as compare's frames are) are sliced, not copied.
+    """
+    runs = names.cast(pl.String).rle()
+    if runs.len() != len(humans):  # interleaved: a filter per human
+        return [labels.filter(names == h) for h in humans]
+    lengths = runs.struct.field("len").to_list()
+    starts = [sum(lengths[:i]) for i in range(len(lengths))]
+    place = dict(zip(runs.struct.field("value").to_list(), zip(starts, lengths, strict=True),
+                     strict=True))  # fmt: skip
+    return [labels.slice(*place[h]) for h in humans]
 
 
 def majority_label(labels: list[Any]) -> Any:

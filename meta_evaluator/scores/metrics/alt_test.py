@@ -41,6 +41,8 @@ class AltTestScorer(ScorerWithOptions):
     similarity, combined tasks (multilabel) and multi-label answers with set Jaccard.
     """
 
+    label_categories = True  # labels become codes in `Items`, categories or text alike
+
     def __init__(
         self,
         epsilon: float = 0.2,
