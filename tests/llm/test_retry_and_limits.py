@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any
 
-import anyio
 import pytest
 
 from meta_evaluator.llm import retry as _retry
