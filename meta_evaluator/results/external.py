@@ -233,10 +233,14 @@ def align_ids(
                 path=path,
                 column=id_column,
             ) from exc
-        if cast.cast(have, strict=False).to_list() != frame.get_column(id_column).to_list():
+        given = frame.get_column(id_column)
+        differs = cast.cast(have, strict=False).ne_missing(given)  # '007' -> 7 -> '7'
+        if differs.any():
+            before, after = given.filter(differs), cast.filter(differs)
             raise ColumnError(
                 f"{path}: ids in {id_column!r} change when converted from {have} to {want} "
-                "(for example '007' becomes 7); write the ids as the data has them.",
+                f"({before.len()} of them; the first, {before[0]!r} becomes {after[0]!r}); "
+                "write the ids as the data has them.",
                 path=path,
                 column=id_column,
             )

@@ -188,3 +188,30 @@ def test_items_are_the_same_whether_annotators_rows_are_grouped_or_interleaved()
     assert a.judge.to_list() == ["unclear"] * 25
     expected = {(i, h): label for i, h, label in rows}
     assert a.human[0].to_list() == [expected.get((i, "ana")) for i in range(0, 50, 2)]
+
+
+@pytest.mark.parametrize("kind", ["text", "categories", "numbers"])
+def test_majority_codes_equal_the_majority_counted_in_python(kind: str) -> None:
+    from meta_evaluator.scores.metrics._items import Items
+    from meta_evaluator.stats.checks import encode_labels
+
+    rng = np.random.default_rng({"text": 1, "categories": 2, "numbers": 3}[kind])
+    n, options = 400, ["b", "a", "d", "c"]  # "d" never judged: only humans and ties hold it
+
+    def column(missing: float, choices: list[str]) -> pl.Series:
+        values = [None if rng.random() < missing else str(rng.choice(choices)) for _ in range(n)]
+        if kind == "numbers":
+            return pl.Series([None if v is None else float(ord(v)) for v in values])
+        series = pl.Series(values, dtype=pl.String)
+        return series.cast(pl.Categorical) if kind == "categories" else series
+
+    ids = pl.Series("original_id", range(n))
+    items = Items(ids, ["h1", "h2", "h3", "h4"], column(0.1, [*options[:2], "c"]),
+                  [column(0.3, options) for _ in range(4)])  # fmt: skip
+    judge, majority, labels = items.majority_codes()
+    (want_judge, want_majority), want_labels = encode_labels(
+        items.judge.to_list(), items.majority()
+    )
+    assert labels == want_labels
+    assert np.array_equal(judge, want_judge) and np.array_equal(majority, want_majority)
+    assert (majority >= 0).sum() > 300  # most items have a majority; ties and none occur

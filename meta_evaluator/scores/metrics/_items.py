@@ -22,6 +22,9 @@ __all__ = ["Items", "majority_label", "mean_over_humans", "weighted_ratio"]
 
 FloatArray = npt.NDArray[np.float64]
 
+_MOST_COUNTS = 1 << 25
+"""Most cells of the items x labels vote table (128 MB); more labels are counted in Python."""
+
 
 @dataclass(frozen=True)
 class Items:
@@ -90,6 +93,41 @@ class Items:
     def majority(self) -> list[Any]:
         """The humans' majority label per item (ties: the lexicographically largest)."""
         return [majority_label(row) for row in self.rows()]
+
+    def majority_codes(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
+        """Judge codes and the humans' majority codes per item (-1: none), and their labels.
+
+        The same as `encode_labels(judge, majority())`: the labels are those the judge or the
+        majority hold, sorted. Single labels are counted as codes, a tie going to the largest
+        (the last in sorted order); label lists vote per position, in Python.
+        """
+        nested = (pl.List, pl.Array, pl.Struct, pl.Object)
+        if any(isinstance(s.dtype, nested) for s in (self.judge, *self.human)):
+            (judge, majority), categories = encode_labels(self.judge.to_list(), self.majority())
+            return judge, majority, categories
+        judge, human, categories = self.codes()
+        k = len(categories)
+        if k == 0 or self.n * k > _MOST_COUNTS:
+            (judge, majority), categories = encode_labels(self.judge.to_list(), self.majority())
+            return judge, majority, categories
+        counts = np.zeros((self.n, k), dtype=np.int32)
+        items = np.arange(self.n)
+        for h in range(human.shape[1]):
+            given = human[:, h] >= 0
+            counts[items[given], human[given, h]] += 1  # one label per item and human
+        best = k - 1 - np.argmax(counts[:, ::-1], axis=1)  # the largest of the most voted
+        majority = np.where(counts.max(axis=1) > 0, best, -1)
+        # only the labels the judge or the majority hold, as encode_labels would list them
+        used = np.unique(np.concatenate([judge[judge >= 0], majority[majority >= 0]]))
+        renumber = np.full(k, -1, dtype=np.int64)
+        renumber[used] = np.arange(used.size)
+        return (
+            np.where(judge >= 0, renumber[judge], -1),
+            np.where(majority >= 0, renumber[majority], -1),
+            [categories[i] for i in used],
+        )
 
 
 def _by_human(labels: pl.DataFrame, names: pl.Series, humans: list[str]) -> list[pl.DataFrame]:

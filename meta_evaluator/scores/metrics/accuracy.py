@@ -10,7 +10,6 @@ from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans, weighted_ratio
-from meta_evaluator.stats.checks import encode_labels
 
 __all__ = ["AccuracyScorer"]
 
@@ -38,7 +37,7 @@ class AccuracyScorer(LabelScorer):
     ) -> tuple[ResamplingStatistic, dict[str, Any]]:
         """Accuracy as a weighted mean over items."""
         if annotator_aggregation == "majority_vote":
-            (judge, majority), _ = encode_labels(items.judge.to_list(), items.majority())
+            judge, majority, _ = items.majority_codes()
             has = (majority >= 0) & (judge >= 0)
             equal = (has & (judge == majority)).astype(np.float64)
 

@@ -13,7 +13,6 @@ from meta_evaluator.scores.metrics._arguments import one_of_problems, refuse
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans
 from meta_evaluator.stats.agreement import KappaWeights, kappa_from_confusion
-from meta_evaluator.stats.checks import encode_labels
 from meta_evaluator.stats.classification import confusion_matrix
 
 __all__ = ["CohensKappaScorer", "interpret_kappa"]
@@ -68,7 +67,7 @@ class CohensKappaScorer(LabelScorer):
     ) -> tuple[ResamplingStatistic, dict[str, Any]]:
         """Kappa from weighted confusion matrices."""
         if annotator_aggregation == "majority_vote":
-            (judge, majority), categories = encode_labels(items.judge.to_list(), items.majority())
+            judge, majority, categories = items.majority_codes()
             k = max(len(categories), 1)
 
             def by_majority(weights: Any) -> dict[str, Any]:
