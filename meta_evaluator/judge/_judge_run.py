@@ -51,6 +51,11 @@ class JudgeRun:
     """Whether the run's state was written (just before its first row)."""
     breaker: Breaker = field(default_factory=Breaker)
     """Stops the judge when its first calls all fail to connect."""
+    label_sets: dict[tuple[Any, ...], Mapping[str, Any]] | None = field(
+        default=None, repr=False
+    )
+    """One mapping per distinct set of labels, shared by the rows that have it (a million
+    rows of two labels: two dicts, not a million); None when a task is free text."""
 
     judge: Judge = field(init=False, repr=False)
     """The judge (the plan's; a plain attribute, read for every row)."""
@@ -72,7 +77,8 @@ class JudgeRun:
     def start(cls, plan: JudgePlan, api_key: str | None, task: EvalTask) -> JudgeRun:
         """The execution state of `plan`, with the judge's key (read again at this moment)."""
         builders = {m: RequestBuilder(plan.judge, task, m) for m in ("structured", "xml", "text")}
-        return cls(plan, api_key, plan.method, builders)
+        free = any(task.task_kind(name) == "free_text" for name in task.task_names)
+        return cls(plan, api_key, plan.method, builders, label_sets=None if free else {})
 
 
 def row_values(
@@ -93,7 +99,7 @@ def row_values(
         outcome: Outcome = "error"
         status: str | None = failure.status
         message: str | None = str(failure)
-        labels: dict[str, Any] = {}
+        labels: Mapping[str, Any] = {}
         raw: str | None = None
         prompt_tokens = completion_tokens = None
     else:
@@ -102,6 +108,9 @@ def row_values(
         outcome, status, message, labels = (
             parsed.outcome, parsed.status, parsed.error_message, parsed.labels
         )  # fmt: skip
+        if run.label_sets is not None:  # rows never change their labels: equal ones share
+            key = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in labels.items())
+            labels = run.label_sets.setdefault(key, labels)
         structured = response.structured
         raw = json.dumps(structured) if structured is not None else response.text
         prompt_tokens, completion_tokens = response.prompt_tokens, response.completion_tokens

@@ -140,7 +140,8 @@ class RunPlan:
     id_dtype: pl.DataType = field(repr=False)
     """The dtype of the data's ids, which every results table keeps."""
     rows: tuple[Mapping[str, Any], ...] = field(repr=False)
-    """The data rows the run covers (all, or the shard's), in data order."""
+    """The data rows the run covers (all, or the shard's), in data order: the columns prompts
+    read (the task's shown columns and the judges' placeholders)."""
     ids: tuple[Any, ...] = field(repr=False)
     """Their ids, in the same order."""
 
@@ -202,7 +203,9 @@ def plan_run(
     check_listed_once(judges)
     if run_id is not None:
         check_safe_name(run_id, field="run_id")
-    rows, ids = _rows_to_cover(eval_data, settings.shard, run_id)
+    # The columns a prompt reads: a row holds no others (a million rows of dicts: memory).
+    read = [*task.columns_shown(), *(p for judge in judges for p in judge.prompt.placeholders)]
+    rows, ids = _rows_to_cover(eval_data, settings.shard, run_id, read)
     fresh = new_run_id()  # judges starting a new run in this call share its id
     plans: list[JudgePlan] = []
     problems: list[JudgeConfigError] = []
@@ -265,18 +268,19 @@ def combined_error(problems: Sequence[MetaEvaluatorError], *, field: str) -> Jud
 
 
 def _rows_to_cover(
-    eval_data: EvalData, shard: tuple[int, int] | None, run_id: str | None
+    eval_data: EvalData, shard: tuple[int, int] | None, run_id: str | None, columns: list[str]
 ) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The rows and ids a run covers: all of them, or those of part k of N.
+    """The rows (their `columns` the data has) and ids a run covers: all, or part k of N.
 
     Raises:
         JudgeConfigError: A shard comes without a run_id (shards started apart would otherwise
             write to different runs, never merged).
     """
-    rows = eval_data.data.to_dicts()
+    frame = eval_data.data
+    frame = frame.select(c for c in dict.fromkeys(columns) if c in frame.columns)
     ids = eval_data.ids.to_list()
     if shard is None:
-        return rows, ids
+        return frame.to_dicts(), ids
     k, count = shard
     if run_id is None:
         raise JudgeConfigError(
@@ -285,7 +289,7 @@ def _rows_to_cover(
             field="run_id",
         )
     keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
-    return [rows[index] for index in keep], [ids[index] for index in keep]
+    return frame[keep].to_dicts(), [ids[index] for index in keep]
 
 
 def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey]:
