@@ -102,15 +102,23 @@ class RequestBuilder:
 
     def build(self, row: Mapping[str, Any]) -> ChatRequest:
         """The call for one row."""
-        prompt = _render(self._judge.prompt.prompt, self._placeholders, self._shown, row).rstrip()
         return ChatRequest(
             model=self._judge.model,
-            messages=[{"role": "user", "content": f"{prompt}\n\n{self._instructions}"}],
+            messages=self._messages(row),
             temperature=self._judge.temperature,
             max_tokens=self._judge.max_tokens,
             output_schema=self._schema,
             extra_headers=self._headers,
         )
+
+    def prompt_hash(self, row: Mapping[str, Any]) -> str:
+        """`prompt_hash(self.build(row))`, without making the request (plans hash every row)."""
+        schema = self._schema.sorted_json if self._schema else "null"
+        return _digest(self._messages(row), schema)
+
+    def _messages(self, row: Mapping[str, Any]) -> list[dict[str, str]]:
+        prompt = _render(self._judge.prompt.prompt, self._placeholders, self._shown, row).rstrip()
+        return [{"role": "user", "content": f"{prompt}\n\n{self._instructions}"}]
 
 
 def build_request(
@@ -131,6 +139,10 @@ def prompt_hash(request: ChatRequest) -> str:
     so that the schema, the same for every row, is serialised once.
     """
     schema = request.output_schema.sorted_json if request.output_schema else "null"
-    messages = _sorted_json(request.messages)
-    text = f'{{"messages": {messages}, "schema": {schema}}}'
+    return _digest(request.messages, schema)
+
+
+def _digest(messages: list[dict[str, str]], schema: str) -> str:
+    """The digest `prompt_hash` gives of these messages and this schema's sorted JSON."""
+    text = f'{{"messages": {_sorted_json(messages)}, "schema": {schema}}}'
     return hashlib.sha256(text.encode()).hexdigest()[:16]

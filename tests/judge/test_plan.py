@@ -128,6 +128,9 @@ def test_a_damaged_row_file_names_the_file_and_row(evaluator: MetaEvaluator) -> 
     lines = path.read_text().splitlines()
     lines[1] = lines[1].replace('"outcome"', '"outcome_was"')
     path.write_text("\n".join(lines) + "\n")
+    # A complete run's rows come from its table: while it is there, the damage is not read.
+    assert evaluator.plan_run(["offline"], run_id="r").judges[0].action == "done"
+    path.with_suffix(".parquet").unlink()  # without it, the row store is read
     with pytest.raises(StateError, match=r"offline.jsonl: row 2 has no 'outcome'") as caught:
         evaluator.plan_run(["offline"], run_id="r")
     assert caught.value.path == path
@@ -188,6 +191,7 @@ def test_a_write_while_planning_is_seen_at_execution(
     rows = evaluator.paths.results_dir / "w" / "offline.jsonl"
     lines = rows.read_text().splitlines(keepends=True)
     rows.write_text("".join(lines[:1]))  # an unfinished run: two rows still to ask
+    rows.with_suffix(".parquet").unlink()  # (a complete run's rows would come from its table)
     real = _reuse.sort_rows
 
     def sort_while_another_process_writes(*args: object, **kwargs: object) -> object:

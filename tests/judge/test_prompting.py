@@ -169,6 +169,16 @@ def hash_of(
     return prompt_hash(build_request(judge(template, **settings), task, row or ROW, method))
 
 
+@pytest.mark.parametrize("method", ["structured", "xml", "text"])
+@pytest.mark.parametrize("template", [TEMPLATE, "Judge the reply."])
+def test_a_builder_hashes_a_row_as_the_request_it_builds(method: Any, template: str) -> None:
+    from meta_evaluator.judge._prompting import RequestBuilder
+
+    builder = RequestBuilder(judge(template), TEXT_TASK if method == "text" else TASK, method)
+    for row in [*rows(3), {**ROW, "response": None}, {**ROW, "prompt": 'quote " \\ é \u2028'}]:
+        assert builder.prompt_hash(row) == prompt_hash(builder.build(row))
+
+
 def test_prompt_hash_is_stable() -> None:
     assert hash_of() == hash_of()
     assert len(hash_of()) == 16
