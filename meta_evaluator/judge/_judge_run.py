@@ -51,9 +51,7 @@ class JudgeRun:
     """Whether the run's state was written (just before its first row)."""
     breaker: Breaker = field(default_factory=Breaker)
     """Stops the judge when its first calls all fail to connect."""
-    label_sets: dict[tuple[Any, ...], Mapping[str, Any]] | None = field(
-        default=None, repr=False
-    )
+    label_sets: dict[tuple[Any, ...], Mapping[str, Any]] | None = field(default=None, repr=False)
     """One mapping per distinct set of labels, shared by the rows that have it (a million
     rows of two labels: two dicts, not a million); None when a task is free text."""
 

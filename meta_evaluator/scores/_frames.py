@@ -203,10 +203,13 @@ def restrict_to_common_ids(
 
 
 def labels_as_text(frame: pl.DataFrame) -> pl.DataFrame:
-    """`frame` with a `label` held as categories turned into text (what most scorers expect)."""
-    if isinstance(frame.schema["label"], pl.Categorical | pl.Enum):
-        return frame.with_columns(pl.col("label").cast(pl.String))
-    return frame
+    """`frame` with its `label` and `human_id` held as categories turned into text.
+
+    What a scorer written against the BaseScorer contract expects (it may use `.str`).
+    """
+    held = [c for c in ("label", "human_id")
+            if isinstance(frame.schema.get(c), pl.Categorical | pl.Enum)]  # fmt: skip
+    return frame.with_columns(pl.col(held).cast(pl.String)) if held else frame
 
 
 def first_label(frame: pl.DataFrame) -> Any:

@@ -117,8 +117,9 @@ class BaseScorer(ABC):
     """The humans' task every judge task is compared with (None: the same task)."""
 
     label_categories: bool = False
-    """Whether `label` columns may come as polars Categoricals: single-choice labels of results
-    read for scoring are held that way (4 bytes a row, not 16). Other scorers get text."""
+    """Whether `label` and `human_id` may come as polars Categoricals: single-choice labels of
+    results read for scoring are held that way (4 bytes a row, not 16). Other scorers get
+    text."""
 
     accepted_options: ClassVar[frozenset[str]] = frozenset()
     """The metric options (`OPTION_NAMES`) this class's `compute_score_async` declares, by name

@@ -118,7 +118,7 @@ class _Spy(BaseScorer):
 
     def __init__(self) -> None:
         super().__init__(scorer_name="spy")
-        self.seen: list[tuple[pl.DataType, pl.DataType, list[str]]] = []
+        self.seen: list[tuple[pl.DataType, pl.DataType, pl.DataType, list[str]]] = []
 
     def can_score_task(self, sample_label: object) -> bool:
         return isinstance(sample_label, str)
@@ -135,6 +135,7 @@ class _Spy(BaseScorer):
             (
                 judge_data.schema["label"],
                 human_data.schema["label"],
+                human_data.schema["human_id"],
                 sorted(human_data["human_id"].unique().to_list()),
             )
         )
@@ -168,7 +169,7 @@ def test_custom_scorers_get_labels_as_text_and_built_ins_as_categories(
         ]
     )
     evaluator.compare_async(config)
-    assert spy.seen == [(pl.String, pl.String, ["ana", "ben", "chen"])]
+    assert spy.seen == [(pl.String, pl.String, pl.String, ["ana", "ben", "chen"])]
     assert seen == [pl.Categorical]  # accuracy lays labels out as codes
 
 
