@@ -26,7 +26,13 @@ from typing import Any, TypeVar
 import anyio
 
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.judge._judge_run import JudgeRun, majority, mark_started, row_values
+from meta_evaluator.judge._judge_run import (
+    JudgeRun,
+    majority,
+    mark_started,
+    row_values,
+    start_over,
+)
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
 from meta_evaluator.judge.batch_ledger import (
@@ -154,7 +160,7 @@ async def run_batch_judge(
     if run.plan.unchanged or not (run.plan.todo or run.plan.seeded or pending):
         return
     if run.plan.fresh_start:
-        run.files.rows.unlink(missing_ok=True)  # the plan made sure no batch is pending
+        start_over(run)  # the plan made sure no batch is pending
     with RowStore(run.files.rows, root=run.files.root) as store:
         job = _BatchJob(run, client, ledger, store, task, settings, progress, rows, ids)
         if run.plan.seeded:

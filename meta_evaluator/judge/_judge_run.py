@@ -24,7 +24,7 @@ from meta_evaluator.llm.classify import CallFailed
 from meta_evaluator.llm.limits import EndpointKey
 from meta_evaluator.llm.types import ChatResponse
 
-__all__ = ["JudgeRun", "majority", "mark_started", "row_values", "write_state"]
+__all__ = ["JudgeRun", "majority", "mark_started", "row_values", "start_over", "write_state"]
 
 
 @dataclass
@@ -180,6 +180,16 @@ def mark_started(run: JudgeRun) -> None:
     if not run.started:
         write_state(run, completed_at=None, counts={})
         run.started = True
+
+
+def start_over(run: JudgeRun) -> None:
+    """Drop the run's rows (resume=False), and say at once that the run is not complete.
+
+    Its old state would otherwise still call it complete, beside an empty row store, until a
+    first row came (if none came, a later run would keep the old table's rows).
+    """
+    run.files.rows.unlink(missing_ok=True)
+    mark_started(run)
 
 
 def write_state(run: JudgeRun, *, completed_at: str | None, counts: dict[str, int]) -> None:

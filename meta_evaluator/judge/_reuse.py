@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import polars as pl
+
 from meta_evaluator.errors import MetaEvaluatorError, StateError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
@@ -31,17 +33,19 @@ def complete_with(
 
 
 def previous_rows(
-    source: RunFiles | None, shard_sources: list[RunFiles], task: EvalTask
+    source: RunFiles | None, shard_sources: list[RunFiles], task: EvalTask, ids: list[Any]
 ) -> dict[Any, ResultRow]:
     """The rows of the run reused, by id (for shards: each id once, the first shard's wins).
 
-    A complete run's rows come from its Parquet table (its final rows, column by column);
-    an unfinished run's from its row store, line by line (the last line of an id wins).
+    A complete run whose table has a row for each of `ids` (the rows to cover) gives them
+    from its table (its final rows, column by column); any other run from its row store, line
+    by line (the last line of an id wins): the store also keeps rows of ids the data has
+    since lost and may have again.
     """
     names = task.task_names
     previous = {}
     for files in ([source] if source is not None else []) + shard_sources:
-        table = _complete_table(files, task)
+        table = _complete_table(files, task, None if shard_sources else ids)
         if table is not None:
             for row in table:
                 if source is not None:
@@ -72,11 +76,14 @@ def previous_rows(
     return previous
 
 
-def _complete_table(files: RunFiles, task: EvalTask) -> list[ResultRow] | None:
-    """The rows of a complete run as its table holds them, None for a run not complete.
+def _complete_table(
+    files: RunFiles, task: EvalTask, ids: list[Any] | None
+) -> list[ResultRow] | None:
+    """The rows of a complete run as its table holds them, if it has a row for each of `ids`.
 
-    A table that cannot be read gives None too: the row store is read instead, and its
-    errors name the line at fault.
+    None for a run not complete, a table without some of `ids` (for shards, `ids` is None:
+    each shard has its part), or one that cannot be read: the row store is read instead, and
+    its errors name the line at fault.
 
     Reading a million rows' table and making their rows takes about a second; parsing the
     row store's lines, ten (and three times the memory).
@@ -88,6 +95,11 @@ def _complete_table(files: RunFiles, task: EvalTask) -> list[ResultRow] | None:
         frame = files.read_table()
     except MetaEvaluatorError:
         return None
+    if ids is not None:
+        wanted = pl.Series(ids, dtype=frame.schema["original_id"], strict=False)
+        held = frame.get_column("original_id").implode()
+        if wanted.null_count() or not wanted.is_in(held).all():
+            return None  # ids the table lacks may be in the row store (the data changed)
     tasks = task.task_names
     absent = [None] * frame.height  # a column older tables lack
     column = {name: frame.get_column(name).to_list() if name in frame.columns else absent

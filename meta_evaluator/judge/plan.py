@@ -279,17 +279,18 @@ def _rows_to_cover(
     frame = eval_data.data
     frame = frame.select(c for c in dict.fromkeys(columns) if c in frame.columns)
     ids = eval_data.ids.to_list()
-    if shard is None:
-        return frame.to_dicts(), ids
-    k, count = shard
-    if run_id is None:
-        raise JudgeConfigError(
-            f"shard {k}/{count} needs a run_id, the same for every shard of the run, so their "
-            "results merge (for instance --run-id nightly-1 on every machine).",
-            field="run_id",
-        )
-    keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
-    return frame[keep].to_dicts(), [ids[index] for index in keep]
+    if shard is not None:
+        k, count = shard
+        if run_id is None:
+            raise JudgeConfigError(
+                f"shard {k}/{count} needs a run_id, the same for every shard of the run, so "
+                "their results merge (for instance --run-id nightly-1 on every machine).",
+                field="run_id",
+            )
+        keep = [index for index, row_id in enumerate(ids) if shard_of(row_id, count) == k - 1]
+        frame, ids = frame[keep], [ids[index] for index in keep]
+    # (a frame of no column has no rows: a prompt that reads no column gets empty rows)
+    return (frame.to_dicts() if frame.width else [{} for _ in ids]), ids
 
 
 def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey]:
@@ -351,7 +352,7 @@ def _plan_judge(
     # Before anything is read: a write by another process after this point shows at execution.
     snapshot = files.snapshot()
     state = source.read_state() if source is not None else None
-    previous = previous_rows(source, shard_sources, task)
+    previous = previous_rows(source, shard_sources, task, ids)
     kept, todo = sort_rows(judge, method, task, rows, ids, previous, print_, settings)
     action: RunAction
     if run_id is None:

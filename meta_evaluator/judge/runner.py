@@ -1,7 +1,8 @@
 """The second stage of a run: execute a `RunPlan`, every finished row saved at once.
 
-Structure: one anyio task group per run, one per judge inside it, one task per row bounded by
-the judge's concurrency; calls share per-endpoint limits (in flight, per minute). A row's
+Structure: one anyio task group per run, one per judge inside it, holding as many workers as
+the judge may have rows in flight, each taking the next row not yet taken; judges on one
+endpoint share its per-minute budgets, and its connection pool is the sum of their workers. A row's
 failures that retrying may cure are retried (llm/retry.py); what remains becomes the row's
 outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
 one never reached (its first calls all fail to connect) is stopped by its breaker
@@ -35,6 +36,7 @@ from meta_evaluator.judge._judge_run import (
     majority,
     mark_started,
     row_values,
+    start_over,
     write_state,
 )
 from meta_evaluator.judge._progress import Progress
@@ -212,7 +214,7 @@ async def _run_judge(
     if run.plan.unchanged or not (run.plan.todo or run.plan.seeded):
         return
     if run.plan.fresh_start:
-        run.files.rows.unlink(missing_ok=True)  # resume=False: the run starts over
+        start_over(run)  # resume=False: the run starts over
     todo = iter(run.plan.todo)  # shared by the workers: each row goes to the first one free
     workers = min(judge.max_concurrency or settings.max_concurrency, len(run.plan.todo))
     with RowStore(run.files.rows, root=run.files.root) as store:

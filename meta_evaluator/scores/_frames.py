@@ -203,13 +203,14 @@ def restrict_to_common_ids(
 
 
 def labels_as_text(frame: pl.DataFrame) -> pl.DataFrame:
-    """`frame` with its `label` and `human_id` held as categories turned into text.
+    """A copy of `frame` whose columns held as categories are text again.
 
-    What a scorer written against the BaseScorer contract expects (it may use `.str`).
+    What a scorer written against the BaseScorer contract expects: text it may use `.str` on
+    (labels, `human_id`, an invalid row's `outcome` and `status`), in a frame of its own (the
+    copy shares the columns' memory, but a change made in place stays in it).
     """
-    held = [c for c in ("label", "human_id")
-            if isinstance(frame.schema.get(c), pl.Categorical | pl.Enum)]  # fmt: skip
-    return frame.with_columns(pl.col(held).cast(pl.String)) if held else frame
+    held = [c for c, dtype in frame.schema.items() if isinstance(dtype, pl.Categorical | pl.Enum)]
+    return frame.with_columns(pl.col(held).cast(pl.String)) if held else frame.clone()
 
 
 def first_label(frame: pl.DataFrame) -> Any:

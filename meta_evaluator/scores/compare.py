@@ -392,7 +392,7 @@ class _JudgeFrames:
         self, judge_id: str, frame: pl.DataFrame, humans: _HumanLabels, data: EvalData | None
     ) -> None:
         self.judge_id, self.frame, self.humans, self.data = judge_id, frame, humans, data
-        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.DataFrame] | ScoringError] = {}
+        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.DataFrame]] = {}
 
     def prepare(
         self, scorer: BaseScorer, tasks: list[str], mode: TaskAggregationMode
@@ -400,24 +400,21 @@ class _JudgeFrames:
         """The judge's and the humans' frames `scorer` gets for `tasks` (see `_prepare`).
 
         Raises:
-            ScoringError: As `_prepare` does (raised again for each scorer that asks).
+            ScoringError: As `_prepare` does, naming `scorer` (failures are not kept).
         """
         key = (
             tuple(tasks), mode, scorer.include_invalid, scorer.reference_task,
             scorer.min_human_annotators, tuple(scorer.data_columns),
-            tuple(scorer.optional_data_columns), scorer.label_categories,
+            tuple(scorer.optional_data_columns),
         )  # fmt: skip
         if key not in self._built:
-            try:
-                self._built[key] = _prepare(
-                    scorer, self.frame, self.humans, tasks, mode, self.judge_id, self.data
-                )
-            except ScoringError as exc:
-                self._built[key] = exc
-        built = self._built[key]
-        if isinstance(built, ScoringError):
-            raise built
-        return built
+            self._built[key] = _prepare(
+                scorer, self.frame, self.humans, tasks, mode, self.judge_id, self.data
+            )
+        judge_data, human_data = self._built[key]
+        if not scorer.label_categories:  # a scorer of the 0.3 contract: text, frames of its own
+            return labels_as_text(judge_data), labels_as_text(human_data)
+        return judge_data, human_data
 
 
 def _prepare(
@@ -449,8 +446,6 @@ def _prepare(
         judge_data, human_data = restrict_to_common_ids(
             judge_data, human_data, judge_id=judge_id, task="+".join(tasks), human_ids=human_ids
         )
-    if not scorer.label_categories:
-        judge_data, human_data = labels_as_text(judge_data), labels_as_text(human_data)
     return judge_data, human_data
 
 

@@ -63,13 +63,13 @@ def test_the_table_gives_the_rows_the_store_holds(
     task = evaluator.eval_task
     assert task is not None
     files = RunFiles(evaluator.paths.results_dir, run.run_id, "m")
-    from_table = _complete_table(files, task)
+    from_table = _complete_table(files, task, ids)
     assert from_table is not None
     store = _store_rows(files, task.task_names)
     assert {row.original_id: row for row in from_table} == store
     outcomes = {row.outcome for row in from_table}
     assert {"valid", "invalid", "error"} <= outcomes  # every kind of row was compared
-    assert previous_rows(files, [], task) == store
+    assert previous_rows(files, [], task, ids) == store
 
 
 def test_an_unreadable_table_falls_back_to_the_row_store(tmp_path: Path) -> None:
@@ -79,5 +79,59 @@ def test_an_unreadable_table_falls_back_to_the_row_store(tmp_path: Path) -> None
     assert task is not None
     files = RunFiles(evaluator.paths.results_dir, run.run_id, "m")
     files.table.write_bytes(b"not parquet")
-    assert _complete_table(files, task) is None
-    assert previous_rows(files, [], task) == _store_rows(files, task.task_names)
+    assert _complete_table(files, task, list(range(20))) is None
+    assert previous_rows(files, [], task, list(range(20))) == _store_rows(files, task.task_names)
+
+
+def _small(tmp_path: Path, rows: int) -> tuple[MetaEvaluator, object]:
+    evaluator = MetaEvaluator(tmp_path / "p")
+
+    def data(n: int) -> object:
+        frame = pl.DataFrame({"qid": list(range(n)), "response": [f"answer {i}" for i in range(n)]})
+        return DataLoader.load_from_dataframe("d", frame, "qid")
+
+    evaluator.add_data(data(rows))  # type: ignore[arg-type]
+    evaluator.add_eval_task(
+        EvalTask({"verdict": ["yes", "no"]}, None, ["response"], required_tasks=["verdict"])
+    )
+    return evaluator, data
+
+
+def test_rows_a_complete_table_lost_with_the_data_are_reused_when_the_data_has_them_again(
+    tmp_path: Path,
+) -> None:
+    evaluator, data = _small(tmp_path, 10)
+    evaluator.add_judge("m", "mock", "mock-1", "Judge {response}")
+    evaluator.run_judges_async(["m"], "R")
+    evaluator.add_data(data(5), overwrite=True)  # type: ignore[operator]
+    evaluator.run_judges_async(["m"], "R")  # complete again: its table has 5 rows, its store 10
+    evaluator.add_data(data(10), overwrite=True)  # type: ignore[operator]
+    plan = evaluator.plan_run(["m"], "R").judges[0]
+    assert (plan.action, len(plan.kept), len(plan.todo)) == ("done", 10, 0)
+
+
+def test_a_restart_refused_at_once_leaves_the_run_unfinished(tmp_path: Path) -> None:
+    import httpx
+
+    from meta_evaluator.errors import JudgeRunError
+
+    evaluator, _ = _small(tmp_path, 6)
+    evaluator.add_judge(
+        "j", "openai", "gpt-x", "Judge {response}", base_url="http://llm.test/v1",
+        api_key_env="PATH", answering_method="xml",
+    )  # fmt: skip
+    refuse = False
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if refuse:
+            return httpx.Response(401, json={"error": {"message": "bad key"}})
+        choice = {"message": {"content": "<verdict>yes</verdict>"}, "finish_reason": "stop"}
+        return httpx.Response(200, json={"choices": [choice]})
+
+    transport = httpx.MockTransport(answer)
+    evaluator.run_judges_async(["j"], "R", transport=transport, max_retries=0)
+    refuse = True
+    with pytest.raises(JudgeRunError, match="refused"):
+        evaluator.run_judges_async(["j"], "R", transport=transport, max_retries=0, resume=False)
+    plan = evaluator.plan_run(["j"], "R").judges[0]  # the old rows were dropped: all asked again
+    assert (plan.action, len(plan.kept), len(plan.todo)) == ("continue", 0, 6)

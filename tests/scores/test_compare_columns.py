@@ -216,3 +216,62 @@ def test_majority_codes_equal_the_majority_counted_in_python(kind: str) -> None:
     assert labels == want_labels
     assert np.array_equal(judge, want_judge) and np.array_equal(majority, want_majority)
     assert (majority >= 0).sum() > 300  # most items have a majority; ties and none occur
+
+
+class _InvalidSpy(_Spy):
+    include_invalid = True
+
+
+def test_a_custom_scorer_of_invalid_rows_gets_outcomes_as_text_in_a_frame_of_its_own(
+    evaluator: MetaEvaluator,
+) -> None:
+    first, second = _InvalidSpy(), _InvalidSpy()
+    seen: list[pl.Schema] = []
+
+    async def record(judge_data: pl.DataFrame, *args: object) -> BaseScoringResult:
+        seen.append(judge_data.schema)
+        judge_data.drop_in_place("outcome")  # a change in place stays in the scorer's copy
+        return await _Spy.compute_score_async(first, judge_data, *args)  # type: ignore[arg-type]
+
+    async def look(judge_data: pl.DataFrame, *args: object) -> BaseScoringResult:
+        seen.append(judge_data.schema)
+        return await _Spy.compute_score_async(second, judge_data, *args)  # type: ignore[arg-type]
+
+    first.compute_score_async = record  # type: ignore[method-assign]
+    second.compute_score_async = look  # type: ignore[method-assign]
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(
+                scorer=s, task_names=["rejection"], aggregation_name="single", display_name=name
+            )
+            for s, name in ((first, "first"), (second, "second"))
+        ]
+    )
+    evaluator.compare_async(config)
+    assert seen[0]["outcome"] == pl.String and seen[0]["status"] == pl.String
+    assert seen[1]["outcome"] == pl.String  # the second scorer's frame still has it
+
+
+def test_a_failure_names_the_scorer_it_happened_to() -> None:
+    import asyncio
+
+    from meta_evaluator.scores.compare import compare
+
+    judge = pl.DataFrame({"original_id": [1, 2, 3], "outcome": ["valid"] * 3,
+                          "status": ["success"] * 3, "t": ["a", "b", "a"]})  # fmt: skip
+    human = pl.DataFrame(
+        {"original_id": [1, 2, 3], "outcome": ["invalid"] * 3, "status": ["parsing_error"] * 3,
+         "t": [None, None, None]},
+        schema_overrides={"t": pl.String},
+    )  # fmt: skip
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(scorer=s, task_names=["t"], aggregation_name="single")
+            for s in (AccuracyScorer(), CohensKappaScorer())
+        ]
+    )
+    with pytest.warns(UserWarning):
+        table = asyncio.run(compare(config, {"j": judge}, {"h": human}))
+    errors = {m.scorer.scorer_name: r[0].error for m, r in table.values()}
+    assert errors.keys() == {"accuracy", "cohens_kappa"}
+    assert all(str(error).startswith(f"{name}: ") for name, error in errors.items())

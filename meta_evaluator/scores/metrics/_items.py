@@ -69,7 +69,7 @@ class Items:
             return out.scatter(position, labels)
 
         names = human_data.get_column("human_id")
-        humans = sorted(names.unique().cast(pl.String).to_list())
+        humans = sorted(names.unique().to_list())
         labels = human_data.select("original_id", "label")
         human = [on_items(part) for part in _by_human(labels, names, humans)]
         return cls(ids, humans, on_items(judge_data), human)
@@ -135,7 +135,7 @@ def _by_human(labels: pl.DataFrame, names: pl.Series, humans: list[str]) -> list
 
     Rows of one human side by side (as compare's frames are) are sliced, not copied.
     """
-    runs = names.cast(pl.String).rle()
+    runs = names.rle()
     if runs.len() != len(humans):  # interleaved: a filter per human
         return [labels.filter(names == h) for h in humans]
     lengths = runs.struct.field("len").to_list()
