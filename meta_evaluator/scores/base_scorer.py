@@ -73,6 +73,9 @@ class ScoringCall:
     """The metric's `annotator_aggregation` (MetricConfig)."""
     task_kind: TaskKind | None = None
     """The kind of the one task scored (`single`, `multilabel`, `free_text`); None for several."""
+    shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What scorers compute alike from these frames (the built-ins' items layout): compare
+    passes one dict to its calls on the same frames of one judge; other frames, another."""
 
     @property
     def where(self) -> str:
@@ -229,29 +232,37 @@ class ScorerWithOptions(BaseScorer):
             ScoringError: An unknown annotator aggregation, a data column missing, or input
                 the scorer cannot score (its message says which judge and task).
         """
-        if annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
-            raise ScoringError(
-                f"{self.scorer_name}: annotator_aggregation must be one of "
-                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {annotator_aggregation!r}."
-            )
-        require_columns(
-            judge_data,
-            self.required_columns,
-            f"{self.scorer_name}: the data",
-            "name existing columns in the scorer's arguments",
-        )
         call = ScoringCall(
             judge_data, human_data, task_name, judge_id, aggregation_mode,
             annotator_aggregation, task_kind,
         )  # fmt: skip
+        return await self.score_call(call)
+
+    async def score_call(self, call: ScoringCall) -> ScoringResult:
+        """`compute_score_async` of the call's fields (compare calls this, `shared` and all).
+
+        Raises:
+            ScoringError: As `compute_score_async`.
+        """
+        if call.annotator_aggregation not in ANNOTATOR_AGGREGATIONS:
+            raise ScoringError(
+                f"{self.scorer_name}: annotator_aggregation must be one of "
+                f"{', '.join(ANNOTATOR_AGGREGATIONS)}; got {call.annotator_aggregation!r}."
+            )
+        require_columns(
+            call.judge_data,
+            self.required_columns,
+            f"{self.scorer_name}: the data",
+            "name existing columns in the scorer's arguments",
+        )
         scored = await self.score(call)
         return ScoringResult(
             scorer_name=self.scorer_name,
-            task_name=task_name,
-            judge_id=judge_id,
+            task_name=call.task_name,
+            judge_id=call.judge_id,
             scores=scored.scores,
             metadata=scored.metadata,
-            aggregation_mode=aggregation_mode,
+            aggregation_mode=call.aggregation_mode,
             num_comparisons=scored.num_comparisons,
             failed_comparisons=0,
         )
@@ -268,9 +279,14 @@ async def call_scorer(scorer: BaseScorer, call: ScoringCall) -> ScoringResult:
         ScoringError: The scorer cannot score this judge (from the scorer).
         TypeError: The scorer returned something else than a ScoringResult.
     """
+    scores_calls = isinstance(scorer, ScorerWithOptions) and (
+        type(scorer).compute_score_async is ScorerWithOptions.compute_score_async
+    )
     args = (call.judge_data, call.human_data, call.task_name, call.judge_id, call.aggregation_mode)
     options = {k: v for k, v in call.options().items() if k in scorer.accepted_options}
-    if options:
+    if scores_calls:  # the call whole: what it shares with its siblings too
+        result = await cast(ScorerWithOptions, scorer).score_call(call)
+    elif options:
         with_options = cast(ScorerWithOptions, scorer)  # declares (some of) the options
         result = await with_options.compute_score_async(*args, **options)
     else:

@@ -302,10 +302,10 @@ async def _score_judge(
     for group in _task_groups(metric) if nothing is None else []:
         name = "+".join(group)
         try:
-            judge_data, human_data = frames.prepare(scorer, group, mode)
+            judge_data, human_data, shared = frames.prepare(scorer, group, mode)
             call = ScoringCall(
                 judge_data, human_data, name, judge_id, mode,
-                metric.annotator_aggregation, _task_kind(task, group),
+                metric.annotator_aggregation, _task_kind(task, group), shared,
             )  # fmt: skip
             per_task[name] = await call_scorer(scorer, call)
         except ScoringError as exc:
@@ -392,12 +392,12 @@ class _JudgeFrames:
         self, judge_id: str, frame: pl.DataFrame, humans: _HumanLabels, data: EvalData | None
     ) -> None:
         self.judge_id, self.frame, self.humans, self.data = judge_id, frame, humans, data
-        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.DataFrame]] = {}
+        self._built: dict[tuple[Any, ...], tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]] = {}
 
     def prepare(
         self, scorer: BaseScorer, tasks: list[str], mode: TaskAggregationMode
-    ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """The judge's and the humans' frames `scorer` gets for `tasks` (see `_prepare`).
+    ) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
+        """The frames `scorer` gets for `tasks` (`_prepare`), and their `ScoringCall.shared`.
 
         Raises:
             ScoringError: As `_prepare` does, naming `scorer` (failures are not kept).
@@ -408,13 +408,14 @@ class _JudgeFrames:
             tuple(scorer.optional_data_columns),
         )  # fmt: skip
         if key not in self._built:
-            self._built[key] = _prepare(
+            judge_data, human_data = _prepare(
                 scorer, self.frame, self.humans, tasks, mode, self.judge_id, self.data
             )
-        judge_data, human_data = self._built[key]
+            self._built[key] = (judge_data, human_data, {})
+        judge_data, human_data, shared = self._built[key]
         if not scorer.label_categories:  # a scorer of the 0.3 contract: text, frames of its own
-            return labels_as_text(judge_data), labels_as_text(human_data)
-        return judge_data, human_data
+            return labels_as_text(judge_data), labels_as_text(human_data), {}
+        return judge_data, human_data, shared
 
 
 def _prepare(
@@ -599,6 +600,7 @@ async def _rescore(
         human_data=take(call.human_data),
         task_name="resample",
         judge_id="resample",
+        shared={},  # other frames: nothing in common with the call's
     )
     try:
         result = await call_scorer(scorer, drawn_call)

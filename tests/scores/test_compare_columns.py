@@ -165,12 +165,12 @@ def test_custom_scorers_get_labels_as_text_and_built_ins_as_categories(
     config = MetricsConfig(
         metrics=[
             MetricConfig(scorer=s, task_names=["rejection"], aggregation_name="single")
-            for s in (spy, AccuracyScorer())
+            for s in (spy, AccuracyScorer(), CohensKappaScorer())
         ]
     )
     evaluator.compare_async(config)
     assert spy.seen == [(pl.String, pl.String, pl.String, ["ana", "ben", "chen"])]
-    assert seen == [pl.Categorical]  # accuracy lays labels out as codes
+    assert seen == [pl.Categorical]  # laid out once, as codes, for accuracy and kappa alike
 
 
 def test_items_are_the_same_whether_annotators_rows_are_grouped_or_interleaved() -> None:

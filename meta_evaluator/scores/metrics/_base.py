@@ -24,14 +24,7 @@ from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._items import Items
 
-__all__ = ["LabelScorer", "common_ids"]
-
-
-def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
-    """Ids with a judge label and at least one human label, sorted (the items scored)."""
-    judge = judge_data.filter(pl.col("label").is_not_null()).get_column("original_id")
-    human = human_data.filter(pl.col("label").is_not_null()).get_column("original_id")
-    return judge.filter(judge.is_in(human.implode())).unique().sort()
+__all__ = ["LabelScorer"]
 
 
 class LabelScorer(ScorerWithOptions):
@@ -84,13 +77,12 @@ class LabelScorer(ScorerWithOptions):
         Raises:
             ScoringError: No item has both a judge and a human label.
         """
-        ids = common_ids(call.judge_data, call.human_data)
-        if ids.len() == 0:
+        items = Items.of_call(call)
+        if items is None:
             raise ScoringError(
                 f"{self.scorer_name}: {call.where}: no item has both a judge label and a human "
                 "label."
             )
-        items = Items.build(call.judge_data, call.human_data, ids)
         await self.prepare(items)
         function, metadata = self.statistic(
             items, call.annotator_aggregation, call.aggregation_mode

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,12 +18,22 @@ import polars as pl
 
 from meta_evaluator.stats.checks import encode_labels, is_missing
 
-__all__ = ["Items", "majority_label", "mean_over_humans", "weighted_ratio"]
+if TYPE_CHECKING:
+    from meta_evaluator.scores.base_scorer import ScoringCall
+
+__all__ = ["Items", "common_ids", "majority_label", "mean_over_humans", "weighted_ratio"]
 
 FloatArray = npt.NDArray[np.float64]
 
 _MOST_COUNTS = 1 << 25
 """Most cells of the items x labels vote table (128 MB); more labels are counted in Python."""
+
+
+def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
+    """Ids with a judge label and at least one human label, sorted (the items scored)."""
+    judge = judge_data.filter(pl.col("label").is_not_null()).get_column("original_id")
+    human = human_data.filter(pl.col("label").is_not_null()).get_column("original_id")
+    return judge.filter(judge.is_in(human.implode())).unique().sort()
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,21 @@ class Items:
     humans: list[str]
     judge: pl.Series
     human: list[pl.Series]
+    _codes: list[Any] = field(default_factory=list, compare=False, repr=False)
+    """`codes()`, once computed (every scorer of the items asks for them)."""
+
+    @classmethod
+    def of_call(cls, call: ScoringCall) -> Items | None:
+        """The items both of `call`'s frames label (None when there is none).
+
+        Laid out once for every scorer given the same frames (`ScoringCall.shared`).
+        """
+        if "items" not in call.shared:
+            ids = common_ids(call.judge_data, call.human_data)
+            laid_out = cls.build(call.judge_data, call.human_data, ids) if ids.len() else None
+            call.shared["items"] = laid_out
+        found: Items | None = call.shared["items"]
+        return found
 
     @classmethod
     def build(cls, judge_data: pl.DataFrame, human_data: pl.DataFrame, ids: pl.Series) -> Items:
@@ -80,10 +105,18 @@ class Items:
         return self.judge.len()
 
     def codes(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
-        """Judge codes (n,), human codes (n, H) on one category list; -1 where absent."""
-        codes, categories = encode_labels(self.judge, *self.human)
-        human = np.column_stack(codes[1:]) if self.human else np.empty((self.n, 0), np.int64)
-        return codes[0], human, categories
+        """Judge codes (n,), human codes (n, H) on one category list; -1 where absent.
+
+        Computed once; the arrays are shared, so they are read-only.
+        """
+        if not self._codes:
+            codes, categories = encode_labels(self.judge, *self.human)
+            human = np.column_stack(codes[1:]) if self.human else np.empty((self.n, 0), np.int64)
+            judge = codes[0]
+            judge.flags.writeable = human.flags.writeable = False
+            self._codes.extend([judge, human, categories])
+        judge, human, categories = self._codes
+        return judge, human, categories
 
     def rows(self) -> list[list[Any]]:
         """The humans' labels of each item, as Python values."""

@@ -17,7 +17,6 @@ from meta_evaluator.scores.base_scorer import (
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics._arguments import refuse
-from meta_evaluator.scores.metrics._base import common_ids
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.alt_test import (
     SCORING_FUNCTIONS,
@@ -177,12 +176,11 @@ class AltTestScorer(ScorerWithOptions):
         return advantage
 
     def _run(self, call: ScoringCall) -> tuple[AltTestResult, Items]:
-        ids = common_ids(call.judge_data, call.human_data)
-        if ids.len() == 0:
+        items = Items.of_call(call)
+        if items is None:
             raise ScoringError(
                 f"alt_test: {call.where}: no item has both a judge label and a human label."
             )
-        items = Items.build(call.judge_data, call.human_data, ids)
         llm: Labels = items.judge
         humans: list[Labels] = list(items.human)
         scoring = self.scoring_function
