@@ -270,44 +270,27 @@ async def _ask_rows(
     for index in todo:
         if run.breaker.tripped:  # the endpoint is not there: the rest stay unasked
             return
-        await _one_row(
-            run, client, limits, rows[index], ids[index], task, settings, store, progress,
-            judge_scope,
-        )  # fmt: skip
-
-
-async def _one_row(
-    run: JudgeRun,
-    client: LLMClient,
-    limits: EndpointLimits,
-    row: Mapping[str, Any],
-    row_id: Any,
-    task: EvalTask,
-    settings: RunSettings,
-    store: RowStore,
-    progress: Progress,
-    judge_scope: anyio.CancelScope,
-) -> None:
-    samples = []
-    for _ in range(settings.consistency):
-        sample = await _ask(run, client, limits, row, row_id, task, settings, progress)
-        if sample is None:
-            break
-        samples.append(sample)
-        if run.breaker.tripped:
-            break
-    if len(samples) < settings.consistency:
-        # The judge is stopping: a row with fewer answers than asked for is not done, and
-        # saved it would be kept as if it were; left unasked, a later run asks it whole.
-        if not run.breaker.tripped:  # the endpoint refused the request itself
-            judge_scope.cancel()
-        return
-    values = samples[0] if len(samples) == 1 else majority(samples, task)
-    assert values is not None, "consistency answers make a row"
-    mark_started(run)
-    store.append(values)  # synchronous: a cancellation cannot cut a row in half
-    run.new_rows[row_id] = values
-    progress.finished(run.judge.id, values.outcome)
+        row, row_id = rows[index], ids[index]
+        samples = []
+        for _ in range(settings.consistency):
+            sample = await _ask(run, client, limits, row, row_id, task, settings, progress)
+            if sample is None:
+                break
+            samples.append(sample)
+            if run.breaker.tripped:
+                break
+        if len(samples) < settings.consistency:
+            # The judge is stopping: a row with fewer answers than asked for is not done, and
+            # saved it would be kept as if it were; left unasked, a later run asks it whole.
+            if not run.breaker.tripped:  # the endpoint refused the request itself
+                judge_scope.cancel()
+            continue
+        values = samples[0] if len(samples) == 1 else majority(samples, task)
+        assert values is not None, "consistency answers make a row"
+        mark_started(run)
+        store.append(values)  # synchronous: a cancellation cannot cut a row in half
+        run.new_rows[row_id] = values
+        progress.finished(run.judge.id, values.outcome)
 
 
 async def _ask(
