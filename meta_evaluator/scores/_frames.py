@@ -169,11 +169,13 @@ def restrict_to_common_ids(
     judge_id: str,
     task: str,
     human_ids: pl.Series | None = None,
+    humans_whole: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Both frames limited to ids that both have; raise when the id types differ or none align.
 
     `human_ids` are the distinct ids of `humans` when the caller has them (they are the same for
-    every judge); each frame is filtered only when it has ids the other lacks.
+    every judge); each frame is filtered only when it has ids the other lacks, and `humans`
+    not at all with `humans_whole` (for a scorer that keeps the common ids by itself).
 
     Raises:
         ScoringError: Ids of different dtypes, or no id in common.
@@ -197,7 +199,7 @@ def restrict_to_common_ids(
         )
     if not shared.all():
         judge = judge.filter(shared)
-    if kept.len() < human_ids.len():
+    if kept.len() < human_ids.len() and not humans_whole:
         humans = humans.filter(pl.col("original_id").is_in(kept.implode()))
     return judge, humans
 

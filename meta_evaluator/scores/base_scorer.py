@@ -119,6 +119,11 @@ class BaseScorer(ABC):
     reference_task: str | None = None
     """The humans' task every judge task is compared with (None: the same task)."""
 
+    aligns_items: bool = False
+    """Whether the scorer lays labels out on the items both frames have by itself (the
+    built-ins, through their items): compare then gives it the humans' frame whole, rather
+    than a copy without the ids the judge lacks (at a million rows, a copy of three)."""
+
     label_categories: bool = False
     """Whether `label` and `human_id` may come as polars Categoricals: single-choice labels of
     results read for scoring are held that way (4 bytes a row, not 16). Other scorers get

@@ -405,7 +405,7 @@ class _JudgeFrames:
         key = (
             tuple(tasks), mode, scorer.include_invalid, scorer.reference_task,
             scorer.min_human_annotators, tuple(scorer.data_columns),
-            tuple(scorer.optional_data_columns),
+            tuple(scorer.optional_data_columns), scorer.aligns_items,
         )  # fmt: skip
         if key not in self._built:
             judge_data, human_data = _prepare(
@@ -445,8 +445,9 @@ def _prepare(
                 f"labels from at least {needed} human annotator(s), found {have}."
             )
         judge_data, human_data = restrict_to_common_ids(
-            judge_data, human_data, judge_id=judge_id, task="+".join(tasks), human_ids=human_ids
-        )
+            judge_data, human_data, judge_id=judge_id, task="+".join(tasks), human_ids=human_ids,
+            humans_whole=scorer.aligns_items,
+        )  # fmt: skip
     return judge_data, human_data
 
 

@@ -6,6 +6,8 @@ checked against `compare_async` given every column as `load_all_*` returns it.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -275,3 +277,46 @@ def test_a_failure_names_the_scorer_it_happened_to() -> None:
     errors = {m.scorer.scorer_name: r[0].error for m, r in table.values()}
     assert errors.keys() == {"accuracy", "cohens_kappa"}
     assert all(str(error).startswith(f"{name}: ") for name, error in errors.items())
+
+
+def test_built_ins_get_the_humans_whole_and_a_custom_scorer_only_the_common_ids(
+    evaluator: MetaEvaluator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from meta_evaluator.scores.base_scorer import ScoringCall
+
+    spy = _Spy()
+    calls: list[ScoringCall] = []
+    score = AccuracyScorer.score
+
+    async def recording(self: AccuracyScorer, call: ScoringCall) -> object:
+        calls.append(call)
+        return await score(self, call)
+
+    monkeypatch.setattr(AccuracyScorer, "score", recording)
+    seen: list[tuple[set[object], set[object]]] = []
+    look = _Spy.compute_score_async
+
+    async def own(judge_data: pl.DataFrame, human_data: pl.DataFrame, *args: object) -> object:
+        seen.append((set(judge_data["original_id"]), set(human_data["original_id"])))
+        return await look(spy, judge_data, human_data, *args)  # type: ignore[arg-type]
+
+    spy.compute_score_async = own  # type: ignore[method-assign]
+    config = MetricsConfig(
+        metrics=[
+            MetricConfig(scorer=s, task_names=["rejection"], aggregation_name="single")
+            for s in (spy, AccuracyScorer())
+        ]
+    )
+    table = evaluator.compare_async(config)
+    (judge_ids, human_ids) = seen[0]
+    assert human_ids <= judge_ids  # restricted to the ids both have
+    (call,) = calls
+    assert set(call.human_data["original_id"]) - set(call.judge_data["original_id"])
+    common = pl.col("original_id").is_in(call.judge_data["original_id"].implode())
+    restricted = dataclasses.replace(call, human_data=call.human_data.filter(common), shared={})
+    scored = asyncio.run(AccuracyScorer().score(restricted))  # as a restricted frame scores
+    (accuracy,) = next(results for m, results in table.values() if m.scorer is not spy)
+    assert (
+        scored.scores == accuracy.scores
+        and scored.metadata["per_human"] == (accuracy.metadata["per_human"])
+    )

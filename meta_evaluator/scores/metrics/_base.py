@@ -36,6 +36,7 @@ class LabelScorer(ScorerWithOptions):
     """
 
     label_categories = True  # labels become codes in `Items`, categories or text alike
+    aligns_items = True  # `Items.of_call` keeps the ids both frames have
 
     plot_key: str = ""
     """The score drawn in `<scorer_name>_scores.png` (bars per judge)."""

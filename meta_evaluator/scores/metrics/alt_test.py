@@ -41,6 +41,7 @@ class AltTestScorer(ScorerWithOptions):
     """
 
     label_categories = True  # labels become codes in `Items`, categories or text alike
+    aligns_items = True  # `Items.of_call` keeps the ids both frames have
 
     def __init__(
         self,
