@@ -190,8 +190,13 @@ def majority_label(labels: list[Any]) -> Any:
     return list(best) if isinstance(best, tuple) else best
 
 
-def weighted_ratio(weights: FloatArray, top: FloatArray, bottom: FloatArray) -> FloatArray:
-    """(weights @ top) / (weights @ bottom), NaN where the bottom is 0."""
+def weighted_ratio(
+    weights: FloatArray, top: npt.NDArray[Any], bottom: npt.NDArray[Any]
+) -> FloatArray:
+    """(weights @ top) / (weights @ bottom), NaN where the bottom is 0.
+
+    `top` and `bottom` may be booleans (counted as 0 and 1, a byte each until multiplied).
+    """
     num, den = weights @ top, weights @ bottom
     out = np.full(np.broadcast(num, den).shape, np.nan)
     np.divide(num, den, out=out, where=den > 0)

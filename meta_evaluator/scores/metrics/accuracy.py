@@ -46,13 +46,13 @@ class AccuracyScorer(LabelScorer):
 
             return by_majority, {}
         judge, human, _ = items.codes()
+        # kept as booleans (a byte per item and human); weighted_ratio counts them as 0 and 1
         has = (human >= 0) & (judge[:, None] >= 0)
-        equal = (has & (human == judge[:, None])).astype(np.float64)
-        has_f = has.astype(np.float64)
-        per_human = weighted_ratio(np.ones((1, items.n)), equal, has_f)[0]
+        equal = has & (human == judge[:, None])
+        per_human = weighted_ratio(np.ones((1, items.n)), equal, has)[0]
 
         def by_human(weights: Any) -> dict[str, Any]:
-            return {"accuracy": mean_over_humans(weighted_ratio(weights, equal, has_f))}
+            return {"accuracy": mean_over_humans(weighted_ratio(weights, equal, has))}
 
         return by_human, {
             "per_human": {
