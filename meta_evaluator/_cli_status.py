@@ -27,7 +27,7 @@ def print_status(project_dir: Path) -> None:
     if eval_data is None:
         print("  data:   none (add it with MetaEvaluator.add_data)")
     else:
-        id_dtype = eval_data.data.schema[eval_data.id_column]
+        id_dtype = eval_data.ids.dtype
         print(
             f"  data:   {eval_data.name!r}: {len(eval_data)} rows, id column "
             f"{eval_data.id_column!r} ({id_dtype}), columns {eval_data.columns}"

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
+
+import polars as pl
 
 from meta_evaluator._state import STATE_FILE, DataState, SampleState
 from meta_evaluator.data import EvalData, SampleEvalData
@@ -110,8 +114,17 @@ def commit(data_dir: Path, filename: str) -> None:
         ) from exc
 
 
-def read(data_dir: Path, state: DataState, state_file: Path) -> EvalData:
+class LoadedData(NamedTuple):
+    """The project's data as read, and how to read its rows again once they are let go."""
+
+    data: EvalData
+    reload: Callable[[], pl.DataFrame]
+
+
+def read(data_dir: Path, state: DataState, state_file: Path) -> LoadedData:
     """Read the data a state describes, finishing an interrupted save first.
+
+    `reload` reads the same rows again, for `EvalData.release_rows`.
 
     Raises:
         StateError: The state names an unsafe file, or the file no longer matches the state
@@ -130,6 +143,7 @@ def read(data_dir: Path, state: DataState, state_file: Path) -> EvalData:
             os.replace(pending, path)
         else:
             pending.unlink()  # left by a save that failed before its state was written
+    identity = _identity(path)
     frame = read_frame(path, state.format, state.columns)
     problems = []
     if frame.height != state.num_rows:
@@ -151,7 +165,33 @@ def read(data_dir: Path, state: DataState, state_file: Path) -> EvalData:
             path=path,
         )
     if state.sample is None:
-        return EvalData(state.name, frame, state.id_column, source=str(path))
-    return SampleEvalData(
-        state.name, frame, state.id_column, source=str(path), **state.sample.model_dump()
-    )
+        data = EvalData(state.name, frame, state.id_column, source=str(path))
+    else:
+        data = SampleEvalData(
+            state.name, frame, state.id_column, source=str(path), **state.sample.model_dump()
+        )
+
+    def reload() -> pl.DataFrame:
+        """The rows again, from the same file (for `EvalData.release_rows`).
+
+        Raises:
+            StateError: The file changed since it was read (another process saved new data).
+        """
+        if _identity(path) != identity:
+            raise StateError(
+                f"{path}: the project's data changed since the project was opened (another "
+                "process saved new data); open the project again.",
+                path=path,
+            )
+        return read_frame(path, state.format, state.columns)
+
+    return LoadedData(data, reload)
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    """Which file `path` is, as far as a replacement or a write would change it."""
+    try:
+        found = path.stat()
+    except OSError:
+        return (-1, -1, -1)  # read_frame says what is wrong with it
+    return (found.st_ino, found.st_size, found.st_mtime_ns)

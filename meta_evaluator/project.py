@@ -180,8 +180,10 @@ class MetaEvaluator:
                 path=state_file,
             )
         state = parse_state(read_json(state_file), state_file)
+        loaded = None
         if state.data is not None:
-            self._data = _project_data.read(self._paths.data_dir, state.data, state_file)
+            loaded = _project_data.read(self._paths.data_dir, state.data, state_file)
+            self._data = loaded.data
         if self._data is not None and state.eval_task is not None:
             state.eval_task.validate_against(self._data)
         problems = _placeholder_problems(state.judges.values(), self._data, state.eval_task)
@@ -189,6 +191,8 @@ class MetaEvaluator:
             raise StateError(
                 f"{state_file}: " + "\n".join(problems), path=state_file, field="judges"
             )
+        if loaded is not None:  # checked: the rows are read again when a step needs them
+            loaded.data.release_rows(loaded.reload)
         self._eval_task = state.eval_task
         self._judges = dict(state.judges)
         self._saved_data, self._saved_task = state.data, state.eval_task

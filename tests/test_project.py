@@ -19,6 +19,7 @@ from meta_evaluator.errors import (
     DataFileError,
     JudgeConfigError,
     ProjectExistsError,
+    StateError,
     TaskError,
 )
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
@@ -74,6 +75,37 @@ def test_round_trip_in_process(
     assert reloaded.judge_registry == evaluator.judge_registry
     assert sorted(reloaded.judge_registry) == ["judge_a", "judge_b"]
     assert (tmp_path / "p" / "data" / f"main_data.{data_format}").is_file()
+
+
+@pytest.mark.parametrize("data_format", ["parquet", "csv"])
+def test_an_opened_project_reads_its_rows_again_only_when_a_step_needs_them(
+    tmp_path: Path, frame: pl.DataFrame, task: EvalTask, data_format: str
+) -> None:
+    """Scoring a million rows never reads the data's text: it is let go once checked."""
+    build(tmp_path / "p", frame, task).save_state(data_format=data_format)  # type: ignore[arg-type]
+    opened = MetaEvaluator(tmp_path / "p", load=True)
+    data = opened.data
+    assert data is not None and data._frame is None  # released after the open's checks
+    assert data.ids.to_list() == frame["qid"].to_list() and len(data) == frame.height
+    assert data.columns == frame.columns and data._frame is None  # no read for these
+    assert data.data.equals(frame) and data._frame is not None  # read back, then kept
+    other = MetaEvaluator(tmp_path / "p", load=True)
+    assert other.data == opened.data
+
+
+def test_data_replaced_by_another_process_is_not_read_as_the_opened_data(
+    tmp_path: Path, frame: pl.DataFrame, task: EvalTask
+) -> None:
+    build(tmp_path / "p", frame, task).save_state()
+    opened = MetaEvaluator(tmp_path / "p", load=True)
+    elsewhere = MetaEvaluator(tmp_path / "p", load=True)
+    changed = frame.with_columns(pl.col("response").str.to_uppercase())
+    elsewhere.add_data(DataLoader.load_from_dataframe("chats", changed, "qid"), overwrite=True)
+    elsewhere.save_state()
+    assert opened.data is not None and len(opened.data) == frame.height  # ids: still at hand
+    with pytest.raises(StateError, match="changed since the project was opened"):
+        opened.data.data  # noqa: B018 - reading the rows is the point
+    assert MetaEvaluator(tmp_path / "p", load=True).data.data.equals(changed)  # type: ignore[union-attr]
 
 
 def test_round_trip_in_a_new_process(tmp_path: Path, frame: pl.DataFrame, task: EvalTask) -> None:

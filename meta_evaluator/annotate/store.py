@@ -74,7 +74,7 @@ class AnnotatorLabels:
         self._folder = annotations_dir / WEB_RUN
         self._table = self._folder / f"{annotator_id}.parquet"
         self._task = task
-        self._schema = annotation_schema(task, eval_data.data.schema[eval_data.id_column])
+        self._schema = annotation_schema(task, eval_data.ids.dtype)
         self._ids = eval_data.ids.to_list()
         self._position = {row_id: i for i, row_id in enumerate(self._ids)}
         self._order = pl.DataFrame(

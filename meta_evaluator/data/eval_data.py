@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -37,8 +37,11 @@ class EvalData:
         [3, 7]
     """
 
-    __slots__ = ("_data", "_id_column", "_name", "_source")
-    _data: pl.DataFrame
+    __slots__ = ("_columns", "_frame", "_id_column", "_ids", "_name", "_reload", "_source")
+    _frame: pl.DataFrame | None
+    _ids: pl.Series
+    _columns: list[str]
+    _reload: Callable[[], pl.DataFrame] | None
     _id_column: str
     _name: str
     _source: str | None
@@ -93,9 +96,31 @@ class EvalData:
             )
         check_ids(data, id_column, source=source)
         object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_data", data.clone())
+        object.__setattr__(self, "_frame", data.clone())
+        object.__setattr__(self, "_ids", data.get_column(id_column))
+        object.__setattr__(self, "_columns", data.columns)
+        object.__setattr__(self, "_reload", None)
         object.__setattr__(self, "_id_column", id_column)
         object.__setattr__(self, "_source", source)
+
+    @property
+    def _data(self) -> pl.DataFrame:
+        """The rows: held, or read back once when they were released (`release_rows`)."""
+        if self._frame is None:
+            assert self._reload is not None, "released rows come with a way back"
+            object.__setattr__(self, "_frame", self._reload())
+        assert self._frame is not None
+        return self._frame
+
+    def release_rows(self, reload: Callable[[], pl.DataFrame]) -> None:
+        """Let the rows go until they are asked for; `reload` reads them back then.
+
+        A project opened to score or report a million rows never reads its data's text: held
+        from the moment it is opened, it would take a third of what scoring needs. Ids, column
+        names and length stay at hand. `reload` must give the same rows (or raise).
+        """
+        object.__setattr__(self, "_reload", reload)
+        object.__setattr__(self, "_frame", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; build a new one instead.")
@@ -126,15 +151,15 @@ class EvalData:
     @property
     def ids(self) -> pl.Series:
         """The row ids, in row order, with their dtype."""
-        return self._data.get_column(self._id_column).clone()
+        return self._ids.clone()
 
     @property
     def columns(self) -> list[str]:
         """All column names, the id column included."""
-        return self._data.columns
+        return list(self._columns)
 
     def __len__(self) -> int:
-        return self._data.height
+        return self._ids.len()
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

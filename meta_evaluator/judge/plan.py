@@ -228,7 +228,7 @@ def plan_run(
     refused = [exc for exc in problems if exc.field == KEY_FIELD]
     if len(refused) < len(problems) or (refused and not plans):
         raise combined_error(problems, field=KEY_FIELD if refused == problems else "judges")
-    id_dtype = eval_data.data.schema[eval_data.id_column]
+    id_dtype = eval_data.ids.dtype
     return RunPlan(tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids))
 
 

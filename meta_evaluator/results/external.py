@@ -196,7 +196,7 @@ def import_judge_frame(
     checked, run = checked_frame(frame, where, options)
     files = RunFiles(results_dir, run, judge_id)
     data, task = options["data"], options["task"]
-    schema = results_schema(task, data.data.schema[data.id_column])
+    schema = results_schema(task, data.ids.dtype)
     values = {"judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso()}
     results = JudgeResults(judge_id, run, filled_table(checked, schema, values))
     files.write_table(results.results_data)
@@ -221,7 +221,7 @@ def align_ids(
     frame: pl.DataFrame, id_column: str, data: EvalData, path: str | Path
 ) -> pl.DataFrame:
     """Give the file's ids the data's dtype, and check that each names a row of the data."""
-    want = data.data.schema[data.id_column]
+    want = data.ids.dtype
     have = frame.schema[id_column]
     if have != want:
         try:

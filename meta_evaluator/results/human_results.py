@@ -133,7 +133,7 @@ def import_annotation_frame(
     check_safe_name(annotator_id, field="annotator_id")
     checked, run = checked_frame(frame, where, options)
     data = options["data"]
-    schema = annotation_schema(options["task"], data.data.schema[data.id_column])
+    schema = annotation_schema(options["task"], data.ids.dtype)
     values = {"annotator_id": annotator_id, "run_id": run, "timestamp": now_iso()}
     results = filled_table(checked, schema, values)
     return save_annotations(annotations_dir, run, annotator_id, results, source=source)

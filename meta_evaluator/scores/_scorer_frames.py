@@ -122,7 +122,7 @@ def _scorer_frames(
     human_data, human_ids = humans.prepare(scorer, tasks, mode)
     columns = list(scorer.data_columns)
     if data is not None:
-        columns += [c for c in scorer.optional_data_columns if c in data.data.columns]
+        columns += [c for c in scorer.optional_data_columns if c in data.columns]
     if columns:
         judge_data = _join_data(judge_data, data, list(dict.fromkeys(columns)), scorer)
     needed = scorer.min_human_annotators
