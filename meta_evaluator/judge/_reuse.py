@@ -16,7 +16,7 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.config import Judge
-from meta_evaluator.judge.result_row import ResultRow
+from meta_evaluator.judge.result_row import FIELD_COLUMNS, ResultRow
 from meta_evaluator.judge.row_store import read_rows
 from meta_evaluator.judge.run_files import RunFiles, RunState
 from meta_evaluator.judge.settings import RunSettings
@@ -103,7 +103,7 @@ def _complete_table(
     tasks = task.task_names
     absent = [None] * frame.height  # a column older tables lack
     column = {name: frame.get_column(name).to_list() if name in frame.columns else absent
-              for name in (*_FIELDS.values(), *tasks) if name != "labels"}  # fmt: skip
+              for name in (*FIELD_COLUMNS.values(), *tasks) if name != "labels"}  # fmt: skip
     # Equal labels share one mapping (rows never change theirs), unless free text makes
     # nearly every row's labels its own.
     shared: dict[tuple[Any, ...], dict[str, Any]] | None = {}
@@ -116,19 +116,8 @@ def _complete_table(
             key = tuple((t, tuple(v) if isinstance(v, list) else v) for t, v in given.items())
             given = shared.setdefault(key, given)
         labels.append(given)
-    fields = [labels if name == "labels" else column[name] for name in _FIELDS.values()]
+    fields = [labels if name == "labels" else column[name] for name in FIELD_COLUMNS.values()]
     return [ResultRow(*parts) for parts in zip(*fields, strict=True)]
-
-
-_FIELDS = {  # ResultRow field -> table column, in the order of the fields
-    "original_id": "original_id", "judge_id": "judge_id", "run_id": "run_id",
-    "outcome": "outcome", "status": "status", "error_message": "error_message",
-    "labels": "labels", "raw_response": "llm_raw_response_content",
-    "prompt_tokens": "llm_prompt_tokens", "completion_tokens": "llm_completion_tokens",
-    "duration_seconds": "llm_call_duration_seconds", "attempts": "attempts",
-    "timestamp": "timestamp", "fingerprint": "fingerprint", "prompt_hash": "prompt_hash",
-    "batch_id": "batch_id",
-}  # fmt: skip
 
 
 def sort_rows(

@@ -25,6 +25,7 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import JUDGE_ROW_COLUMNS, RESULT_COLUMNS
 
 __all__ = [
+    "FIELD_COLUMNS",
     "OUTCOMES",
     "ROW_COLUMNS",
     "JudgeOutcome",
@@ -188,6 +189,19 @@ class JudgeOutcome:
     """Every row of the data (or shard) has a row and the judge was not stopped."""
 
 
+FIELD_COLUMNS: dict[str, str] = {
+    "original_id": "original_id", "judge_id": "judge_id", "run_id": "run_id",
+    "outcome": "outcome", "status": "status", "error_message": "error_message",
+    "labels": "labels", "raw_response": "llm_raw_response_content",
+    "prompt_tokens": "llm_prompt_tokens", "completion_tokens": "llm_completion_tokens",
+    "duration_seconds": "llm_call_duration_seconds", "attempts": "attempts",
+    "timestamp": "timestamp", "fingerprint": "fingerprint", "prompt_hash": "prompt_hash",
+    "batch_id": "batch_id",
+}  # fmt: skip
+"""ResultRow field -> results table column, in the order of the fields (`labels` is one column
+per task)."""
+
+
 def results_schema(task: EvalTask, id_dtype: pl.DataType) -> dict[str, pl.DataType]:
     """Column → dtype of a results frame: ids keep the data's dtype; multi-label tasks are lists."""
     schema: dict[str, pl.DataType] = {"original_id": id_dtype}
@@ -205,17 +219,8 @@ def rows_frame(rows: Sequence[ResultRow], task: EvalTask, id_dtype: pl.DataType)
     rows hold one list of a million at a time, not sixteen.
     """
     schema = results_schema(task, id_dtype)
-    fields = {  # column -> ResultRow field
-        "original_id": "original_id", "judge_id": "judge_id", "run_id": "run_id",
-        "outcome": "outcome", "status": "status", "error_message": "error_message",
-        "llm_raw_response_content": "raw_response", "llm_prompt_tokens": "prompt_tokens",
-        "llm_completion_tokens": "completion_tokens",
-        "llm_call_duration_seconds": "duration_seconds", "attempts": "attempts",
-        "timestamp": "timestamp", "fingerprint": "fingerprint", "prompt_hash": "prompt_hash",
-        "batch_id": "batch_id",
-    }  # fmt: skip
     columns = [pl.Series(name, list(map(attrgetter(field), rows)), dtype=schema[name])
-               for name, field in fields.items()]  # fmt: skip
+               for field, name in FIELD_COLUMNS.items() if field != "labels"]  # fmt: skip
     columns += [
         pl.Series(name, [r.labels.get(name) for r in rows], dtype=schema[name])
         for name in task.task_names

@@ -135,3 +135,9 @@ def test_a_restart_refused_at_once_leaves_the_run_unfinished(tmp_path: Path) -> 
         evaluator.run_judges_async(["j"], "R", transport=transport, max_retries=0, resume=False)
     plan = evaluator.plan_run(["j"], "R").judges[0]  # the old rows were dropped: all asked again
     assert (plan.action, len(plan.kept), len(plan.todo)) == ("continue", 0, 6)
+
+
+def test_the_field_to_column_table_lists_every_field_of_a_row_in_order() -> None:
+    from meta_evaluator.judge.result_row import FIELD_COLUMNS
+
+    assert tuple(FIELD_COLUMNS) == ResultRow._fields

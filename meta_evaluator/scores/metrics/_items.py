@@ -7,9 +7,10 @@ weighted means over items, so the point estimate (all weights 1) and every boots
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,8 +45,6 @@ class Items:
     humans: list[str]
     judge: pl.Series
     human: list[pl.Series]
-    _codes: list[Any] = field(default_factory=list, compare=False, repr=False)
-    """`codes()`, once computed (every scorer of the items asks for them)."""
 
     @classmethod
     def of_call(cls, call: ScoringCall) -> Items | None:
@@ -107,15 +106,16 @@ class Items:
     def codes(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
         """Judge codes (n,), human codes (n, H) on one category list; -1 where absent.
 
-        Computed once; the arrays are shared, so they are read-only.
+        Computed once (every scorer of the items asks); the arrays are shared, so read-only.
         """
-        if not self._codes:
-            codes, categories = encode_labels(self.judge, *self.human)
-            human = np.column_stack(codes[1:]) if self.human else np.empty((self.n, 0), np.int64)
-            judge = codes[0]
-            judge.flags.writeable = human.flags.writeable = False
-            self._codes.extend([judge, human, categories])
-        judge, human, categories = self._codes
+        return self._codes
+
+    @functools.cached_property
+    def _codes(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
+        codes, categories = encode_labels(self.judge, *self.human)
+        human = np.column_stack(codes[1:]) if self.human else np.empty((self.n, 0), np.int64)
+        judge = codes[0]
+        judge.flags.writeable = human.flags.writeable = False
         return judge, human, categories
 
     def rows(self) -> list[list[Any]]:
