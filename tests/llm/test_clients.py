@@ -506,7 +506,7 @@ async def test_post_json_returns_the_object_and_the_time_taken() -> None:
 
 @pytest.mark.anyio
 async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> None:
-    """Calls skip AsyncClient.send's machinery, but not the transport it would pick (a proxy)."""
+    """Without `direct`, calls go through AsyncClient.send: the transport for the URL (a proxy)."""
     seen: list[str] = []
 
     def mounted(request: httpx.Request) -> httpx.Response:
@@ -527,9 +527,30 @@ async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> Non
         via_default, _ = await post_json(
             http, "http://other.example/v1/x", headers={}, body={}, timeout=5
         )
-        assert not http.cookies  # the cookie jar is never filled
     assert (via_mount, via_default) == ({"via": "mount"}, {"via": "default"})
     assert seen == ["mounted http://judge.example/v1/x", "default http://other.example/v1/x"]
+
+
+@pytest.mark.anyio
+async def test_post_json_with_direct_skips_the_clients_machinery() -> None:
+    """`direct` gets the request itself: no event hook runs, the cookie jar stays empty."""
+    hooked: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        hooked.append(str(request.url))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"ok": True}, headers={"set-cookie": "a=1"})
+
+    direct = httpx.MockTransport(answer)
+    async with httpx.AsyncClient(transport=direct, event_hooks={"request": [hook]}) as http:
+        body, _ = await post_json(
+            http, f"{BASE}/x", headers={}, body={"q": 1}, timeout=5, direct=direct
+        )
+        assert body == {"ok": True}
+        assert not http.cookies and not hooked
+        await post_json(http, f"{BASE}/x", headers={}, body={"q": 1}, timeout=5)
+        assert hooked == [f"{BASE}/x"]  # the same call without `direct` goes through send
 
 
 @pytest.mark.anyio
