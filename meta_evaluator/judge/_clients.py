@@ -17,6 +17,7 @@ from meta_evaluator.llm.limits import EndpointKey, endpoint_key
 from meta_evaluator.llm.mock import MockClient
 from meta_evaluator.llm.openai import OpenAIClient
 from meta_evaluator.llm.openai_batch import OpenAIBatchClient
+from meta_evaluator.llm.transport import PooledTransport
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = ["LLMClient", "build_batch_client", "build_client", "judge_endpoint"]
@@ -93,7 +94,7 @@ def build_client(
     api_key: str | None,
     *,
     timeout: float,
-    direct: httpx.AsyncBaseTransport | None = None,
+    direct: PooledTransport | None = None,
 ) -> LLMClient:
     """The client for `judge`, sending through `http` (None only for the mock).
 

@@ -49,7 +49,7 @@ from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
-from meta_evaluator.llm.transport import make_transport, proxied
+from meta_evaluator.llm.transport import PooledTransport, make_transport, proxied
 from meta_evaluator.llm.types import ChatResponse
 
 __all__ = ["execute"]
@@ -120,7 +120,7 @@ async def execute(
                     )
                 )
         live = {run.endpoint for run in runs if not run.plan.batch}
-        direct: dict[EndpointKey, httpx.AsyncBaseTransport] = {}
+        direct: dict[EndpointKey, PooledTransport] = {}
         for key, limit in limits.items():
             if key.client == "mock" or key not in live:
                 continue

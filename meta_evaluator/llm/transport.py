@@ -21,17 +21,18 @@ import contextlib
 import ssl
 import urllib.request
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 import httpx
 
-__all__ = ["PooledTransport", "make_transport", "proxied"]
+__all__ = ["Answer", "PooledTransport", "make_transport", "proxied"]
 
 _MAX_HEAD = 64 * 1024
 """Most bytes of a response's status line and headers; more is a protocol error."""
 
 
-def make_transport(size: int) -> httpx.AsyncBaseTransport:
+def make_transport(size: int) -> PooledTransport:
     """The transport judge calls go through, holding at most `size` connections.
 
     The pool size must be given here: httpx ignores `AsyncClient(limits=...)` once a transport
@@ -75,41 +76,19 @@ class PooledTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send `request` and read the whole answer; httpx's exceptions for every failure."""
-        if self._closed:
-            raise RuntimeError("the transport is closed")
         url = request.url
-        if url.scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}: {url}")
         timeouts = request.extensions.get("timeout", {})
         try:
             body = request.content
         except httpx.RequestNotRead:
             body = await request.aread()
-        head = _request_head(request, len(body))
-        origin = (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
-        while True:
-            connection = await self._acquire(origin, timeouts)
-            reused = connection.requests > 0
-            try:
-                answer = await connection.exchange(head + body, timeouts.get("read"))
-            except _StaleConnection:
-                # A kept-alive connection the server had closed before our request reached it
-                # (nothing came back): sending again on a new connection is safe.
-                self._discard(connection)
-                if reused:
-                    continue
-                raise httpx.RemoteProtocolError(
-                    "the server closed the connection without answering", request=request
-                ) from None
-            except BaseException:
-                self._discard(connection)  # a cancelled or failed exchange leaves it unusable
-                raise
-            break
-        status, reason, headers, content, keep_alive = answer
-        if keep_alive and not self._closed:
-            self._release(origin, connection)
-        else:
-            self._discard(connection)
+        status, reason, headers, content = await self._round_trip(
+            url,
+            _request_head(request, len(body)) + body,
+            connect=timeouts.get("connect"),
+            pool=timeouts.get("pool"),
+            read=timeouts.get("read"),
+        )
         return httpx.Response(
             status,
             headers=headers,
@@ -118,8 +97,86 @@ class PooledTransport(httpx.AsyncBaseTransport):
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
         )
 
+    async def post(
+        self,
+        url: httpx.URL,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        timeout: float,
+        connect: float | None,
+    ) -> Answer:
+        """POST `body` to `url` and read the whole answer within `timeout` seconds in all.
+
+        The judges' lane: the same wire as `handle_async_request`, without making an
+        `httpx.Request` and `httpx.Response` (40 µs of CPU per call, a sixth of a call's cost).
+        `connect` bounds opening a connection, within the whole. Raises httpx's exceptions.
+        """
+        lines = [
+            f"POST {url.raw_path.decode('ascii')} HTTP/1.1\r\nHost: {url.netloc.decode('ascii')}"
+        ]
+        for name, value in headers.items():
+            if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
+                raise httpx.LocalProtocolError(f"header {name!r} holds a line break or colon")
+            lines.append(f"{name}: {value}")
+        lines.append(f"Content-Length: {len(body)}\r\n\r\n")
+        head = "\r\n".join(lines).encode("latin-1")
+        return await self._round_trip(
+            url, head + body, connect=connect, pool=timeout, total=timeout
+        )
+
+    async def _round_trip(
+        self,
+        url: httpx.URL,
+        data: bytes,
+        *,
+        connect: float | None,
+        pool: float | None,
+        read: float | None = None,
+        total: float | None = None,
+    ) -> Answer:
+        """Send `data` (a whole request) to `url`'s origin; its answer, read whole.
+
+        `read` bounds the wait for the answer once sent; `total` bounds everything, waiting for
+        a connection and connecting included.
+        """
+        if self._closed:
+            raise RuntimeError("the transport is closed")
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}: {url}")
+        loop = asyncio.get_running_loop()
+        deadline = None if total is None else loop.time() + total
+        origin = (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
+        while True:
+            if deadline is not None:
+                left = deadline - loop.time()
+                connect = left if connect is None else min(connect, left)
+            connection = await self._acquire(origin, connect, pool)
+            reused = connection.requests > 0
+            wait = read if deadline is None else max(0.0, deadline - loop.time())
+            try:
+                status, reason, headers, content, keep_alive = await connection.exchange(data, wait)
+            except _StaleConnection:
+                # A kept-alive connection the server had closed before our request reached it
+                # (nothing came back): sending again on a new connection is safe.
+                self._discard(connection)
+                if reused:
+                    continue
+                raise httpx.RemoteProtocolError(
+                    "the server closed the connection without answering"
+                ) from None
+            except BaseException:
+                self._discard(connection)  # a cancelled or failed exchange leaves it unusable
+                raise
+            break
+        if keep_alive and not self._closed:
+            self._release(origin, connection)
+        else:
+            self._discard(connection)
+        return Answer(status, reason, headers, content)
+
     async def _acquire(
-        self, origin: tuple[bytes, bytes, int], timeouts: dict[str, float | None]
+        self, origin: tuple[bytes, bytes, int], connect: float | None, pool: float | None
     ) -> _Connection:
         """An idle connection to `origin`, a new one, or the next one freed (pool timeout)."""
         while True:
@@ -132,13 +189,13 @@ class PooledTransport(httpx.AsyncBaseTransport):
             if self._open < self._max:
                 self._open += 1
                 try:
-                    return await self._connect(origin, timeouts.get("connect"))
+                    return await self._connect(origin, connect)
                 except BaseException:
                     self._open -= 1
                     self._wake()
                     raise
             if not self._evict_idle():
-                await self._wait_for_slot(timeouts.get("pool"))
+                await self._wait_for_slot(pool)
 
     def _evict_idle(self) -> bool:
         """Close one idle connection to another origin, making room; False if there is none."""
@@ -230,6 +287,25 @@ def _request_head(request: httpx.Request, length: int) -> bytes:
         lines += (b"Content-Length: ", str(length).encode("ascii"), b"\r\n")
     lines.append(b"\r\n")
     return b"".join(lines)
+
+
+class Answer(NamedTuple):
+    """An answer read whole: what `PooledTransport.post` returns."""
+
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]
+    content: bytes
+
+    def response(self, request: httpx.Request | None = None) -> httpx.Response:
+        """The answer as an `httpx.Response`, for the code that reads one (errors, messages)."""
+        return httpx.Response(
+            self.status,
+            headers=self.headers,
+            content=self.content,
+            request=request,
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": self.reason},
+        )
 
 
 class _StaleConnection(Exception):

@@ -533,24 +533,25 @@ async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> Non
 
 @pytest.mark.anyio
 async def test_post_json_with_direct_skips_the_clients_machinery() -> None:
-    """`direct` gets the request itself: no event hook runs, the cookie jar stays empty."""
+    """`direct` takes the call itself: no event hook of the client runs, same answer."""
+    from meta_evaluator.llm.transport import PooledTransport
+    from tests.fake_llm import start_in_thread
+
     hooked: list[str] = []
 
     async def hook(request: httpx.Request) -> None:
-        hooked.append(str(request.url))
+        hooked.append(request.url.path)
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"ok": True}, headers={"set-cookie": "a=1"})
-
-    direct = httpx.MockTransport(answer)
-    async with httpx.AsyncClient(transport=direct, event_hooks={"request": [hook]}) as http:
-        body, _ = await post_json(
-            http, f"{BASE}/x", headers={}, body={"q": 1}, timeout=5, direct=direct
-        )
-        assert body == {"ok": True}
-        assert not http.cookies and not hooked
-        await post_json(http, f"{BASE}/x", headers={}, body={"q": 1}, timeout=5)
-        assert hooked == [f"{BASE}/x"]  # the same call without `direct` goes through send
+    body = {"model": "m", "messages": [{"role": "user", "content": "Say yes."}]}
+    with start_in_thread() as server:
+        url = f"{server.base_url}/v1/chat/completions"
+        direct = PooledTransport(max_connections=2)
+        async with httpx.AsyncClient(transport=direct, event_hooks={"request": [hook]}) as http:
+            fast, _ = await post_json(http, url, headers={}, body=body, timeout=5, direct=direct)
+            assert not hooked
+            slow, _ = await post_json(http, url, headers={}, body=body, timeout=5)
+            assert hooked == ["/v1/chat/completions"]  # without `direct`: through send
+    assert fast["choices"][0]["message"] == slow["choices"][0]["message"]
 
 
 @pytest.mark.anyio
