@@ -49,7 +49,7 @@ from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
-from meta_evaluator.llm.transport import make_transport
+from meta_evaluator.llm.transport import PooledTransport, make_transport, proxied
 from meta_evaluator.llm.types import ChatResponse
 
 __all__ = ["execute"]
@@ -120,6 +120,7 @@ async def execute(
                     )
                 )
         live = {run.endpoint for run in runs if not run.plan.batch}
+        direct: dict[EndpointKey, PooledTransport] = {}
         for key, limit in limits.items():
             if key.client == "mock" or key not in live:
                 continue
@@ -127,9 +128,12 @@ async def execute(
             # The connect timeout ends before the attempt's: a connect that times out shows no
             # host is there (the breaker counts it), while the attempt's own timeout says nothing.
             connect = min(CONNECT_TIMEOUT, settings.timeout / 2)
+            own = make_transport(size) if transport is None else None
+            if own is not None and not proxied(key.base_url):
+                direct[key] = own  # chat calls skip the client's per-call machinery
             http[key] = await stack.enter_async_context(
                 httpx.AsyncClient(
-                    transport=transport or make_transport(size),
+                    transport=transport or own,
                     limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
                     timeout=httpx.Timeout(settings.timeout, connect=connect),
                 )
@@ -146,7 +150,11 @@ async def execute(
                         )
                         continue
                     client = build_client(
-                        run.judge, http.get(run.endpoint), run.api_key, timeout=settings.timeout
+                        run.judge,
+                        http.get(run.endpoint),
+                        run.api_key,
+                        timeout=settings.timeout,
+                        direct=direct.get(run.endpoint),
                     )
                     group.start_soon(
                         _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
