@@ -17,6 +17,7 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 │   ├── ProjectExistsError          load=False on a folder that already holds a project
 │   ├── ProjectNotFoundError        load=True on a folder that holds no project
 │   ├── StateError (ValueError)     main_state.json is corrupt, foreign or from a newer version
+│   │   └── PricesError             prices.yaml is not a mapping of names to prices
 │   └── AlreadySetError             data/task/judge added twice without overwrite=True
 └── StorageError (OSError)          a file could not be read or written
     ├── DiskFullError               the disk or the user's quota is full (ENOSPC, EFBIG, EDQUOT)
@@ -52,6 +53,7 @@ __all__ = [
     "MetricConfigError",
     "OutsideProjectError",
     "PermissionDeniedError",
+    "PricesError",
     "ProjectError",
     "ProjectExistsError",
     "ProjectNotFoundError",
@@ -235,6 +237,16 @@ class StateError(ProjectError, ValueError):
 
     Every problem is listed with its location in the file; restore the file from version control
     or upgrade meta-evaluator.
+    """
+
+
+class PricesError(StateError):
+    """The project's `prices.yaml` cannot be used: every problem is listed, with its place.
+
+    It must map a model name (or judge id) to `prompt` and `completion` US dollars per million
+    tokens (numbers >= 0; optionally `batch_prompt`, `batch_completion`). `path` is the file,
+    `field` the first entry and key at fault (`gpt-4o.completion`), `errors` every problem.
+    Fix the file as the message says.
     """
 
 
