@@ -303,7 +303,7 @@ def run(
         except JudgeRunError as exc:  # some judges were stopped: say what the others did
             stopped = {error["loc"][0] for error in exc.errors}
             _, waiting = print_run_summary(
-                exc.results, part, evaluator.paths.results_dir, stopped=stopped
+                exc.results, part, evaluator.paths.results_dir, stopped=stopped, max_cost=max_cost
             )
             if not waiting:
                 raise

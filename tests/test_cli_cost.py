@@ -105,3 +105,23 @@ def test_a_negative_ceiling_is_bad_input(paid: Path, entry: Main) -> None:
     done = entry("run", paid, "--judges", "paid", "--max-cost", "-1")
     assert done.returncode == 2 and _Counted.calls == 0
     assert "--max-cost: Input should be greater than or equal to 0" in done.stderr
+
+
+def test_a_stopped_judge_wins_with_exit_2_and_the_ceiling_is_said_too(
+    paid: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COST_TEST_UNSET_KEY", raising=False)
+    evaluator = MetaEvaluator(paid, load=True)
+    evaluator.add_judge(
+        "keyless", "openai", "m", "Did it refuse? {prompt} {llm_response}",
+        api_key_env="COST_TEST_UNSET_KEY",
+    )  # fmt: skip
+    evaluator.save_state(include_data=False)
+    done = entry("run", paid, "--judges", "paid,keyless", "--max-cost", "0.15")
+    assert done.returncode == 2, (done.stdout, done.stderr)  # not 3: no batch is running
+    assert _Counted.calls == 6
+    assert "COST_TEST_UNSET_KEY" in done.stderr
+    assert "stopped at the cost ceiling" in done.stderr
+    assert "paid: valid=0 invalid=6 error=0 cost=$0.0600 (stopped at the cost ceiling" in (
+        done.stdout
+    )
