@@ -112,6 +112,8 @@ def print_plan(
             )
         print(f"  calls:            {judge.calls}")
         print(f"  estimated tokens: {judge.estimated_tokens}")
+        if judge.worst_cost is not None:
+            print(f"  worst-case cost:  ${judge.worst_cost:.4f}")
     count = len(plan.judges)
     print(
         f"Total: {count} judge{'s' if count != 1 else ''}, {plan.rows} rows, {plan.reused} "
@@ -122,6 +124,17 @@ def print_plan(
         "times); estimated tokens are an upper estimate per call, the prompt plus the answer "
         "allowed, as the tokens-per-minute budget counts them."
     )
+    if plan.worst_cost is not None and plan.max_cost is not None:
+        print(
+            f"Worst-case cost ${plan.worst_cost:.4f} against --max-cost ${plan.max_cost:.4f} "
+            "(each call at its prompt estimate and max_tokens, priced by prices.yaml; before "
+            "retries): "
+            + (
+                "the ceiling is not in the way."
+                if plan.worst_cost <= plan.max_cost
+                else "the run may stop at the ceiling, leaving rows to do."
+            )
+        )
     if lock_holder is not None:
         print(f"Note: another run of this project is going on now ({lock_holder}).")
     for line in plan.refused:

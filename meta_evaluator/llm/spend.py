@@ -30,11 +30,20 @@ from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.prices import PICO, Price
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend"]
+__all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend", "worst_case"]
 
 DEFAULT_COMPLETION_TOKENS = 1024
 """Completion tokens a call is assumed to use at most when its judge sets no `max_tokens`
 (Anthropic's default in our client; set `max_tokens` for a bound the server enforces)."""
+
+
+def worst_case(request: ChatRequest) -> tuple[int, int]:
+    """A call's worst-case (prompt, completion) tokens, as the ceiling reserves them.
+
+    The prompt's is `request.estimated_prompt_tokens()` (a character count over four); the
+    completion's is `max_tokens`, or `DEFAULT_COMPLETION_TOKENS`.
+    """
+    return request.estimated_prompt_tokens(), request.max_tokens or DEFAULT_COMPLETION_TOKENS
 
 
 class CeilingReached(Exception):
@@ -119,21 +128,13 @@ class JudgeSpend:
     price: Price
     judge_id: str
 
-    def estimate(self, request: ChatRequest) -> tuple[int, int]:
-        """A call's worst-case prompt and completion tokens.
-
-        The prompt's is `request.estimated_prompt_tokens()` (a character count over four); the
-        completion's is `max_tokens`, or `DEFAULT_COMPLETION_TOKENS`.
-        """
-        return request.estimated_prompt_tokens(), request.max_tokens or DEFAULT_COMPLETION_TOKENS
-
     async def reserve(self, request: ChatRequest) -> tuple[int, int, int]:
         """Reserve a call's worst case; return it as (prompt tokens, completion tokens, units).
 
         Raises:
             CeilingReached: The run reached its ceiling: the call must not start.
         """
-        prompt, completion = self.estimate(request)
+        prompt, completion = worst_case(request)
         units = self.price.units(prompt, completion)
         if not self.spend.try_reserve(units):
             await self.spend.reserve(units)
