@@ -21,6 +21,7 @@ more than `ceiling - estimate` of the refused call: no more is left unused than 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -31,6 +32,8 @@ from meta_evaluator.llm.prices import PICO, Price
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend", "worst_case"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_COMPLETION_TOKENS = 1024
 """Completion tokens a call is assumed to use at most when its judge sets no `max_tokens`
@@ -99,6 +102,14 @@ class Spend:
         """
         while not self.try_reserve(units):
             if self.reached or self.in_flight == 0:
+                if not self.reached:  # said at once: the run's error comes when all are done
+                    logger.warning(
+                        "cost ceiling reached: spent $%.4f of max_cost $%.4f, and the next call "
+                        "may cost up to $%.4f; no new call starts",
+                        self.spent / PICO,
+                        self.max_cost,
+                        units / PICO,
+                    )
                 self.reached = True
                 self._wake()  # the others waiting learn it at once
                 raise CeilingReached

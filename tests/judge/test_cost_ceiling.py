@@ -7,6 +7,7 @@ number of calls the ceiling lets through is worked out exactly.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def costs(evaluator: MetaEvaluator) -> tuple[int, int]:
 
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_the_ceiling_lets_exactly_the_calls_that_fit_and_a_second_run_finishes(
-    tmp_path: Path, concurrency: int
+    tmp_path: Path, concurrency: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     evaluator = project(tmp_path)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
@@ -113,9 +114,11 @@ def test_the_ceiling_lets_exactly_the_calls_that_fit_and_a_second_run_finishes(
     # to settle, then starts (3 * actual + estimate fits); the fifth no longer fits.
     ceiling = estimate + 3 * actual
     server = Server()
-    with pytest.raises(CostCeilingError) as caught:
+    with caplog.at_level(logging.WARNING), pytest.raises(CostCeilingError) as caught:
         server.run(evaluator, run_id="r1", max_cost=ceiling / PICO)
     error = caught.value
+    (said,) = [r.getMessage() for r in caplog.records if "cost ceiling reached" in r.getMessage()]
+    assert f"spent ${4 * actual / PICO:.4f} of max_cost ${ceiling / PICO:.4f}" in said
     assert server.total == 4
     assert error.spent == pytest.approx(4 * actual / PICO, rel=1e-12)
     assert error.max_cost == pytest.approx(ceiling / PICO, rel=1e-12)
