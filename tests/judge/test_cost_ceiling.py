@@ -165,6 +165,23 @@ def test_retries_are_calls_too_and_an_http_error_costs_nothing(tmp_path: Path) -
     assert caught.value.spent == pytest.approx(2 * actual / PICO, rel=1e-12)
 
 
+def test_a_row_whose_retry_does_not_fit_stays_unasked_not_an_error_row(tmp_path: Path) -> None:
+    evaluator = project(tmp_path)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
+                        max_tokens=MAX_TOKENS, max_concurrency=1)  # fmt: skip
+    estimate, _ = costs(evaluator)
+    server = Server()
+    server.router.routes[0].side_effect = lambda request: httpx.Response(200, text="not JSON")
+    # An unreadable 2xx body may have been billed: it costs its estimate, and the retry
+    # (another estimate) no longer fits.
+    with pytest.raises(CostCeilingError) as caught:
+        server.run(evaluator, max_cost=(2 * estimate - 1) / PICO, max_retries=3)
+    assert len(server.router.routes[0].calls) == 1
+    assert caught.value.spent == pytest.approx(estimate / PICO, rel=1e-12)
+    assert caught.value.remaining == {"j": ROWS}
+    assert len(caught.value.results["j"]) == 0  # no error row: a later run asks it whole
+
+
 def test_a_mock_judge_costs_nothing_and_runs_beside_a_stopped_one(tmp_path: Path) -> None:
     evaluator = project(tmp_path)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
