@@ -14,6 +14,8 @@ from meta_evaluator.judge._batch import prepare_batches
 from meta_evaluator.judge._clients import build_batch_client
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.plan import RunAction, RunPlan
+from meta_evaluator.llm.prices import PICO
+from meta_evaluator.llm.spend import worst_case
 
 __all__ = ["JudgeSummary", "RunSummary", "summarize"]
 
@@ -49,6 +51,9 @@ class JudgeSummary:
     """Batches the rows to ask would fill (within the provider's limits), for a batch run."""
     batch_bytes: int = 0
     """Bytes of request lines those batches would send."""
+    worst_cost: float | None = None
+    """With `max_cost`: US dollars the calls would cost at most, each at its worst case (the
+    estimate the ceiling reserves); 0 for a mock judge; None without a ceiling."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class RunSummary:
     """Retries after the first attempt: failed calls may add up to this many calls each."""
     refused: list[str]
     """One line per judge that would make no call (its key cannot be read), saying why."""
+    max_cost: float | None = None
+    """The run's cost ceiling, if any."""
 
     @property
     def rows(self) -> int:
@@ -81,6 +88,13 @@ class RunSummary:
         """Estimated tokens over all judges."""
         return sum(j.estimated_tokens for j in self.judges)
 
+    @property
+    def worst_cost(self) -> float | None:
+        """Worst-case US dollars over all judges, with `max_cost`; None without."""
+        if self.max_cost is None:
+            return None
+        return sum(j.worst_cost or 0.0 for j in self.judges)
+
 
 def summarize(plan: RunPlan) -> RunSummary:
     """Each judge's figures: rows, reused, calls, estimated tokens, batches; reads nothing new."""
@@ -92,7 +106,13 @@ def summarize(plan: RunPlan) -> RunSummary:
         todo = [] if judge_plan.batch and settings.cancel_batches else judge_plan.todo
         todo = [index for index in todo if plan.ids[index] not in judge_plan.waiting]
         builder = RequestBuilder(judge, plan.task, judge_plan.method)
-        tokens = sum(builder.build(plan.rows[index]).estimated_tokens() for index in todo)
+        requests = [builder.build(plan.rows[index]) for index in todo]
+        tokens = sum(request.estimated_tokens() for request in requests)
+        worst: float | None = None
+        if settings.max_cost is not None:
+            price = plan.prices.get(judge.id)
+            units = sum(price.units(*worst_case(r)) for r in requests) if price else 0
+            worst = units * settings.consistency / PICO
         batches, batch_bytes = 0, 0
         if judge_plan.batch and todo:
             if encoder_http is None:  # only to build the batch clients; never sends
@@ -125,7 +145,8 @@ def summarize(plan: RunPlan) -> RunSummary:
                 batch=judge_plan.batch,
                 batches=batches,
                 batch_bytes=batch_bytes,
+                worst_cost=worst,
             )
         )
     refused = [exc.message for exc in plan.refused]
-    return RunSummary(summaries, settings.max_retries, refused)
+    return RunSummary(summaries, settings.max_retries, refused, settings.max_cost)
