@@ -16,7 +16,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -542,10 +541,6 @@ async def test_when_the_answer_lets_the_connection_be_used_again(
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="transport.py reports every answer as HTTP/1.1 (extensions http_version is fixed)",
-)
 async def test_an_http_1_0_answer_is_reported_as_such() -> None:
     wire = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"
     async with serve(replying(wire)) as server, PooledTransport() as transport:
@@ -885,11 +880,6 @@ async def test_a_malformed_answer_via_post_json() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="transport.py _dechunk skips 2 bytes after each chunk's data without checking they "
-    "are CRLF: a chunk longer than its size line is silently cut (here to 'abc')",
-)
 async def test_chunk_data_longer_than_its_size_is_a_protocol_error() -> None:
     wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n"
     async with serve(malformed_first(wire)) as server, PooledTransport() as transport:
@@ -898,11 +888,6 @@ async def test_chunk_data_longer_than_its_size_is_a_protocol_error() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="transport.py frames every answer by its headers alone: the answer to HEAD carries "
-    "the Content-Length of a body never sent, and the transport waits for it (read timeout)",
-)
 async def test_an_answer_to_head_has_no_body() -> None:
     wire = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n"
     async with serve(replying(wire, OK)) as server, PooledTransport() as transport:
@@ -1061,26 +1046,8 @@ async def test_cancelling_a_request_waiting_for_a_slot_leaves_the_pool_sound() -
 @pytest.mark.parametrize(
     "pool",
     [
-        pytest.param(
-            None,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="transport.py _wait_for_slot: a waiter cancelled after _wake chose it "
-                "(its future done) raises CancelledError without waking the next waiter, so "
-                "the freed connection sits idle while the next waits forever",
-            ),
-            id="no-pool-timeout",
-        ),
-        pytest.param(
-            BOUND,
-            marks=pytest.mark.xfail(
-                sys.version_info >= (3, 12),
-                strict=True,
-                reason="as without a pool timeout: only 3.11's asyncio.wait_for hides it, by "
-                "swallowing the cancellation once the future is done",
-            ),
-            id="pool-timeout",
-        ),
+        pytest.param(None, id="no-pool-timeout"),
+        pytest.param(BOUND, id="pool-timeout"),
     ],
 )
 async def test_a_waiter_cancelled_as_it_is_woken_passes_the_slot_on(pool: float | None) -> None:
@@ -1156,12 +1123,6 @@ async def test_a_refused_connection() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="transport.py wraps asyncio's OSError('Multiple exceptions: [Errno 111] Connect call "
-    "failed ...') when a host has several addresses (localhost as ::1 and 127.0.0.1): the "
-    "ConnectionRefusedError is lost and post_json says 'cannot connect to ...', not 'refused'",
-)
 async def test_a_host_refusing_on_each_of_its_addresses(monkeypatch: pytest.MonkeyPatch) -> None:
     port = unused_port()
     loop = asyncio.get_running_loop()
