@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import re
 import ssl
+import sys
 import urllib.request
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -27,6 +30,8 @@ from typing import NamedTuple
 import httpx
 
 __all__ = ["Answer", "PooledTransport", "make_transport", "proxied"]
+
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
 
 _MAX_HEAD = 64 * 1024
 """Most bytes of a response's status line and headers; more is a protocol error."""
@@ -82,19 +87,20 @@ class PooledTransport(httpx.AsyncBaseTransport):
             body = request.content
         except httpx.RequestNotRead:
             body = await request.aread()
-        status, reason, headers, content = await self._round_trip(
+        answer = await self._round_trip(
             url,
             _request_head(request, len(body)) + body,
             connect=timeouts.get("connect"),
             pool=timeouts.get("pool"),
             read=timeouts.get("read"),
+            has_body=request.method != "HEAD",
         )
         return httpx.Response(
-            status,
-            headers=headers,
-            stream=httpx.ByteStream(content),
+            answer.status,
+            headers=answer.headers,
+            stream=httpx.ByteStream(answer.content),
             request=request,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
+            extensions={"http_version": answer.version, "reason_phrase": answer.reason},
         )
 
     async def post(
@@ -134,11 +140,14 @@ class PooledTransport(httpx.AsyncBaseTransport):
         pool: float | None,
         read: float | None = None,
         total: float | None = None,
+        has_body: bool = True,
     ) -> Answer:
         """Send `data` (a whole request) to `url`'s origin; its answer, read whole.
 
         `read` bounds the wait for the answer once sent; `total` bounds everything, waiting for
-        a connection and connecting included.
+        a connection and connecting included: when it runs out first, TimeoutError (the
+        attempt's deadline, not a sign that the host is not there). `has_body` is False for
+        HEAD, whose answer has none whatever its headers say.
         """
         if self._closed:
             raise RuntimeError("the transport is closed")
@@ -148,14 +157,24 @@ class PooledTransport(httpx.AsyncBaseTransport):
         deadline = None if total is None else loop.time() + total
         origin = (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
         while True:
-            if deadline is not None:
+            if deadline is None:
+                connection = await self._acquire(origin, connect, pool)
+            else:
                 left = deadline - loop.time()
-                connect = left if connect is None else min(connect, left)
-            connection = await self._acquire(origin, connect, pool)
+                try:
+                    connection = await self._acquire(
+                        origin, left if connect is None else min(connect, left), left
+                    )
+                except (httpx.ConnectTimeout, httpx.PoolTimeout):
+                    if deadline - loop.time() > 0.001:
+                        raise  # the connect timeout itself, within the deadline
+                    raise TimeoutError from None
             reused = connection.requests > 0
             wait = read if deadline is None else max(0.0, deadline - loop.time())
             try:
-                status, reason, headers, content, keep_alive = await connection.exchange(data, wait)
+                version, status, reason, headers, content, keep_alive = await connection.exchange(
+                    data, wait, has_body
+                )
             except _StaleConnection:
                 # A kept-alive connection the server had closed before our request reached it
                 # (nothing came back): sending again on a new connection is safe.
@@ -173,7 +192,7 @@ class PooledTransport(httpx.AsyncBaseTransport):
             self._release(origin, connection)
         else:
             self._discard(connection)
-        return Answer(status, reason, headers, content)
+        return Answer(status, reason, headers, content, version)
 
     async def _acquire(
         self, origin: tuple[bytes, bytes, int], connect: float | None, pool: float | None
@@ -207,15 +226,19 @@ class PooledTransport(httpx.AsyncBaseTransport):
         return False
 
     async def _wait_for_slot(self, timeout: float | None) -> None:
-        waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
         self._waiters.append(waiter)
         try:
-            await asyncio.wait_for(waiter, timeout)
-        except TimeoutError:
-            raise httpx.PoolTimeout("no connection free within the pool timeout") from None
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self._wake()  # woken, then cancelled: the slot goes to the next in line
+            raise
         finally:
-            if not waiter.done():
-                waiter.cancel()
+            if timer is not None:
+                timer.cancel()
             with contextlib.suppress(ValueError):  # already taken by _wake
                 self._waiters.remove(waiter)
 
@@ -234,17 +257,25 @@ class PooledTransport(httpx.AsyncBaseTransport):
         hostname = host.decode("ascii")
         tls = self._ssl_context() if scheme == b"https" else None
         loop = asyncio.get_running_loop()
-        try:
-            _, connection = await asyncio.wait_for(
-                loop.create_connection(
-                    _Connection, hostname, port, ssl=tls, server_hostname=hostname if tls else None
-                ),
-                timeout,
+        server_hostname = hostname if tls else None
+        # Every address's failure is kept (3.12+), so a refusal at each reads as a refusal.
+        if sys.version_info >= (3, 12):
+            connecting = loop.create_connection(
+                _Connection, hostname, port, ssl=tls, server_hostname=server_hostname,
+                all_errors=True,
+            )  # fmt: skip
+        else:
+            connecting = loop.create_connection(
+                _Connection, hostname, port, ssl=tls, server_hostname=server_hostname
             )
+        try:
+            _, connection = await asyncio.wait_for(connecting, timeout)
         except TimeoutError:
             raise httpx.ConnectTimeout(f"no connection to {hostname}:{port} in time") from None
+        except ExceptionGroup as group:  # one failure per address (3.12+)
+            raise _connect_error(list(group.exceptions)) from None
         except (OSError, ssl.SSLError) as exc:  # refused, no such host, TLS handshake ...
-            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}") from exc
+            raise _connect_error([exc]) from None
         return connection
 
     def _release(self, origin: tuple[bytes, bytes, int], connection: _Connection) -> None:
@@ -268,6 +299,35 @@ class PooledTransport(httpx.AsyncBaseTransport):
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_exception(RuntimeError("the transport is closed"))
+
+
+_ERRNO = re.compile(r"\[Errno (\d+)\]")
+
+
+def _connect_error(errors: list[BaseException]) -> httpx.ConnectError:
+    """The ConnectError for failures to connect, one per address tried, chained to the cause.
+
+    Refused at every address, it is chained to a ConnectionRefusedError: Python 3.11 reports
+    several addresses' refusals as one plain OSError("Multiple exceptions: [Errno 111] ...").
+    """
+    first = errors[0]
+    if len(errors) == 1 and str(first).startswith("Multiple exceptions:"):
+        codes = {int(code) for code in _ERRNO.findall(str(first))}
+        if codes == {errno.ECONNREFUSED}:
+            errors = [ConnectionRefusedError(errno.ECONNREFUSED, str(first))]
+    if all(isinstance(error, ConnectionRefusedError) for error in errors):
+        cause = errors[0]
+    else:  # a failure other than a refusal says more (a TLS handshake, a name not found)
+        cause = next(e for e in errors if not isinstance(e, ConnectionRefusedError))
+    error = httpx.ConnectError(f"{type(cause).__name__}: {cause}")
+    error.__cause__ = cause
+    return error
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    """End a wait for a connection that took longer than the pool timeout."""
+    if not waiter.done():
+        waiter.set_exception(httpx.PoolTimeout("no connection free within the pool timeout"))
 
 
 def _request_head(request: httpx.Request, length: int) -> bytes:
@@ -296,6 +356,7 @@ class Answer(NamedTuple):
     reason: bytes
     headers: list[tuple[bytes, bytes]]
     content: bytes
+    version: bytes = b"HTTP/1.1"
 
     def response(self, request: httpx.Request | None = None) -> httpx.Response:
         """The answer as an `httpx.Response`, for the code that reads one (errors, messages)."""
@@ -304,7 +365,7 @@ class Answer(NamedTuple):
             headers=self.headers,
             content=self.content,
             request=request,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": self.reason},
+            extensions={"http_version": self.version, "reason_phrase": self.reason},
         )
 
 
@@ -312,8 +373,11 @@ class _StaleConnection(Exception):
     """The connection closed before any byte of the answer came: the request was not read."""
 
 
-_Answer = tuple[int, bytes, list[tuple[bytes, bytes]], bytes, bool]
-"""Status, reason phrase, headers, body, and whether the connection may be used again."""
+_Head = tuple[bytes, int, bytes, list[tuple[bytes, bytes]], bool]
+"""An answer's version, status, reason phrase, headers, and whether it keeps the connection."""
+
+_Exchanged = tuple[bytes, int, bytes, list[tuple[bytes, bytes]], bytes, bool]
+"""Version, status, reason phrase, headers, body, and whether the connection may be used again."""
 
 
 class _Connection(asyncio.Protocol):
@@ -322,8 +386,9 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
-        self._waiter: asyncio.Future[_Answer] | None = None
-        self._head: tuple[int, bytes, list[tuple[bytes, bytes]], bool] | None = None
+        self._waiter: asyncio.Future[_Exchanged] | None = None
+        self._head: _Head | None = None
+        self._has_body = True
         self._length: int | None = None  # body bytes expected (None: chunked or to the end)
         self._chunked = False
         self._received = False
@@ -340,12 +405,15 @@ class _Connection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
 
-    async def exchange(self, data: bytes, read_timeout: float | None) -> _Answer:
-        """Write one request and wait for its whole answer."""
+    async def exchange(
+        self, data: bytes, read_timeout: float | None, has_body: bool = True
+    ) -> _Exchanged:
+        """Write one request and wait for its whole answer (`has_body`: False for HEAD)."""
         assert self._transport is not None and self._waiter is None
         waiter = self._waiter = asyncio.get_running_loop().create_future()
         self._buffer.clear()
         self._head, self._length, self._chunked, self._received = None, None, False, False
+        self._has_body = has_body
         self.requests += 1
         if self._lost:
             raise _StaleConnection
@@ -356,7 +424,7 @@ class _Connection(asyncio.Protocol):
             else asyncio.get_running_loop().call_later(read_timeout, self._read_timed_out)
         )  # a timer, not asyncio.wait_for: a tenth of its cost
         try:
-            answer: _Answer = await waiter
+            answer: _Exchanged = await waiter
             return answer
         finally:
             self._waiter = None
@@ -407,22 +475,25 @@ class _Connection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.close()
 
-    def _parse(self) -> _Answer | None:
+    def _parse(self) -> _Exchanged | None:
         """The whole answer once it is in the buffer; None while bytes are still to come."""
         buffer = self._buffer
         while self._head is None:
             end = buffer.find(b"\r\n\r\n")
+            if end > _MAX_HEAD or (end < 0 and len(buffer) > _MAX_HEAD):
+                raise httpx.RemoteProtocolError("the answer's headers are too long")
             if end < 0:
-                if len(buffer) > _MAX_HEAD:
-                    raise httpx.RemoteProtocolError("the answer's headers are too long")
                 return None
             head = _parse_head(bytes(buffer[:end]))
             del buffer[: end + 4]
-            if 100 <= head[0] < 200:
+            if 100 <= head[1] < 200:
                 continue  # an informational answer: the real one follows
             self._head = head
-            status, _, headers, _ = head
-            self._length, self._chunked = _body_framing(status, headers)
+            _, status, _, headers, _ = head
+            if self._has_body:
+                self._length, self._chunked = _body_framing(status, headers)
+            else:
+                self._length, self._chunked = 0, False
         if self._chunked:
             content = _dechunk(buffer)
             return None if content is None else self._answer(content, keep_alive=True)
@@ -434,13 +505,13 @@ class _Connection(asyncio.Protocol):
             raise httpx.RemoteProtocolError("the server sent more bytes than the answer holds")
         return self._answer(bytes(buffer), keep_alive=True)
 
-    def _answer(self, content: bytes, *, keep_alive: bool) -> _Answer:
+    def _answer(self, content: bytes, *, keep_alive: bool) -> _Exchanged:
         assert self._head is not None
-        status, reason, headers, persistent = self._head
-        return status, reason, headers, content, keep_alive and persistent
+        version, status, reason, headers, persistent = self._head
+        return version, status, reason, headers, content, keep_alive and persistent
 
 
-def _parse_head(head: bytes) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool]:
+def _parse_head(head: bytes) -> _Head:
     """Status, reason, headers and keep-alive from an answer's head (without its blank line)."""
     lines = head.split(b"\r\n")
     parts = lines[0].split(b" ", 2)
@@ -462,7 +533,7 @@ def _parse_head(head: bytes) -> tuple[int, bytes, list[tuple[bytes, bytes]], boo
             elif b"keep-alive" in tokens:
                 keep_alive = True
         headers.append((name, value))
-    return status, reason, headers, keep_alive
+    return version, status, reason, headers, keep_alive
 
 
 def _body_framing(status: int, headers: Iterable[tuple[bytes, bytes]]) -> tuple[int | None, bool]:
@@ -490,10 +561,9 @@ def _dechunk(buffer: bytearray) -> bytes | None:
         if end < 0:
             return None
         size_field = bytes(buffer[position:end]).split(b";", 1)[0].strip()
-        try:
-            size = int(size_field, 16)
-        except ValueError:
-            raise httpx.RemoteProtocolError(f"bad chunk size: {size_field[:20]!r}") from None
+        if not _HEX.fullmatch(size_field):
+            raise httpx.RemoteProtocolError(f"bad chunk size: {size_field[:20]!r}")
+        size = int(size_field, 16)
         start = end + 2
         if size == 0:
             trailer_end = buffer.find(b"\r\n\r\n", end)
@@ -502,5 +572,7 @@ def _dechunk(buffer: bytearray) -> bytes | None:
             return b"".join(parts)
         if len(buffer) < start + size + 2:
             return None
+        if buffer[start + size : start + size + 2] != b"\r\n":
+            raise httpx.RemoteProtocolError("a chunk is longer than its size says")
         parts.append(bytes(buffer[start : start + size]))
         position = start + size + 2
