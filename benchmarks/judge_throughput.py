@@ -91,9 +91,7 @@ def ours(base_url: str, n: int, concurrency: int) -> Measure:
     )
     evaluator.add_judge("j", "openai", "gpt-4o-mini", "Did {response} refuse {prompt}?",
                         base_url=f"{base_url}/v1")  # fmt: skip
-    import httpx_aiohttp  # noqa: F401 - one-time imports are not a per-row cost
-
-    import meta_evaluator.judge.runner  # noqa: F401
+    import meta_evaluator.judge.runner  # noqa: F401 - brings the transport; not a per-row cost
 
     cpu, wall = time.process_time(), time.perf_counter()
     result = evaluator.run_judges_async(max_concurrency=concurrency)["j"]
