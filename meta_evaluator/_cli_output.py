@@ -43,6 +43,8 @@ def print_run_summary(
 ) -> tuple[int, int]:
     """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
 
+    A judge's line says how many of its rows were answered from the response cache.
+
     Printed on every run, terminal or not: a scheduler's log says why rows failed. A judge in
     `stopped` (named by the run's `JudgeRunError`) is labelled so; any other unfinished judge
     has batches still running, and counts in `waiting`.
@@ -54,6 +56,10 @@ def print_run_summary(
         counts = result.counts()
         errors += counts["error"]
         shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
+        frame = result.results_data
+        cached = int(frame["cached"].sum()) if "cached" in frame.columns else 0
+        if cached:
+            shown += f" ({cached} from the response cache)"
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
         if judge_id in stopped:
             shown += " (stopped: see the error below)"

@@ -137,7 +137,7 @@ def _default(name: str) -> Any:
     return RunSettings.model_fields[name].default
 
 
-_FLAGS = {"batch_poll_interval": "--batch-poll", "resume": "--no-resume"}
+_FLAGS = {"batch_poll_interval": "--batch-poll", "resume": "--no-resume", "cache": "--no-cache"}
 """Run options whose flag is not the option's name with dashes."""
 
 
@@ -227,6 +227,24 @@ def run(
             "collect what they answered; the rest become errors that --retry error asks again."
         ),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Ask every row of the endpoint, neither reusing answers stored by earlier runs "
+            "nor storing new ones (for runs measuring drift).",
+        ),
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="The response cache's folder (default: $META_EVALUATOR_CACHE_DIR, else the "
+            "user cache folder, ~/.cache/meta-evaluator on Linux)."
+        ),
+    ] = None,
+    cache_max_mb: Annotated[
+        float, typer.Option(help="Most MB the response cache keeps (least recently used go).")
+    ] = _default("cache_max_mb"),
     check: CheckOption = False,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
@@ -260,6 +278,9 @@ def run(
         batch_poll_interval=batch_poll,
         batch_wait=batch_wait,
         cancel_batches=cancel_batches,
+        cache=not no_cache,
+        cache_dir=cache_dir,
+        cache_max_mb=cache_max_mb,
     )
     part = settings.shard
     judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges is not None else None

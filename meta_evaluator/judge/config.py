@@ -182,6 +182,11 @@ class Judge(ConfigModel):
     mock: MockSettings | None = None
     """Only for `llm_client: mock`: rates of invalid answers and errors, and latency."""
 
+    cache: bool = Field(default=True, strict=True)
+    """Whether the judge's answers go through the response cache (when the run's `cache` is
+    on too); False for a judge meant to measure drift, whose every row must be asked. Not part
+    of the fingerprint: it changes what is paid, not what is asked."""
+
     @field_validator("id")
     @classmethod
     def _check_id(cls, judge_id: str) -> str:

@@ -8,6 +8,7 @@ problem with the values given is reported at once, naming the field.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import (
@@ -77,6 +78,18 @@ class RunSettings(ConfigModel):
     cancel_batches: StrictBool = False
     """With `batch`: cancel the run's pending batches (submitting nothing), then collect what
     they hold; the rest become `batch_canceled` error rows."""
+    cache: StrictBool = True
+    """Reuse answers stored by earlier runs for identical requests, and store new ones (the
+    response cache, `meta_evaluator.llm.cache`); False: every row is asked of the endpoint,
+    as a run measuring drift needs. A judge's own `cache: false` wins. Not for the mock nor
+    for batch mode."""
+    cache_dir: Path | None = None
+    """The response cache's folder; None: `$META_EVALUATOR_CACHE_DIR`, else the user cache
+    folder (`~/.cache/meta-evaluator` on Linux). A folder named here that cannot be created
+    or written is an error; the default one only a warning."""
+    cache_max_mb: StrictFloat = Field(1024.0, gt=0, allow_inf_nan=False)
+    """Most MB (10**6 bytes) the cache file keeps; past it, the least recently used answers
+    are dropped."""
 
     @field_validator("shard", mode="before")
     @classmethod
@@ -123,3 +136,6 @@ class RunOptions(TypedDict, total=False):
     batch_poll_interval: float
     batch_wait: float | None
     cancel_batches: bool
+    cache: bool
+    cache_dir: str | Path | None
+    cache_max_mb: float
