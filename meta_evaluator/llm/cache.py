@@ -43,6 +43,7 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import os
 import sqlite3
 import sys
@@ -388,7 +389,9 @@ class ResponseCache:
         self._oldest = 0.0
         if evicted:
             try:
-                db.execute("PRAGMA incremental_vacuum")  # the freed pages go back to the disk
+                # The freed pages go back to the disk. (Through `execute`, the pragma frees
+                # one page: Python steps a statement without result rows once.)
+                db.executescript("PRAGMA incremental_vacuum;")
             except sqlite3.Error as exc:  # only space is lost; the entries are gone already
                 logger.debug("response cache %s: incremental_vacuum failed: %s", self.path, exc)
 
@@ -427,33 +430,25 @@ class ResponseCache:
             self.flush()
 
     def _evict(self, db: sqlite3.Connection) -> int:
-        """Delete the least recently used entries until the live pages fit `max_bytes`.
+        """Past `max_bytes` of live pages, delete the least recently used entries.
 
-        Runs inside the flush's transaction; returns the entries deleted.
+        Deletes down to nine tenths of the bound, so that eviction (which counts the entries)
+        comes once per tenth of the bound written, not at every flush. Runs inside the flush's
+        transaction; returns the entries deleted.
         """
         page = db.execute("PRAGMA page_size").fetchone()[0]
-        deleted = 0
-        while True:
-            pages = db.execute("PRAGMA page_count").fetchone()[0]
-            free = db.execute("PRAGMA freelist_count").fetchone()[0]
-            excess = (pages - free) * page - self.max_bytes
-            if excess <= 0:
-                return deleted
-            # Below the bound by a tenth, so that the next flushes do not evict again at once.
-            want = excess + self.max_bytes // 10
-            victims = db.execute(
-                "SELECT id, length(key) + length(value) + 64 FROM answers ORDER BY used LIMIT 512"
-            ).fetchall()
-            if not victims:
-                return deleted
-            chosen, size = [], 0
-            for row_id, length in victims:
-                chosen.append((row_id,))
-                size += length
-                if size >= want:
-                    break
-            db.executemany("DELETE FROM answers WHERE id = ?", chosen)
-            deleted += len(chosen)
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        free = db.execute("PRAGMA freelist_count").fetchone()[0]
+        live = (pages - free) * page
+        if live <= self.max_bytes:
+            return 0
+        count = db.execute("SELECT count(*) FROM answers").fetchone()[0]
+        drop = min(count, math.ceil(count * (live - self.max_bytes * 0.9) / live))
+        db.execute(
+            "DELETE FROM answers WHERE id IN (SELECT id FROM answers ORDER BY used, id LIMIT ?)",
+            (drop,),
+        )
+        return int(drop)
 
     def _fail(self, action: str, exc: sqlite3.Error) -> None:
         """Turn the cache off for the rest of the run, saying why once."""
