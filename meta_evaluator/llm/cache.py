@@ -253,8 +253,12 @@ class ResponseCache:
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
         except OSError as exc:
             if named:
-                raise os_error(
-                    folder, exc, "create or write the response cache folder (cache_dir)"
+                error = os_error(folder, exc, "create or write the response cache folder")
+                raise type(error)(
+                    f"{error.message.rstrip('.')}. Name another folder with cache_dir "
+                    "(--cache-dir) or $META_EVALUATOR_CACHE_DIR, or run without the cache "
+                    "(cache=False, --no-cache).",
+                    path=folder,
                 ) from exc
             logger.warning(
                 "response cache folder %s cannot be created or written (%s); this run goes "
