@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import polars as pl
 import pytest
@@ -21,6 +22,13 @@ from tests.conftest import chats, rejection_project
 from tests.judge.test_runner import BASE, Server
 
 ROWS = 12
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
 SAME = ["original_id", "outcome", "status", "rejection", "llm_raw_response_content",
         "llm_prompt_tokens", "llm_completion_tokens"]  # fmt: skip
 
@@ -80,6 +88,13 @@ def test_a_judge_measuring_drift_turns_the_cache_off(tmp_path: Path) -> None:
     evaluator.save_state()
     loaded = MetaEvaluator(tmp_path / "p", load=True)
     assert loaded.judge_registry["j"].cache is False
+    # Written only when off: the state of a judge with the default is as it was before.
+    judges = json.loads((tmp_path / "p" / "main_state.json").read_text())["judges"]
+    assert judges["j"]["cache"] is False
+    loaded.add_judge("k", "openai", "m", "Judge {response}", base_url=BASE)
+    loaded.save_state()
+    judges = json.loads((tmp_path / "p" / "main_state.json").read_text())["judges"]
+    assert "cache" not in judges["k"]
 
 
 def test_a_judge_yaml_says_cache_false(tmp_path: Path) -> None:
@@ -188,3 +203,23 @@ def _cache_files() -> list[Path]:
 
     folder = Path(os.environ["META_EVALUATOR_CACHE_DIR"])
     return [p for p in folder.iterdir() if p.is_file()]
+
+
+@pytest.mark.anyio
+async def test_answers_of_a_cancelled_run_are_stored(tmp_path: Path) -> None:
+    """Fewer than a batch and sooner than its time: only the close on cancellation stores them."""
+    from tests.judge.test_cancel import SlowTransport
+
+    n = 60
+    evaluator = rejection_project(tmp_path / "p", chats(n))
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE)
+    slow = SlowTransport(0.05)
+    with anyio.move_on_after(0.3) as scope:
+        await evaluator.arun_judges(run_id="r", max_concurrency=4, transport=slow)
+    assert scope.cancelled_caught
+    done = len((evaluator.paths.results_dir / "r" / "j.jsonl").read_text().splitlines())
+    assert 0 < done < n
+    fast = SlowTransport(0.0)
+    results = await evaluator.arun_judges(run_id="other", max_concurrency=4, transport=fast)
+    assert fast.calls == n - done  # what the cancelled run received was not paid again
+    assert results["j"].results_data["cached"].sum() == done
