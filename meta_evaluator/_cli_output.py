@@ -107,11 +107,16 @@ def print_plan(
                 "requests)"
             )
         print(f"  calls:            {judge.calls}")
+        if judge.from_cache:
+            print(
+                f"  from the cache:   {judge.from_cache} (answers stored by earlier runs; no call)"
+            )
         print(f"  estimated tokens: {judge.estimated_tokens}")
     count = len(plan.judges)
+    cached = f", {plan.from_cache} answers from the response cache" if plan.from_cache else ""
     print(
         f"Total: {count} judge{'s' if count != 1 else ''}, {plan.rows} rows, {plan.reused} "
-        f"reused, {plan.calls} calls, {plan.estimated_tokens} estimated tokens"
+        f"reused, {plan.calls} calls{cached}, {plan.estimated_tokens} estimated tokens"
     )
     print(
         f"Calls are counted before retries (each failed call may be retried {plan.max_retries} "

@@ -303,6 +303,35 @@ class ResponseCache:
             return None
         return cls(connection, path, max_bytes=int(max_mb * 1_000_000))
 
+    @classmethod
+    def peek(cls, directory: str | Path | None = None) -> ResponseCache | None:
+        """The cache in `directory`, opened read-only (a dry run counts its answers).
+
+        Creates nothing: None when there is no cache file, or it cannot be read (the run will
+        say why). `put` and `flush` must not be called on it.
+        """
+        folder = Path(directory).expanduser() if directory is not None else default_cache_dir()
+        path = folder / CACHE_FILE
+        if not path.is_file():
+            return None
+        try:
+            connection = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version != _FILE_VERSION:
+                connection.close()
+                return None
+            connection.execute("SELECT 1 FROM answers LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            logger.debug("response cache %s cannot be read: %s", path, exc)
+            return None
+        return cls(connection, path, max_bytes=0)
+
     @property
     def usable(self) -> bool:
         """Whether the cache is still in use (a failure of the file turns it off for the run)."""

@@ -132,3 +132,23 @@ def test_two_processes_share_one_cache_folder(
     assert table(copies[2], "after")["cached"].all()
     assert table(copies[2], "after").select(SAME).equals(together[0])
     assert check_cache_file(response_cache_dir) == rows
+
+
+def test_a_dry_run_counts_the_answers_the_cache_holds(
+    project: Path, server: ServerHandle, entry: Main, response_cache_dir: Path
+) -> None:
+    rows = add_live_judge(project, server)
+    before = entry("run", project, "--judges", "live", "--dry-run")
+    assert f"  calls:            {rows}\n" in before.stdout
+    assert "from the cache" not in before.stdout
+    assert not (response_cache_dir / CACHE_FILE).exists()  # a dry run creates nothing
+    assert entry("run", project, "--judges", "live", "--run-id", "first").returncode == 0
+    server.reset()
+    after = entry("run", project, "--judges", "live", "--run-id", "second", "--dry-run")
+    assert "  calls:            0\n" in after.stdout, after.stdout
+    assert f"  from the cache:   {rows} " in after.stdout
+    assert "  estimated tokens: 0\n" in after.stdout
+    again = entry("run", project, "--judges", "live", "--run-id", "second", "--dry-run",
+                  "--no-cache")  # fmt: skip
+    assert f"  calls:            {rows}\n" in again.stdout
+    assert calls(server) == 0  # the dry runs called nothing
