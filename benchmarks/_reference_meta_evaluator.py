@@ -1,7 +1,10 @@
 """Runs inside meta-evaluator 0.3.3's own venv (see judge_throughput.py --meta-venv).
 
 Usage: python _reference_meta_evaluator.py ROWS CONCURRENCY; prints "wall_seconds cpu_seconds
-valid_rows". The workload matches judge_throughput.workload.
+valid_rows". The workload matches judge_throughput.workload. Its requests go through
+litellm's aiohttp pool, capped at 500 connections a host (AIOHTTP_CONNECTOR_LIMIT_PER_HOST) and
+1000 in all (AIOHTTP_CONNECTOR_LIMIT): judge_throughput.py raises both to a higher concurrency.
+It draws a tqdm progress bar on stderr (its default; the bar's CPU is in its figure).
 """
 
 import asyncio

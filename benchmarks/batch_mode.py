@@ -124,8 +124,6 @@ def child(provider: str, rows: int, base_url: str, batch: bool) -> dict[str, Any
     url = f"{base_url}/v1" if provider == "openai" else base_url
     evaluator.add_judge("j", provider, "judge-model", "Did {response} refuse {prompt}?",
                         base_url=url)  # fmt: skip
-    import httpx_aiohttp  # noqa: F401 - one-time imports are not a per-row cost
-
     import meta_evaluator.judge.runner  # noqa: F401
 
     baseline = _rss_mb()  # the peak below covers the dry run and the run

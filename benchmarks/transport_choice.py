@@ -8,6 +8,9 @@ client CPU below is the client's alone) with a fixed latency L, then sends N Ope
 chat-completions POSTs through each transport, at most C at once (an asyncio semaphore), and
 parses every response's JSON:
 
+  ours           meta_evaluator.llm.transport.PooledTransport(max_connections=C).post, the lane
+                 judge calls take (bytes in, bytes out)
+  httpx+ours     httpx.AsyncClient(transport=PooledTransport(max_connections=C))
   httpx          httpx.AsyncClient, default transport, Limits sized to C
   httpx+aiohttp  httpx.AsyncClient(transport=httpx_aiohttp.AiohttpTransport(limits=...C))
   aiohttp        aiohttp.ClientSession(connector=TCPConnector(limit=C)) (reference)
@@ -16,7 +19,8 @@ parses every response's JSON:
 Columns: wall seconds, requests/s, client CPU ms per request (time.process_time of this process),
 efficiency = (N * L / C) / wall (1.0 = the latency is the only cost), errors, and the server's
 CPU ms per request (to show the server is not the bottleneck).  With --repeat R each cell is
-the median of R runs.  Needs `pip install httpx-aiohttp` (pulls in aiohttp).
+the median of R runs.  The aiohttp rows need `pip install httpx-aiohttp` (pulls in aiohttp),
+no longer a dependency of ours; without it they are left out.
 """
 
 from __future__ import annotations
@@ -32,12 +36,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import httpx
-import httpx_aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from meta_evaluator.llm.transport import PooledTransport
 from tests.fake_llm.server import run_server
+
+try:
+    import aiohttp
+    import httpx_aiohttp
+except ImportError:  # the reference rows are left out
+    aiohttp = httpx_aiohttp = None  # type: ignore[assignment]
 
 PATH = "/v1/chat/completions"
 SYSTEM = "You judge answers.\nAllowed values for rejection: rejection | not rejection"
@@ -64,6 +73,39 @@ def _content(raw: bytes) -> str:
 
 def _limits(connections: int) -> httpx.Limits:
     return httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+
+
+@contextlib.asynccontextmanager
+async def ours(base_url: str, c: int) -> AsyncIterator[Post]:
+    transport = PooledTransport(max_connections=c)
+    url = httpx.URL(base_url + PATH)
+    headers = {"content-type": "application/json"}
+    try:
+
+        async def post(i: int) -> str:
+            answer = await transport.post(
+                url, headers, json.dumps(body(i)).encode(), timeout=30, connect=10
+            )
+            if answer.status != 200:
+                raise RuntimeError(f"HTTP {answer.status}")
+            return _content(answer.content)
+
+        yield post
+    finally:
+        await transport.aclose()
+
+
+@contextlib.asynccontextmanager
+async def httpx_over_ours(base_url: str, c: int) -> AsyncIterator[Post]:
+    transport = PooledTransport(max_connections=c)
+    async with httpx.AsyncClient(base_url=base_url, transport=transport, timeout=30) as client:
+
+        async def post(i: int) -> str:
+            r = await client.post(PATH, json=body(i))
+            r.raise_for_status()
+            return _content(r.content)
+
+        yield post
 
 
 @contextlib.asynccontextmanager
@@ -127,9 +169,10 @@ async def httpx_pools(base_url: str, c: int) -> AsyncIterator[Post]:
 
 
 TRANSPORTS: dict[str, Factory] = {
+    "ours": ours,
+    "httpx+ours": httpx_over_ours,
     "httpx": httpx_default,
-    "httpx+aiohttp": httpx_over_aiohttp,
-    "aiohttp": aiohttp_plain,
+    **({"httpx+aiohttp": httpx_over_aiohttp, "aiohttp": aiohttp_plain} if aiohttp else {}),
     "httpx x C/8": httpx_pools,
 }
 
@@ -167,7 +210,7 @@ def main() -> None:
     n, latency = args.n, args.latency
     print(
         f"N={n} L={latency}s  python {sys.version.split()[0]}  httpx {httpx.__version__}  "
-        f"aiohttp {aiohttp.__version__}"
+        f"aiohttp {aiohttp.__version__ if aiohttp else '(not installed)'}"
     )
     header = (
         f"{'C':>4} {'transport':<14} {'wall s':>7} {'req/s':>7} {'cpu ms/req':>10} "

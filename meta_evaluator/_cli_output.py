@@ -40,14 +40,17 @@ def print_run_summary(
     results_dir: Path,
     *,
     stopped: Collection[str] = (),
+    max_cost: float | None = None,
 ) -> tuple[int, int]:
     """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
 
     A judge's line says how many of its rows were answered from the response cache.
 
     Printed on every run, terminal or not: a scheduler's log says why rows failed. A judge in
-    `stopped` (named by the run's `JudgeRunError`) is labelled so; any other unfinished judge
-    has batches still running, and counts in `waiting`.
+    `stopped` (named by the run's `JudgeRunError`) is labelled so; with a cost ceiling
+    (`max_cost`) each judge's cost is shown, the run's total against the ceiling, and an
+    unfinished judge has rows not asked; any other unfinished judge has batches still running,
+    and counts in `waiting`.
     """
     from meta_evaluator.results.reasons import summarize_errors
 
@@ -61,8 +64,12 @@ def print_run_summary(
         if cached:
             shown += f" ({cached} from the response cache)"
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
+        if result.cost_usd is not None:
+            shown += f" cost=${result.cost_usd:.4f}"
         if judge_id in stopped:
             shown += " (stopped: see the error below)"
+        elif max_cost is not None and not result.complete:
+            shown += " (stopped at the cost ceiling: rows not asked remain)"
         elif not result.complete:
             waiting += 1
             shown += " (batches still running: run again with --batch to collect them)"
@@ -71,6 +78,9 @@ def print_run_summary(
         reasons = summarize_errors(result.results_data, sep=" — ")
         if reasons is not None:
             print(f"judge {judge_id}: {reasons}")
+    if max_cost is not None:
+        spent = sum(r.cost_usd or 0.0 for r in results.values())
+        print(f"Spent ${spent:.4f} of --max-cost ${max_cost:.4f} (priced by prices.yaml)")
     print(f"Results are in {results_dir}")
     return errors, waiting
 
@@ -112,6 +122,8 @@ def print_plan(
                 f"  from the cache:   {judge.from_cache} (answers stored by earlier runs; no call)"
             )
         print(f"  estimated tokens: {judge.estimated_tokens}")
+        if judge.worst_cost is not None:
+            print(f"  worst-case cost:  ${judge.worst_cost:.4f}")
     count = len(plan.judges)
     cached = f", {plan.from_cache} answers from the response cache" if plan.from_cache else ""
     print(
@@ -123,6 +135,17 @@ def print_plan(
         "times); estimated tokens are an upper estimate per call, the prompt plus the answer "
         "allowed, as the tokens-per-minute budget counts them."
     )
+    if plan.worst_cost is not None and plan.max_cost is not None:
+        print(
+            f"Worst-case cost ${plan.worst_cost:.4f} against --max-cost ${plan.max_cost:.4f} "
+            "(each call at its prompt estimate and max_tokens, priced by prices.yaml; before "
+            "retries): "
+            + (
+                "the ceiling is not in the way."
+                if plan.worst_cost <= plan.max_cost
+                else "the run may stop at the ceiling, leaving rows to do."
+            )
+        )
     if lock_holder is not None:
         print(f"Note: another run of this project is going on now ({lock_holder}).")
     for line in plan.refused:

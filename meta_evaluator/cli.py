@@ -4,8 +4,9 @@ Exit codes a scheduler can act on: 0 success, 1 failures in the run (rows that e
 error, judges that could not be scored), 2 bad input or configuration, or another `run` of the
 project holding its lock (the message names what to fix; no traceback), 3 batches still running,
 4 the file system stopped the command (disk full, read-only folder, no permission, a symlink out
-of the project: fix the path named, run again, finished rows are reused). Any other exception is
-a bug and keeps its traceback.
+of the project: fix the path named, run again, finished rows are reused), 5 `run` stopped at its
+cost ceiling (`--max-cost`; rows not asked remain, run again to go on). Any other exception is a
+bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from meta_evaluator._cli_output import (
 )
 from meta_evaluator._cli_status import print_status
 from meta_evaluator.errors import (
+    CostCeilingError,
     DiskFullError,
     JudgeConfigError,
     JudgeRunError,
@@ -54,6 +56,7 @@ app = typer.Typer(
 
 EXIT_BAD_INPUT = 2
 EXIT_ENVIRONMENT = 4
+EXIT_COST_CEILING = 5
 
 ProjectDir = Annotated[
     Path, typer.Argument(help="The project folder.", show_default=True, file_okay=False)
@@ -246,6 +249,15 @@ def run(
         float, typer.Option(help="Most MB the response cache keeps (least recently used go).")
     ] = _default("cache_max_mb"),
     check: CheckOption = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            metavar="USD",
+            help="Most US dollars this run's calls may cost, all judges together, priced by the "
+            "project's prices.yaml: no call starts once spent plus in flight would pass it; "
+            "the rows not asked stay to do (exit 5).",
+        ),
+    ] = None,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
@@ -254,7 +266,8 @@ def run(
     (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration or a judge
     stopped (key, refused requests, endpoint unreachable), 3 when batches are still running (run
     again later to collect them; 3 wins over 1 and 2, whose error is printed too), 4 when the file
-    system stopped the run (disk full, read-only, no permission; finished rows are kept).
+    system stopped the run (disk full, read-only, no permission; finished rows are kept), 5 when
+    it stopped at its cost ceiling (--max-cost; run again to go on).
     """
     from meta_evaluator.project import MetaEvaluator
 
@@ -278,6 +291,7 @@ def run(
         batch_poll_interval=batch_poll,
         batch_wait=batch_wait,
         cancel_batches=cancel_batches,
+        max_cost=max_cost,
         cache=not no_cache,
         cache_dir=cache_dir,
         cache_max_mb=cache_max_mb,
@@ -310,7 +324,7 @@ def run(
         except JudgeRunError as exc:  # some judges were stopped: say what the others did
             stopped = {error["loc"][0] for error in exc.errors}
             _, waiting = print_run_summary(
-                exc.results, part, evaluator.paths.results_dir, stopped=stopped
+                exc.results, part, evaluator.paths.results_dir, stopped=stopped, max_cost=max_cost
             )
             if not waiting:
                 raise
@@ -318,7 +332,13 @@ def run(
             # to collect them, and the stopped judges' error is said on the way.
             print(f"error: {exc}", file=sys.stderr)
             raise typer.Exit(3) from None
-    errors, waiting = print_run_summary(results, part, evaluator.paths.results_dir)
+        except CostCeilingError as exc:  # not an error of the input: say what was done, go on
+            print_run_summary(exc.results, part, evaluator.paths.results_dir, max_cost=max_cost)
+            print(exc.message, file=sys.stderr)
+            raise typer.Exit(EXIT_COST_CEILING) from None
+    errors, waiting = print_run_summary(
+        results, part, evaluator.paths.results_dir, max_cost=max_cost
+    )
     if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
         raise typer.Exit(3)
     if errors:

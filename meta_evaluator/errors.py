@@ -11,12 +11,14 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 ├── JudgeConfigError (ValueError)   a judge configuration (Python or YAML) that cannot be used
 ├── UnsafeNameError (ValueError)    an id that is not a safe file name (`../x`, `a/b`, `CON`)
 ├── JudgeRunError                   judges stopped: calls refused (401, 404) or endpoint unreachable
+├── CostCeilingError                a run stopped at its cost ceiling (max_cost): rows left to do
 ├── ScoringError (ValueError)       labels that cannot be scored, or a metric given bad arguments
 │   └── MetricConfigError           a MetricConfig / MetricsConfig that cannot be used
 ├── ProjectError                    the project folder as a whole
 │   ├── ProjectExistsError          load=False on a folder that already holds a project
 │   ├── ProjectNotFoundError        load=True on a folder that holds no project
 │   ├── StateError (ValueError)     main_state.json is corrupt, foreign or from a newer version
+│   │   └── PricesError             prices.yaml is not a mapping of names to prices
 │   └── AlreadySetError             data/task/judge added twice without overwrite=True
 └── StorageError (OSError)          a file could not be read or written
     ├── DiskFullError               the disk or the user's quota is full (ENOSPC, EFBIG, EDQUOT)
@@ -39,6 +41,7 @@ from typing import Any
 __all__ = [
     "AlreadySetError",
     "ColumnError",
+    "CostCeilingError",
     "DataError",
     "DataFileError",
     "DiskFullError",
@@ -52,6 +55,7 @@ __all__ = [
     "MetricConfigError",
     "OutsideProjectError",
     "PermissionDeniedError",
+    "PricesError",
     "ProjectError",
     "ProjectExistsError",
     "ProjectNotFoundError",
@@ -195,6 +199,37 @@ class JudgeRunError(MetaEvaluatorError):
         """Each judge's `JudgeResults` by judge id, stopped judges' unfinished runs included."""
 
 
+class CostCeilingError(MetaEvaluatorError):
+    """The run stopped starting calls at its cost ceiling (`max_cost`, `--max-cost`).
+
+    Calls in flight were finished and every finished row is saved; the rows not asked yet are
+    left to do (they are not error rows). `spent` is what the run's calls cost (US dollars, at
+    the prices of `prices.yaml`), `max_cost` the ceiling, `remaining` the rows not asked per
+    judge id, `results` every judge's rows as the run left them. Run again with a higher
+    `max_cost`: finished rows are reused and only the rest are asked. The command line exits
+    with 5.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        results: Mapping[str, Any] | None = None,
+        spent: float = 0.0,
+        max_cost: float = 0.0,
+        remaining: Mapping[str, int] | None = None,
+    ) -> None:
+        super().__init__(message, field="max_cost")
+        self.results: dict[str, Any] = dict(results or {})
+        """Each judge's `JudgeResults` by judge id (unfinished runs included)."""
+        self.spent = spent
+        """US dollars the run's calls cost, as estimated from their tokens and the prices."""
+        self.max_cost = max_cost
+        """The ceiling, in US dollars."""
+        self.remaining: dict[str, int] = dict(remaining or {})
+        """Rows not asked, by judge id."""
+
+
 class ScoringError(MetaEvaluatorError, ValueError):
     """Labels that cannot be scored at all, or a metric function given arguments it cannot use.
 
@@ -235,6 +270,16 @@ class StateError(ProjectError, ValueError):
 
     Every problem is listed with its location in the file; restore the file from version control
     or upgrade meta-evaluator.
+    """
+
+
+class PricesError(StateError):
+    """The project's `prices.yaml` cannot be used: every problem is listed, with its place.
+
+    It must map a model name (or judge id) to `prompt` and `completion` US dollars per million
+    tokens (numbers >= 0; optionally `batch_prompt`, `batch_completion`). `path` is the file,
+    `field` the first entry and key at fault (`gpt-4o.completion`), `errors` every problem.
+    Fix the file as the message says.
     """
 
 

@@ -460,8 +460,9 @@ class MetaEvaluator:
             raise combined_error(problems, field="run")  # each problem listed in errors
         self._paths.check_inside()
         return plan_run(
-            self._paths.results_dir, judges, data, task, run_id=run_id, settings=settings
-        )
+            self._paths.results_dir, judges, data, task, run_id=run_id, settings=settings,
+            prices_file=self.project_dir / "prices.yaml",
+        )  # fmt: skip
 
     def run_judges_async(
         self,
@@ -498,7 +499,9 @@ class MetaEvaluator:
                 k of N of the rows, under a shared `run_id`), `batch=False` (ask through the
                 provider's batch engine; submitted batches are recorded in the run folder and
                 reconnected to on the next batch run), `batch_poll_interval=30.0`,
-                `batch_wait=None` (0 only submits), `cancel_batches=False`.
+                `batch_wait=None` (0 only submits), `cancel_batches=False`, `max_cost=None`
+                (US dollars all judges' calls may cost, priced by the project's `prices.yaml`;
+                no call starts once spent plus in flight would pass it).
 
         Raises:
             ProjectError: The project has no data or no task yet.
@@ -508,6 +511,9 @@ class MetaEvaluator:
                 judge's key variable is unset or its key holds stray characters (it makes no
                 call), its endpoint refused its requests, or was never reached. `errors` names
                 each stopped judge; `results` holds every judge's rows.
+            CostCeilingError: The run reached `max_cost`: calls in flight finished, rows not
+                asked stay to do (`remaining`); `results` holds every judge's rows.
+            PricesError: With `max_cost`, the project's `prices.yaml` cannot be used.
         """
         from meta_evaluator._async import run_sync
 

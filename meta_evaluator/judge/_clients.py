@@ -18,6 +18,7 @@ from meta_evaluator.llm.limits import EndpointKey, endpoint_key
 from meta_evaluator.llm.mock import MockClient
 from meta_evaluator.llm.openai import OpenAIClient
 from meta_evaluator.llm.openai_batch import OpenAIBatchClient
+from meta_evaluator.llm.transport import PooledTransport
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
 __all__ = ["LLMClient", "build_batch_client", "build_client", "judge_endpoint", "request_keys"]
@@ -89,9 +90,17 @@ def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:
 
 
 def build_client(
-    judge: Judge, http: httpx.AsyncClient | None, api_key: str | None, *, timeout: float
+    judge: Judge,
+    http: httpx.AsyncClient | None,
+    api_key: str | None,
+    *,
+    timeout: float,
+    direct: PooledTransport | None = None,
 ) -> LLMClient:
-    """The client for `judge`, sending through `http` (None only for the mock)."""
+    """The client for `judge`, sending through `http` (None only for the mock).
+
+    `direct`, the transport `http` was built over, takes the chat calls straight.
+    """
     if judge.llm_client == "mock":
         settings = judge.mock
         return MockClient(
@@ -101,13 +110,16 @@ def build_client(
         )
     assert http is not None, "HTTP judges need an HTTP client"
     if judge.llm_client == "anthropic":
-        return AnthropicClient(http, base_url=judge.base_url, api_key=api_key, timeout=timeout)
+        return AnthropicClient(
+            http, base_url=judge.base_url, api_key=api_key, timeout=timeout, direct=direct
+        )
     return OpenAIClient(
         http,
         base_url=judge.base_url,
         api_key=api_key,
         azure_api_version=judge.api_version if judge.llm_client == "azure_openai" else None,
         timeout=timeout,
+        direct=direct,
     )
 
 

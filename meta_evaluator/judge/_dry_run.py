@@ -17,6 +17,8 @@ from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.plan import JudgePlan, RunAction, RunPlan
 from meta_evaluator.llm.cache import ResponseCache
+from meta_evaluator.llm.prices import PICO
+from meta_evaluator.llm.spend import worst_case
 
 __all__ = ["JudgeSummary", "RunSummary", "summarize"]
 
@@ -53,6 +55,9 @@ class JudgeSummary:
     """Batches the rows to ask would fill (within the provider's limits), for a batch run."""
     batch_bytes: int = 0
     """Bytes of request lines those batches would send."""
+    worst_cost: float | None = None
+    """With `max_cost`: US dollars the calls would cost at most, each at its worst case (the
+    estimate the ceiling reserves); 0 for a mock judge; None without a ceiling."""
     from_cache: int = 0
     """Answers the response cache holds for the rows to ask: taken from it, not called."""
 
@@ -66,6 +71,8 @@ class RunSummary:
     """Retries after the first attempt: failed calls may add up to this many calls each."""
     refused: list[str]
     """One line per judge that would make no call (its key cannot be read), saying why."""
+    max_cost: float | None = None
+    """The run's cost ceiling, if any."""
 
     @property
     def rows(self) -> int:
@@ -92,6 +99,13 @@ class RunSummary:
         """Estimated tokens over all judges."""
         return sum(j.estimated_tokens for j in self.judges)
 
+    @property
+    def worst_cost(self) -> float | None:
+        """Worst-case US dollars over all judges, with `max_cost`; None without."""
+        if self.max_cost is None:
+            return None
+        return sum(j.worst_cost or 0.0 for j in self.judges)
+
 
 def summarize(plan: RunPlan) -> RunSummary:
     """Each judge's figures: rows, reused, calls, estimated tokens, batches, answers cached.
@@ -108,7 +122,13 @@ def summarize(plan: RunPlan) -> RunSummary:
         todo = [index for index in todo if plan.ids[index] not in judge_plan.waiting]
         builder = RequestBuilder(judge, plan.task, judge_plan.method)
         asked, cached = _calls(plan, judge_plan, builder, todo, cache, encoder)
-        tokens = sum(builder.build(plan.rows[index]).estimated_tokens() * n for index, n in asked)
+        requests = [(builder.build(plan.rows[index]), n) for index, n in asked if n]
+        tokens = sum(request.estimated_tokens() * n for request, n in requests)
+        worst: float | None = None
+        if settings.max_cost is not None:  # answers from the cache reserve nothing
+            price = plan.prices.get(judge.id)
+            units = sum(price.units(*worst_case(r)) * n for r, n in requests) if price else 0
+            worst = units / PICO
         batches, batch_bytes = 0, 0
         if judge_plan.batch and todo:
             for prepared in prepare_batches(
@@ -139,13 +159,14 @@ def summarize(plan: RunPlan) -> RunSummary:
                 batch=judge_plan.batch,
                 batches=batches,
                 batch_bytes=batch_bytes,
+                worst_cost=worst,
                 from_cache=cached,
             )
         )
     if cache is not None:
         cache.close()
     refused = [exc.message for exc in plan.refused]
-    return RunSummary(summaries, settings.max_retries, refused)
+    return RunSummary(summaries, settings.max_retries, refused, settings.max_cost)
 
 
 class _Encoder:

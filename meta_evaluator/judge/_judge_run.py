@@ -23,6 +23,7 @@ from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
 from meta_evaluator.llm.cache import RequestKeys, ResponseCache
 from meta_evaluator.llm.classify import CallFailed
 from meta_evaluator.llm.limits import EndpointKey
+from meta_evaluator.llm.spend import JudgeSpend
 from meta_evaluator.llm.types import ChatResponse
 
 __all__ = ["JudgeRun", "majority", "mark_started", "row_values", "start_over", "write_state"]
@@ -60,6 +61,9 @@ class JudgeRun:
     label_sets: dict[tuple[Any, ...], Mapping[str, Any]] | None = field(default=None, repr=False)
     """One mapping per distinct set of labels, shared by the rows that have it (a million
     rows of two labels: two dicts, not a million); None when a task is free text."""
+    spend: JudgeSpend | None = field(default=None, repr=False)
+    """The judge's share of the run's cost ceiling (`max_cost`); None without one, and for a
+    mock judge, which costs nothing."""
 
     judge: Judge = field(init=False, repr=False)
     """The judge (the plan's; a plain attribute, read for every row)."""

@@ -42,6 +42,7 @@ from meta_evaluator.judge.run_files import (
 )
 from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.llm.limits import EndpointKey
+from meta_evaluator.llm.prices import Price, Prices, read_prices
 from meta_evaluator.storage import check_inside_project, check_safe_name
 
 if TYPE_CHECKING:
@@ -144,6 +145,9 @@ class RunPlan:
     read (the task's shown columns and the judges' placeholders)."""
     ids: tuple[Any, ...] = field(repr=False)
     """Their ids, in the same order."""
+    prices: Mapping[str, Price] = field(default_factory=dict, repr=False)
+    """With `settings.max_cost`: the price of each judge that asks rows, by judge id (mock
+    judges cost nothing and have none)."""
 
     def summary(self) -> RunSummary:
         """The plan in figures (what a dry run prints): rows, reused, calls, tokens, batches."""
@@ -188,18 +192,26 @@ def plan_run(
     *,
     run_id: str | None = None,
     settings: RunSettings | None = None,
+    prices_file: Path | None = None,
 ) -> RunPlan:
     """Work out what a run of `judges` over `eval_data` would do; reads files, writes none.
+
+    With `settings.max_cost`, each judge that asks rows needs a price in `prices_file` (the
+    project's `prices.yaml`), by its id or its model; mock judges cost nothing.
 
     Raises:
         JudgeConfigError: Every problem found, one line each (`errors` lists them): a judge
             listed twice, a judge that cannot be run (an answering method that does not fit
-            the task, batches pending in its run ...), a shard without a run_id. A judge whose
+            the task, batches pending in its run, no price with `max_cost` ...), a shard
+            without a run_id. A judge whose
             key cannot be read is not raised but `refused`, unless no judge is left to run.
         UnsafeNameError: `run_id` is not a safe file name.
         StateError, StorageError: A run's files are corrupt.
+        PricesError: With `max_cost`, `prices_file` cannot be used.
     """
     settings = settings or RunSettings()
+    prices = read_prices(prices_file) if settings.max_cost is not None and prices_file else None
+    priced: dict[str, Price] = {}
     check_listed_once(judges)
     if run_id is not None:
         check_safe_name(run_id, field="run_id")
@@ -219,6 +231,8 @@ def plan_run(
             BatchLedger(plan.files).check_before_run(
                 judge.id, plan.fingerprint, batch=plan.batch, resume=settings.resume
             )
+            if settings.max_cost is not None and plan.todo and judge.llm_client != "mock":
+                priced[judge.id] = _price_of(judge, prices, prices_file)
         except JudgeConfigError as exc:
             problems.append(exc)
         else:
@@ -229,7 +243,31 @@ def plan_run(
     if len(refused) < len(problems) or (refused and not plans):
         raise combined_error(problems, field=KEY_FIELD if refused == problems else "judges")
     id_dtype = eval_data.ids.dtype
-    return RunPlan(tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids))
+    return RunPlan(
+        tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids),
+        prices=priced,
+    )  # fmt: skip
+
+
+def _price_of(judge: Judge, prices: Prices | None, prices_file: Path | None) -> Price:
+    """The price of a judge's calls, for a run with a cost ceiling.
+
+    Raises:
+        JudgeConfigError: Neither the judge's id nor its model has a price.
+    """
+    price = prices.for_judge(judge.id, judge.model) if prices is not None else None
+    if price is None:
+        where = prices_file if prices_file is not None else "prices.yaml"
+        found = "has no price for either" if prices is not None else "does not exist"
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: max_cost needs the price of its model {judge.model!r} (or of "
+            f"the judge id), and {where} {found}; add a line such as `{judge.model}: "
+            "{prompt: 0.15, completion: 0.6}` (US dollars per million tokens).",
+            judge_id=judge.id,
+            field="max_cost",
+            path=prices_file,
+        )
+    return price
 
 
 def check_listed_once(judges: Sequence[Judge]) -> None:

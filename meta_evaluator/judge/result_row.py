@@ -195,6 +195,9 @@ class JudgeOutcome:
     """Every row, in data order (`rows_frame`)."""
     complete: bool
     """Every row of the data (or shard) has a row and the judge was not stopped."""
+    cost_usd: float | None = None
+    """What this call's calls of the judge cost (US dollars, from `prices.yaml`), when the
+    run had a cost ceiling (`max_cost`); None otherwise."""
 
 
 FIELD_COLUMNS: dict[str, str] = {

@@ -6,15 +6,20 @@ endpoint share its per-minute budgets, and its connection pool is the sum of the
 failures that retrying may cure are retried (llm/retry.py); what remains becomes the row's
 outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
 one never reached (its first calls all fail to connect) is stopped by its breaker
-(`_breaker.py`) within a few calls. Batch judges go through `_batch.py` instead.
+(`_breaker.py`) within a few calls. With a cost ceiling (`max_cost`), every call of a priced
+judge reserves its worst case in the run's `Spend` first (llm/spend.py); once the ceiling is
+reached no call starts, and the rows not asked stay to do. Batch judges go through `_batch.py`
+instead.
 
 A row whose request was answered before (by any run on this machine) is answered from the
-response cache (`llm/cache.py`) without a call: no rate-limit admission, no breaker record.
+response cache (`llm/cache.py`) without a call: no rate-limit admission, no breaker record,
+no cost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Iterator, Mapping
@@ -25,7 +30,7 @@ import httpx
 import polars as pl
 
 from meta_evaluator._async import our_error_first
-from meta_evaluator.errors import JudgeRunError, StateError
+from meta_evaluator.errors import CostCeilingError, JudgeRunError, StateError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._batch import run_batch_judge
 from meta_evaluator.judge._clients import (
@@ -54,7 +59,8 @@ from meta_evaluator.llm.cache import ResponseCache
 from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
-from meta_evaluator.llm.transport import make_transport
+from meta_evaluator.llm.spend import CeilingReached, JudgeSpend, Spend
+from meta_evaluator.llm.transport import PooledTransport, make_transport, proxied
 from meta_evaluator.llm.types import ChatResponse
 
 __all__ = ["execute"]
@@ -85,12 +91,21 @@ async def execute(
             `results` holds each judge's `JudgeOutcome`, which the facade turns into
             `JudgeResults`).
         StateError: Another process is writing a judge's run (its lock is held).
+        CostCeilingError: After the calls in flight finished: the run reached its `max_cost`,
+            rows not asked remain (`results` as for `JudgeRunError`). A stopped judge's
+            `JudgeRunError` wins, saying this too.
     """
     settings = plan.settings
     for exc in plan.refused:  # said now too: the other judges may take hours
         logger.warning("%s The other judges run.", exc.message)
     runs = [JudgeRun.start(judge_plan, judge_endpoint(judge_plan.judge)[1], plan.task)
             for judge_plan in plan.judges]  # fmt: skip
+    spend = Spend(settings.max_cost) if settings.max_cost is not None else None
+    if spend is not None:
+        for run in runs:
+            price = plan.prices.get(run.judge.id)
+            if price is not None:  # (a mock judge has none: it costs nothing)
+                run.spend = JudgeSpend(spend, price, run.judge.id)
     rows, ids, task = plan.rows, plan.ids, plan.task
     progress = progress or Progress.for_terminal()
     # Judges on one endpoint and key share its limits; each judge keeps its own in-flight bound,
@@ -128,6 +143,7 @@ async def execute(
                     )
                 )
         live = {run.endpoint for run in runs if not run.plan.batch}
+        direct: dict[EndpointKey, PooledTransport] = {}
         for key, limit in limits.items():
             if key.client == "mock" or key not in live:
                 continue
@@ -135,9 +151,12 @@ async def execute(
             # The connect timeout ends before the attempt's: a connect that times out shows no
             # host is there (the breaker counts it), while the attempt's own timeout says nothing.
             connect = min(CONNECT_TIMEOUT, settings.timeout / 2)
+            own = make_transport(size) if transport is None else None
+            if own is not None and not proxied(key.base_url):
+                direct[key] = own  # chat calls skip the client's per-call machinery
             http[key] = await stack.enter_async_context(
                 httpx.AsyncClient(
-                    transport=transport or make_transport(size),
+                    transport=transport or own,
                     limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
                     timeout=httpx.Timeout(settings.timeout, connect=connect),
                 )
@@ -154,7 +173,11 @@ async def execute(
                         )
                         continue
                     client = build_client(
-                        run.judge, http.get(run.endpoint), run.api_key, timeout=settings.timeout
+                        run.judge,
+                        http.get(run.endpoint),
+                        run.api_key,
+                        timeout=settings.timeout,
+                        direct=direct.get(run.endpoint),
                     )
                     if cache is not None and run.judge.cache:
                         run.cache, run.cache_keys = cache, request_keys(run.judge, client)
@@ -162,12 +185,17 @@ async def execute(
                         _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
                         progress,
                     )  # fmt: skip
-    results = {run.judge.id: _finish(run, ids, task, plan.id_dtype) for run in runs}
+    results = {run.judge.id: _finish(run, ids, task, plan.id_dtype, spend) for run in runs}
+    ceiling = _ceiling_error(spend, results, len(ids)) if spend is not None else None
     stopped = [(exc.judge_id, exc.field, exc.message) for exc in plan.refused]
     stopped += [(r.judge.id, "endpoint", r.failure) for r in runs if r.failure]
     if stopped:
+        if ceiling is not None:
+            stopped.append((None, "max_cost", ceiling.message))
         raise _stopped_error(stopped, finished=[r.judge.id for r in runs if not r.failure],
                              results=results)  # fmt: skip
+    if ceiling is not None:
+        raise ceiling
     return results
 
 
@@ -185,6 +213,27 @@ def _open_cache(runs: list[JudgeRun], settings: RunSettings) -> ResponseCache | 
     ):  # fmt: skip
         return None
     return ResponseCache.open(settings.cache_dir, max_mb=settings.cache_max_mb)
+
+
+def _ceiling_error(
+    spend: Spend, results: dict[str, JudgeOutcome], rows: int
+) -> CostCeilingError | None:
+    """The error saying the run reached its cost ceiling, or None when it did not."""
+    if not spend.reached:
+        return None
+    remaining = {j: rows - o.frame.height for j, o in results.items() if o.frame.height < rows}
+    left = sum(remaining.values())
+    each = ", ".join(f"{judge}: {count}" for judge, count in remaining.items())
+    return CostCeilingError(
+        f"stopped at the cost ceiling: the run's calls cost ${spend.spent_usd:.4f} of max_cost "
+        f"${spend.max_cost:.4f} (priced by prices.yaml), and the next call would pass it; "
+        f"{left} rows not asked ({each}). Finished rows are kept: run again to go on (each run "
+        "counts its own calls; a higher --max-cost / max_cost= asks more of them).",
+        results=results,
+        spent=spend.spent_usd,
+        max_cost=spend.max_cost,
+        remaining=remaining,
+    )
 
 
 def _check_unchanged(plan: JudgePlan) -> None:
@@ -296,6 +345,8 @@ async def _ask_rows(
     for index in todo:
         if run.breaker.tripped:  # the endpoint is not there: the rest stay unasked
             return
+        if run.spend is not None and run.spend.spend.reached:  # the cost ceiling: the same
+            return
         row, row_id = rows[index], ids[index]
         samples = []
         for number in range(settings.consistency):
@@ -308,8 +359,8 @@ async def _ask_rows(
         if len(samples) < settings.consistency:
             # The judge is stopping: a row with fewer answers than asked for is not done, and
             # saved it would be kept as if it were; left unasked, a later run asks it whole.
-            if not run.breaker.tripped:  # the endpoint refused the request itself
-                judge_scope.cancel()
+            if not run.breaker.tripped and not (run.spend and run.spend.spend.reached):
+                judge_scope.cancel()  # the endpoint refused the request itself
             continue
         values = samples[0] if len(samples) == 1 else majority(samples, task)
         assert values is not None, "consistency answers make a row"
@@ -378,10 +429,11 @@ async def _ask(
         run.breaker.record(None)
         return answer
 
+    paid = attempt if run.spend is None else functools.partial(run.spend.call, request, attempt)
     with run.breaker.guard() as guard:
         try:
             response = await call_with_retries(
-                attempt,
+                paid,
                 max_retries=settings.max_retries,
                 backoff_base=settings.backoff_base,
                 backoff_cap=settings.backoff_cap,
@@ -390,6 +442,8 @@ async def _ask(
             )
         except CallFailed as exc:
             failure = exc
+        except CeilingReached:  # no call may start: the row stays unasked, as the rest
+            return None
         except EndpointRejected as exc:
             if (
                 method == "structured"
@@ -429,14 +483,19 @@ async def _ask(
 
 
 def _finish(
-    run: JudgeRun, ids: tuple[Any, ...], task: EvalTask, id_dtype: pl.DataType
+    run: JudgeRun,
+    ids: tuple[Any, ...],
+    task: EvalTask,
+    id_dtype: pl.DataType,
+    spend: Spend | None = None,
 ) -> JudgeOutcome:
     """Merge kept and new rows in data order; a complete run also gets its table and state."""
     by_id = {**run.kept, **run.new_rows}
     ordered = [by_id[i] for i in ids if i in by_id]
     complete = len(ordered) == len(ids) and run.failure is None
     frame = rows_frame(ordered, task, id_dtype)
-    outcome = JudgeOutcome(run.judge.id, run.files.run_id, frame, complete)
+    cost = spend.judge_usd(run.judge.id) if spend is not None else None
+    outcome = JudgeOutcome(run.judge.id, run.files.run_id, frame, complete, cost)
     if run.plan.unchanged or not (run.started or complete):
         return outcome  # nothing was asked: the files stay as they were
     if complete:

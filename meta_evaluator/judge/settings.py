@@ -78,6 +78,11 @@ class RunSettings(ConfigModel):
     cancel_batches: StrictBool = False
     """With `batch`: cancel the run's pending batches (submitting nothing), then collect what
     they hold; the rest become `batch_canceled` error rows."""
+    max_cost: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
+    """US dollars the run's calls may cost, all judges together, priced by the project's
+    `prices.yaml`: no call starts once what was spent plus what is in flight would pass it
+    (rows not asked stay to do; `CostCeilingError`). Mock judges cost nothing. Not with
+    `batch` (a batch is paid when the provider runs it)."""
     cache: StrictBool = True
     """Reuse answers stored by earlier runs for identical requests, and store new ones (the
     response cache, `meta_evaluator.llm.cache`); False: every row is asked of the endpoint,
@@ -109,6 +114,16 @@ class RunSettings(ConfigModel):
             raise ValueError("cancel_batches needs batch=True (it cancels the run's batches)")
         return self
 
+    @model_validator(mode="after")
+    def _max_cost_is_live(self) -> RunSettings:
+        if self.max_cost is not None and self.batch:
+            raise ValueError(
+                "max_cost does not apply to batch=True: a batch is paid when the provider runs "
+                "it, after the run submitted it whole; run live with max_cost, or estimate a "
+                "batch's cost with a dry run"
+            )
+        return self
+
     @classmethod
     def _error_root(cls, data: dict[str, Any]) -> str:
         return "run settings"
@@ -136,6 +151,7 @@ class RunOptions(TypedDict, total=False):
     batch_poll_interval: float
     batch_wait: float | None
     cancel_batches: bool
+    max_cost: float | None
     cache: bool
     cache_dir: str | Path | None
     cache_max_mb: float

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, TypedDict
 import httpx
 
 from meta_evaluator.llm._http import json_object, list_model_ids, post_json, send
+from meta_evaluator.llm.transport import PooledTransport
 
 __all__ = [
     "Endpoint",
@@ -59,6 +60,9 @@ class Endpoint:
     """The headers every request carries (the key as the provider wants it, versions ...)."""
     timeout: float
     """Seconds one attempt may take, connect to last byte."""
+    direct: PooledTransport | None = None
+    """The transport `http` sends through, when chat calls may go to it straight (see
+    `_http.post_json`); None sends them through `http` (a test's transport, a proxy)."""
 
     def derive(self, *, timeout: float, extra_headers: Mapping[str, str] | None) -> Endpoint:
         """The same endpoint with another timeout and `extra_headers` added (batch calls)."""
@@ -80,6 +84,7 @@ class Endpoint:
             body=body,
             timeout=self.timeout,
             secret=self.key,
+            direct=self.direct,
         )
         return answer
 
@@ -144,6 +149,8 @@ class EndpointOptions(EndpointAddress, total=False):
 
     timeout: float
     """Seconds one attempt may take, connect to last byte."""
+    direct: PooledTransport | None
+    """The transport `http` was built over, for chat calls to go to straight (`Endpoint.direct`)."""
 
 
 class EndpointClient:
@@ -163,9 +170,10 @@ class EndpointClient:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
+        direct: PooledTransport | None = None,
     ) -> None:
         root = self._root(root_url(base_url, self.default_base_url))
-        self.endpoint = Endpoint(http, root, api_key, self._auth(api_key), timeout)
+        self.endpoint = Endpoint(http, root, api_key, self._auth(api_key), timeout, direct)
 
     @property
     def headers(self) -> dict[str, str]:

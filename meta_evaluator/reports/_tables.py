@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator.llm.prices import Price
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 
 __all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_rows"]
@@ -40,14 +41,13 @@ MAIN_SCORES = {
 
 def judge_rows(
     results: Mapping[str, pl.DataFrame],
-    prices: Mapping[str, Mapping[str, float]] | None = None,
+    prices: Mapping[str, Price] | None = None,
     models: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Per judge: rows per outcome, tokens, latency (mean, p50, p95 of answered calls), cost.
 
-    `prices` maps a model (or judge id) to `prompt` and `completion` prices per million tokens
-    (and optionally `batch_prompt` and `batch_completion`, for rows answered by a provider
-    batch; half the live price by default); without a price the cost is None. Rows answered
+    `prices` maps a model (or judge id, which wins) to its `Price` (`prices.yaml`: rows a
+    provider batch answered at its batch price); without a price the cost is None. Rows answered
     from the response cache (`cached`) cost nothing: their tokens are counted, not priced.
     """
     rows = []
@@ -175,28 +175,18 @@ def _number(value: Any) -> bool:
 def _cost(
     prompt: int | None,
     completion: int | None,
-    price: Mapping[str, float],
+    price: Price,
     batched: pl.DataFrame,
 ) -> float:
     """US dollars for the tokens; rows a provider batch answered at the batch price.
 
     The batch price is `batch_prompt` / `batch_completion` when given, else half the live
-    price (OpenAI's and Anthropic's batch discount).
+    price (OpenAI's and Anthropic's batch discount): `Price.batch`.
     """
-    live_prompt, live_completion = (
-        float(price.get("prompt", 0.0)),
-        float(price.get("completion", 0.0)),
-    )
-    batch_prompt = float(price.get("batch_prompt", live_prompt / 2))
-    batch_completion = float(price.get("batch_completion", live_completion / 2))
     in_batch_prompt = _sum(batched, "llm_prompt_tokens") or 0
     in_batch_completion = _sum(batched, "llm_completion_tokens") or 0
-    return (
-        ((prompt or 0) - in_batch_prompt) * live_prompt
-        + in_batch_prompt * batch_prompt
-        + ((completion or 0) - in_batch_completion) * live_completion
-        + in_batch_completion * batch_completion
-    ) / 1e6
+    live = price.cost((prompt or 0) - in_batch_prompt, (completion or 0) - in_batch_completion)
+    return live + price.batch().cost(in_batch_prompt, in_batch_completion)
 
 
 def _sum(frame: pl.DataFrame, column: str) -> int | None:

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from meta_evaluator.errors import StateError
+from meta_evaluator.llm.prices import read_prices
 from meta_evaluator.reports._tables import RESULT_COLUMNS, judge_rows, reason_rows, score_rows
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
-from meta_evaluator.storage import atomic_write_text, read_yaml, write_csv
+from meta_evaluator.storage import atomic_write_text, write_csv
 
 if TYPE_CHECKING:
     import polars as pl
@@ -94,18 +94,19 @@ def write_report(evaluator: ReportedProject, out_dir: str | Path | None = None) 
     Prices for the cost column come from `<project>/prices.yaml` when it exists: a mapping of
     model (or judge id) to `prompt` and `completion` US dollars per million tokens, and
     optionally `batch_prompt` and `batch_completion` for rows a provider batch answered (half
-    the live price by default).
+    the live price by default); `meta_evaluator.llm.prices` reads it.
 
     Raises:
+        PricesError: `prices.yaml` cannot be used (a `StateError`).
         StateError: A results or scores file cannot be read.
         StorageError: A report file cannot be written.
     """
     folder = Path(out_dir) if out_dir is not None else evaluator.paths.reports_dir
     judges, humans = _results(evaluator)
     models = {j.id: j.model for j in evaluator.judge_registry.values()}
-    prices = _prices(evaluator.project_dir / "prices.yaml")
+    prices = read_prices(evaluator.project_dir / "prices.yaml")
     scores = load_scores(evaluator.paths.scores_dir)
-    judge_table = judge_rows(judges, prices, models)
+    judge_table = judge_rows(judges, prices.table if prices is not None else None, models)
     reasons = reason_rows(judges)
     score_table = score_rows(scores)
     plots = sorted(evaluator.paths.scores_dir.glob("*/*/*.png"))
@@ -147,33 +148,6 @@ JUDGE_COLUMNS = [
     "judge", "rows", "valid", "invalid", "error", "prompt_tokens", "completion_tokens",
     "latency_mean_ms", "latency_p95_ms", "cost_usd",
 ]  # fmt: skip
-
-
-PRICE_KEYS = frozenset({"prompt", "completion", "batch_prompt", "batch_completion"})
-
-
-def _prices(path: Path) -> dict[str, dict[str, float]] | None:
-    if not path.is_file():
-        return None
-    raw = read_yaml(path)
-    if not isinstance(raw, dict) or not all(
-        isinstance(v, dict) and all(isinstance(x, int | float) for x in v.values())
-        for v in raw.values()
-    ):
-        raise StateError(
-            f"{path}: must map a model or judge id to {{prompt: ..., completion: ...}} US dollars "
-            "per million tokens.",
-            path=path,
-        )
-    for name, price in raw.items():
-        unknown = sorted(set(map(str, price)) - PRICE_KEYS)
-        if unknown:
-            raise StateError(
-                f"{path}: {name}: unknown price keys {unknown}; the keys are {sorted(PRICE_KEYS)}.",
-                path=path,
-                field=str(name),
-            )
-    return {str(k): {str(a): float(b) for a, b in v.items()} for k, v in raw.items()}
 
 
 def _markdown(rows: list[dict[str, Any]], columns: list[str]) -> str:

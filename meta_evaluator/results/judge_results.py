@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from meta_evaluator.errors import JudgeRunError
+from meta_evaluator.errors import CostCeilingError, JudgeRunError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.result_row import (
     ROW_COLUMNS,
@@ -37,11 +37,20 @@ class JudgeResults:
     """
 
     def __init__(
-        self, judge_id: str, run_id: str, results_data: pl.DataFrame, *, complete: bool = True
+        self,
+        judge_id: str,
+        run_id: str,
+        results_data: pl.DataFrame,
+        *,
+        complete: bool = True,
+        cost_usd: float | None = None,
     ) -> None:
         self.judge_id = judge_id
         self.run_id = run_id
         self.complete = complete
+        self.cost_usd = cost_usd
+        """What the run call's calls of this judge cost (US dollars, priced by `prices.yaml`)
+        when it had a cost ceiling (`max_cost`); None otherwise."""
         self._frame = results_data
 
     @classmethod
@@ -67,7 +76,13 @@ class JudgeResults:
     @classmethod
     def from_outcome(cls, outcome: JudgeOutcome) -> JudgeResults:
         """The results of one judge as the runner handed them back."""
-        return cls(outcome.judge_id, outcome.run_id, outcome.frame, complete=outcome.complete)
+        return cls(
+            outcome.judge_id,
+            outcome.run_id,
+            outcome.frame,
+            complete=outcome.complete,
+            cost_usd=outcome.cost_usd,
+        )
 
     @property
     def results_data(self) -> pl.DataFrame:
@@ -120,11 +135,12 @@ def results_of(outcomes: Mapping[str, JudgeOutcome]) -> dict[str, JudgeResults]:
 async def results_of_run(run: Awaitable[Mapping[str, JudgeOutcome]]) -> dict[str, JudgeResults]:
     """Await a run of the judges (`judge.runner.execute`) and give its results by judge id.
 
-    A `JudgeRunError` is raised again with its `results` turned into `JudgeResults` too.
+    A `JudgeRunError` or `CostCeilingError` is raised again with its `results` turned into
+    `JudgeResults` too.
     """
     try:
         outcomes = await run
-    except JudgeRunError as exc:
+    except (JudgeRunError, CostCeilingError) as exc:
         exc.results = results_of(exc.results)
         raise
     return results_of(outcomes)

@@ -223,3 +223,14 @@ async def test_answers_of_a_cancelled_run_are_stored(tmp_path: Path) -> None:
     results = await evaluator.arun_judges(run_id="other", max_concurrency=4, transport=fast)
     assert fast.calls == n - done  # what the cancelled run received was not paid again
     assert results["j"].results_data["cached"].sum() == done
+
+
+def test_rows_from_the_cache_cost_nothing_under_a_cost_ceiling(tmp_path: Path) -> None:
+    evaluator, server = project(tmp_path), Server(lambda request, n: None)
+    run(evaluator, server, run_id="a")
+    (tmp_path / "p" / "prices.yaml").write_text("m: {prompt: 1.0, completion: 1.0}\n")
+    results = evaluator.run_judges_async(
+        run_id="b", max_cost=0.0, transport=httpx.MockTransport(server)
+    )["j"]  # no CostCeilingError: nothing is reserved nor spent for a stored answer
+    assert server.total == ROWS and results.results_data["cached"].all()
+    assert results.cost_usd == 0.0

@@ -506,7 +506,7 @@ async def test_post_json_returns_the_object_and_the_time_taken() -> None:
 
 @pytest.mark.anyio
 async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> None:
-    """Calls skip AsyncClient.send's machinery, but not the transport it would pick (a proxy)."""
+    """Without `direct`, calls go through AsyncClient.send: the transport for the URL (a proxy)."""
     seen: list[str] = []
 
     def mounted(request: httpx.Request) -> httpx.Response:
@@ -527,9 +527,31 @@ async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> Non
         via_default, _ = await post_json(
             http, "http://other.example/v1/x", headers={}, body={}, timeout=5
         )
-        assert not http.cookies  # the cookie jar is never filled
     assert (via_mount, via_default) == ({"via": "mount"}, {"via": "default"})
     assert seen == ["mounted http://judge.example/v1/x", "default http://other.example/v1/x"]
+
+
+@pytest.mark.anyio
+async def test_post_json_with_direct_skips_the_clients_machinery() -> None:
+    """`direct` takes the call itself: no event hook of the client runs, same answer."""
+    from meta_evaluator.llm.transport import PooledTransport
+    from tests.fake_llm import start_in_thread
+
+    hooked: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        hooked.append(request.url.path)
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "Say yes."}]}
+    with start_in_thread() as server:
+        url = f"{server.base_url}/v1/chat/completions"
+        direct = PooledTransport(max_connections=2)
+        async with httpx.AsyncClient(transport=direct, event_hooks={"request": [hook]}) as http:
+            fast, _ = await post_json(http, url, headers={}, body=body, timeout=5, direct=direct)
+            assert not hooked
+            slow, _ = await post_json(http, url, headers={}, body=body, timeout=5)
+            assert hooked == ["/v1/chat/completions"]  # without `direct`: through send
+    assert fast["choices"][0]["message"] == slow["choices"][0]["message"]
 
 
 @pytest.mark.anyio

@@ -141,12 +141,13 @@ def _tokens_frame(batch_ids: list[str | None]) -> pl.DataFrame:
 
 
 def test_rows_answered_in_a_batch_cost_the_batch_price() -> None:
+    from meta_evaluator.llm.prices import Price
     from meta_evaluator.reports._tables import judge_rows
 
     frame = _tokens_frame([None, "batch_1", "batch_1", None])  # prompt 100..400, completion 10..40
     live_prompt, live_completion = 100 + 400, 10 + 40
     batch_prompt, batch_completion = 200 + 300, 20 + 30
-    default = judge_rows({"j": frame}, {"j": {"prompt": 2.0, "completion": 8.0}})[0]
+    default = judge_rows({"j": frame}, {"j": Price(2.0, 8.0)})[0]
     assert default["cost_usd"] == pytest.approx(
         (live_prompt * 2.0 + live_completion * 8.0 + batch_prompt * 1.0 + batch_completion * 4.0)
         / 1e6,
@@ -154,7 +155,7 @@ def test_rows_answered_in_a_batch_cost_the_batch_price() -> None:
     )
     given = judge_rows(
         {"j": frame},
-        {"j": {"prompt": 2.0, "completion": 8.0, "batch_prompt": 0.5, "batch_completion": 3.0}},
+        {"j": Price(2.0, 8.0, batch_prompt=0.5, batch_completion=3.0)},
     )[0]
     assert given["cost_usd"] == pytest.approx(
         (live_prompt * 2.0 + live_completion * 8.0 + batch_prompt * 0.5 + batch_completion * 3.0)
@@ -162,22 +163,21 @@ def test_rows_answered_in_a_batch_cost_the_batch_price() -> None:
         rel=1e-12,
     )
     # Results written before batch_id existed have no such column: every row is live.
-    old = judge_rows({"j": frame.drop("batch_id")}, {"j": {"prompt": 2.0, "completion": 8.0}})[0]
+    old = judge_rows({"j": frame.drop("batch_id")}, {"j": Price(2.0, 8.0)})[0]
     assert old["cost_usd"] == pytest.approx((1000 * 2.0 + 100 * 8.0) / 1e6, rel=1e-12)
 
 
 def test_rows_answered_from_the_response_cache_cost_nothing() -> None:
+    from meta_evaluator.llm.prices import Price
     from meta_evaluator.reports._tables import judge_rows
 
     frame = _tokens_frame([None, None, "batch_1", None]).with_columns(
         cached=pl.Series([True, False, False, True])
     )  # prompt 100..400, completion 10..40; rows 1 and 4 from the cache
-    row = judge_rows({"j": frame}, {"j": {"prompt": 2.0, "completion": 8.0}})[0]
+    row = judge_rows({"j": frame}, {"j": Price(2.0, 8.0)})[0]
     assert row["prompt_tokens"] == 1000  # counted...
     assert row["cost_usd"] == pytest.approx(  # ...but only the calls made are priced
         (200 * 2.0 + 20 * 8.0 + 300 * 1.0 + 30 * 4.0) / 1e6, rel=1e-12
     )
-    every = judge_rows(
-        {"j": frame.with_columns(cached=pl.lit(True))}, {"j": {"prompt": 2.0, "completion": 8.0}}
-    )[0]
+    every = judge_rows({"j": frame.with_columns(cached=pl.lit(True))}, {"j": Price(2.0, 8.0)})[0]
     assert every["cost_usd"] == 0.0
