@@ -44,6 +44,8 @@ def print_run_summary(
 ) -> tuple[int, int]:
     """Print each judge's counts, then the top reasons of its errors; return (errors, waiting).
 
+    A judge's line says how many of its rows were answered from the response cache.
+
     Printed on every run, terminal or not: a scheduler's log says why rows failed. A judge in
     `stopped` (named by the run's `JudgeRunError`) is labelled so; with a cost ceiling
     (`max_cost`) each judge's cost is shown, the run's total against the ceiling, and an
@@ -57,6 +59,10 @@ def print_run_summary(
         counts = result.counts()
         errors += counts["error"]
         shown = " ".join(f"{k}={v}" for k, v in counts.items() if k != "skipped")
+        frame = result.results_data
+        cached = int(frame["cached"].sum()) if "cached" in frame.columns else 0
+        if cached:
+            shown += f" ({cached} from the response cache)"
         of = f", shard {part[0]}/{part[1]}" if part is not None else ""
         if result.cost_usd is not None:
             shown += f" cost=${result.cost_usd:.4f}"
@@ -111,13 +117,18 @@ def print_plan(
                 "requests)"
             )
         print(f"  calls:            {judge.calls}")
+        if judge.from_cache:
+            print(
+                f"  from the cache:   {judge.from_cache} (answers stored by earlier runs; no call)"
+            )
         print(f"  estimated tokens: {judge.estimated_tokens}")
         if judge.worst_cost is not None:
             print(f"  worst-case cost:  ${judge.worst_cost:.4f}")
     count = len(plan.judges)
+    cached = f", {plan.from_cache} answers from the response cache" if plan.from_cache else ""
     print(
         f"Total: {count} judge{'s' if count != 1 else ''}, {plan.rows} rows, {plan.reused} "
-        f"reused, {plan.calls} calls, {plan.estimated_tokens} estimated tokens"
+        f"reused, {plan.calls} calls{cached}, {plan.estimated_tokens} estimated tokens"
     )
     print(
         f"Calls are counted before retries (each failed call may be retried {plan.max_retries} "

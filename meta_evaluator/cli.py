@@ -140,7 +140,7 @@ def _default(name: str) -> Any:
     return RunSettings.model_fields[name].default
 
 
-_FLAGS = {"batch_poll_interval": "--batch-poll", "resume": "--no-resume"}
+_FLAGS = {"batch_poll_interval": "--batch-poll", "resume": "--no-resume", "cache": "--no-cache"}
 """Run options whose flag is not the option's name with dashes."""
 
 
@@ -230,6 +230,24 @@ def run(
             "collect what they answered; the rest become errors that --retry error asks again."
         ),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Ask every row of the endpoint, neither reusing answers stored by earlier runs "
+            "nor storing new ones (for runs measuring drift).",
+        ),
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="The response cache's folder (default: $META_EVALUATOR_CACHE_DIR, else the "
+            "user cache folder, ~/.cache/meta-evaluator on Linux)."
+        ),
+    ] = None,
+    cache_max_mb: Annotated[
+        float, typer.Option(help="Most MB the response cache keeps (least recently used go).")
+    ] = _default("cache_max_mb"),
     check: CheckOption = False,
     max_cost: Annotated[
         float | None,
@@ -274,6 +292,9 @@ def run(
         batch_wait=batch_wait,
         cancel_batches=cancel_batches,
         max_cost=max_cost,
+        cache=not no_cache,
+        cache_dir=cache_dir,
+        cache_max_mb=cache_max_mb,
     )
     part = settings.shard
     judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges is not None else None

@@ -21,6 +21,18 @@ from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
 
 
+@pytest.fixture(autouse=True)
+def response_cache_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A response cache folder of the test's own (META_EVALUATOR_CACHE_DIR, which subprocesses
+    inherit): no test writes to ~/.cache, and none sees another's stored answers (many count
+    the calls a run makes)."""
+    folder = tmp_path_factory.mktemp("response-cache")
+    monkeypatch.setenv("META_EVALUATOR_CACHE_DIR", str(folder))
+    return folder
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file below `folder` (hidden ones included) with its bytes."""
     return {

@@ -13,6 +13,7 @@ from meta_evaluator.llm import anthropic, openai
 from meta_evaluator.llm.anthropic import AnthropicClient
 from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient
 from meta_evaluator.llm.batch import BatchClient
+from meta_evaluator.llm.cache import RequestKeys
 from meta_evaluator.llm.limits import EndpointKey, endpoint_key
 from meta_evaluator.llm.mock import MockClient
 from meta_evaluator.llm.openai import OpenAIClient
@@ -20,7 +21,7 @@ from meta_evaluator.llm.openai_batch import OpenAIBatchClient
 from meta_evaluator.llm.transport import PooledTransport
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["LLMClient", "build_batch_client", "build_client", "judge_endpoint"]
+__all__ = ["LLMClient", "build_batch_client", "build_client", "judge_endpoint", "request_keys"]
 
 # The variable read when a judge of a hosted provider names none.
 DEFAULT_KEY_VARIABLES = {
@@ -142,3 +143,14 @@ def build_batch_client(
         timeout=timeout,
         extra_headers=judge.extra_headers,
     )
+
+
+def request_keys(judge: Judge, client: LLMClient) -> RequestKeys | None:
+    """The response cache's keys for `judge`'s requests through `client`; None for the mock.
+
+    The mock answers offline and for free: there is nothing to save by storing its answers.
+    """
+    if not isinstance(client, OpenAIClient | AnthropicClient):
+        return None
+    url = client.url(judge.model)
+    return RequestKeys(judge.llm_client, url, judge.extra_headers, body=client.body)

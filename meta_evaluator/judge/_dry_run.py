@@ -6,14 +6,17 @@ follows pick the same run to continue, reuse the same rows and ask the same ones
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import httpx
 
 from meta_evaluator.judge._batch import prepare_batches
-from meta_evaluator.judge._clients import build_batch_client
+from meta_evaluator.judge._clients import build_batch_client, build_client, request_keys
+from meta_evaluator.judge._parse import parse_answer
 from meta_evaluator.judge._prompting import RequestBuilder
-from meta_evaluator.judge.plan import RunAction, RunPlan
+from meta_evaluator.judge.plan import JudgePlan, RunAction, RunPlan
+from meta_evaluator.llm.cache import ResponseCache
 from meta_evaluator.llm.prices import PICO
 from meta_evaluator.llm.spend import worst_case
 
@@ -34,7 +37,8 @@ class JudgeSummary:
     reused: int
     """Rows already answered, with the same judge fingerprint, that would be kept."""
     calls: int
-    """Calls to make before any retry: rows to ask times answers per row (consistency)."""
+    """Calls to make before any retry: rows to ask times answers per row (consistency), less
+    the answers the response cache holds."""
     estimated_tokens: int
     """Sum of `ChatRequest.estimated_tokens()` over the calls: prompt plus answer allowance."""
     action: RunAction
@@ -54,6 +58,8 @@ class JudgeSummary:
     worst_cost: float | None = None
     """With `max_cost`: US dollars the calls would cost at most, each at its worst case (the
     estimate the ceiling reserves); 0 for a mock judge; None without a ceiling."""
+    from_cache: int = 0
+    """Answers the response cache holds for the rows to ask: taken from it, not called."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,11 @@ class RunSummary:
         return sum(j.calls for j in self.judges)
 
     @property
+    def from_cache(self) -> int:
+        """Answers from the response cache over all judges."""
+        return sum(j.from_cache for j in self.judges)
+
+    @property
     def estimated_tokens(self) -> int:
         """Estimated tokens over all judges."""
         return sum(j.estimated_tokens for j in self.judges)
@@ -97,28 +108,31 @@ class RunSummary:
 
 
 def summarize(plan: RunPlan) -> RunSummary:
-    """Each judge's figures: rows, reused, calls, estimated tokens, batches; reads nothing new."""
+    """Each judge's figures: rows, reused, calls, estimated tokens, batches, answers cached.
+
+    Reads the response cache (read-only) for the judges that use it; writes nothing.
+    """
     settings = plan.settings
     summaries = []
-    encoder_http: httpx.AsyncClient | None = None  # made once: each costs ~50 ms (TLS setup)
+    encoder = _Encoder()
+    cache = ResponseCache.peek(settings.cache_dir) if settings.cache else None
     for judge_plan in plan.judges:
         judge = judge_plan.judge
         todo = [] if judge_plan.batch and settings.cancel_batches else judge_plan.todo
         todo = [index for index in todo if plan.ids[index] not in judge_plan.waiting]
         builder = RequestBuilder(judge, plan.task, judge_plan.method)
-        requests = [builder.build(plan.rows[index]) for index in todo]
-        tokens = sum(request.estimated_tokens() for request in requests)
+        asked, cached = _calls(plan, judge_plan, builder, todo, cache, encoder)
+        requests = [(builder.build(plan.rows[index]), n) for index, n in asked if n]
+        tokens = sum(request.estimated_tokens() * n for request, n in requests)
         worst: float | None = None
-        if settings.max_cost is not None:
+        if settings.max_cost is not None:  # answers from the cache reserve nothing
             price = plan.prices.get(judge.id)
-            units = sum(price.units(*worst_case(r)) for r in requests) if price else 0
-            worst = units * settings.consistency / PICO
+            units = sum(price.units(*worst_case(r)) * n for r, n in requests) if price else 0
+            worst = units / PICO
         batches, batch_bytes = 0, 0
         if judge_plan.batch and todo:
-            if encoder_http is None:  # only to build the batch clients; never sends
-                encoder_http = httpx.AsyncClient()
             for prepared in prepare_batches(
-                build_batch_client(judge, encoder_http, None, timeout=60.0),
+                build_batch_client(judge, encoder.http, None, timeout=60.0),
                 builder,
                 [plan.rows[index] for index in todo],
                 settings.consistency,
@@ -134,8 +148,8 @@ def summarize(plan: RunPlan) -> RunSummary:
                 base_url=judge_plan.endpoint.base_url,
                 rows=len(plan.ids),
                 reused=len(judge_plan.kept),
-                calls=len(todo) * settings.consistency,
-                estimated_tokens=tokens * settings.consistency,
+                calls=len(todo) * settings.consistency - cached,
+                estimated_tokens=tokens,
                 action=action,
                 run_id=None if action == "new" else judge_plan.run_id,
                 source_run_id=judge_plan.source_run_id,
@@ -146,7 +160,58 @@ def summarize(plan: RunPlan) -> RunSummary:
                 batches=batches,
                 batch_bytes=batch_bytes,
                 worst_cost=worst,
+                from_cache=cached,
             )
         )
+    if cache is not None:
+        cache.close()
     refused = [exc.message for exc in plan.refused]
     return RunSummary(summaries, settings.max_retries, refused, settings.max_cost)
+
+
+class _Encoder:
+    """An HTTP client made once, when first needed, only to build clients; it never sends.
+
+    (Each costs about 50 ms to make: its TLS setup.)
+    """
+
+    @functools.cached_property
+    def http(self) -> httpx.AsyncClient:
+        """The client."""
+        return httpx.AsyncClient()
+
+
+def _calls(
+    plan: RunPlan,
+    judge_plan: JudgePlan,
+    builder: RequestBuilder,
+    todo: list[int],
+    cache: ResponseCache | None,
+    encoder: _Encoder,
+) -> tuple[list[tuple[int, int]], int]:
+    """(each row to ask with its calls, the answers the cache holds): as the run would count.
+
+    A stored answer counts unless its row's outcome is one `retry` names (asked again).
+    """
+    settings, judge = plan.settings, judge_plan.judge
+    samples = settings.consistency
+    keys = None
+    if cache is not None and judge.cache and not judge_plan.batch and judge.llm_client != "mock":
+        keys = request_keys(
+            judge, build_client(judge, encoder.http, None, timeout=settings.timeout)
+        )
+    if keys is None or cache is None:
+        return [(index, samples) for index in todo], 0
+    asked, cached = [], 0
+    for index in todo:
+        request = builder.build(plan.rows[index])
+        stored = [cache.get(keys.key(request, sample)) for sample in range(samples)]
+        hits = sum(
+            1
+            for answer in stored
+            if answer is not None
+            and parse_answer(answer, plan.task, judge_plan.method).outcome not in settings.retry
+        )
+        cached += hits
+        asked.append((index, samples - hits))
+    return asked, cached

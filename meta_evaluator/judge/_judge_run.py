@@ -20,6 +20,7 @@ from meta_evaluator.judge.config import Judge
 from meta_evaluator.judge.plan import JudgePlan
 from meta_evaluator.judge.result_row import Outcome, ResultRow
 from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
+from meta_evaluator.llm.cache import RequestKeys, ResponseCache
 from meta_evaluator.llm.classify import CallFailed
 from meta_evaluator.llm.limits import EndpointKey
 from meta_evaluator.llm.spend import JudgeSpend
@@ -52,6 +53,11 @@ class JudgeRun:
     """Whether the run's state was written (just before its first row)."""
     breaker: Breaker = field(default_factory=Breaker)
     """Stops the judge when its first calls all fail to connect."""
+    cache: ResponseCache | None = field(default=None, repr=False)
+    """The response cache the judge's answers are looked up in and stored to; None when the
+    run or the judge turned it off, for the mock and for batch mode."""
+    cache_keys: RequestKeys | None = field(default=None, repr=False)
+    """The cache keys of the judge's requests (set with `cache`)."""
     label_sets: dict[tuple[Any, ...], Mapping[str, Any]] | None = field(default=None, repr=False)
     """One mapping per distinct set of labels, shared by the rows that have it (a million
     rows of two labels: two dicts, not a million); None when a task is free text."""
@@ -95,8 +101,12 @@ def row_values(
     response: ChatResponse | None,
     failure: CallFailed | None,
     batch_id: str | None = None,
+    cached: bool = False,
 ) -> ResultRow:
-    """The row for one answer (parsed and classified) or one failure (an error row)."""
+    """The row for one answer (parsed and classified) or one failure (an error row).
+
+    `cached`: the answer came from the response cache (no call was made).
+    """
     if failure is not None:
         outcome: Outcome = "error"
         status: str | None = failure.status
@@ -134,6 +144,7 @@ def row_values(
         run.fingerprint,
         request_hash,  # prompt_hash
         batch_id,
+        cached,
     )
 
 
@@ -143,6 +154,7 @@ def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
     The row is the first valid answer's (else the last answer's) with each task's label the
     one most valid answers gave (a tie goes to the label seen first); attempts, tokens and
     durations are summed over the answers (None when no answer has one, as for a batch's).
+    The row is `cached` when every answer came from the response cache.
     """
     if not samples:
         return None
@@ -167,6 +179,7 @@ def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
         completion_tokens=_total(s.completion_tokens for s in samples),
         duration_seconds=round(sum(durations), 6) if durations else None,
         attempts=sum(s.attempts or 0 for s in samples),
+        cached=all(s.cached for s in samples),
     )
 
 

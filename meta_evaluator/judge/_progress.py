@@ -20,15 +20,17 @@ class JudgeProgress:
     total: int
     done: int = 0
     retries: int = 0
+    cached: int = 0
+    """Rows answered from the response cache (no call made)."""
     outcomes: dict[str, int] = field(default_factory=lambda: {"valid": 0, "invalid": 0, "error": 0})
     started: float = field(default_factory=time.perf_counter)
 
     def line(self, judge_id: str) -> str:
-        """`judge=… done=40/40 valid=38 invalid=1 error=1 retries=3 in 2.1s`."""
+        """`judge=… done=40/40 valid=38 invalid=1 error=1 cached=12 retries=3 in 2.1s`."""
         counts = " ".join(f"{k}={v}" for k, v in self.outcomes.items())
         return (
-            f"judge={judge_id} done={self.done}/{self.total} {counts} retries={self.retries} "
-            f"in {time.perf_counter() - self.started:.1f}s"
+            f"judge={judge_id} done={self.done}/{self.total} {counts} cached={self.cached} "
+            f"retries={self.retries} in {time.perf_counter() - self.started:.1f}s"
         )
 
 
@@ -82,10 +84,11 @@ class Progress:
         self.judges[judge_id].retries += 1
         self._refresh(judge_id)
 
-    def finished(self, judge_id: str, outcome: str) -> None:
-        """A row of the judge has its outcome."""
+    def finished(self, judge_id: str, outcome: str, *, cached: bool = False) -> None:
+        """A row of the judge has its outcome; `cached`: its answer came from the cache."""
         judge = self.judges[judge_id]
         judge.done += 1
+        judge.cached += cached
         judge.outcomes[outcome] = judge.outcomes.get(outcome, 0) + 1
         self._refresh(judge_id)
 
@@ -94,6 +97,7 @@ class Progress:
             return
         judge = self.judges[judge_id]
         counts = " ".join(f"{k}={v}" for k, v in judge.outcomes.items())
+        counts += f" cached={judge.cached}" if judge.cached else ""
         self._bar.update(
             self._tasks[judge_id], completed=judge.done, counts=f"{counts} retries={judge.retries}"
         )

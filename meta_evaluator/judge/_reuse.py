@@ -104,6 +104,8 @@ def _complete_table(
     absent = [None] * frame.height  # a column older tables lack
     column = {name: frame.get_column(name).to_list() if name in frame.columns else absent
               for name in (*FIELD_COLUMNS.values(), *tasks) if name != "labels"}  # fmt: skip
+    if "cached" not in frame.columns:  # tables written before the response cache
+        column["cached"] = [False] * frame.height
     # Equal labels share one mapping (rows never change theirs), unless free text makes
     # nearly every row's labels its own.
     shared: dict[tuple[Any, ...], dict[str, Any]] | None = {}

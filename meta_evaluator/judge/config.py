@@ -7,7 +7,14 @@ import string
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.api_keys import (
@@ -182,6 +189,11 @@ class Judge(ConfigModel):
     mock: MockSettings | None = None
     """Only for `llm_client: mock`: rates of invalid answers and errors, and latency."""
 
+    cache: bool = Field(default=True, strict=True)
+    """Whether the judge's answers go through the response cache (when the run's `cache` is
+    on too); False for a judge meant to measure drift, whose every row must be asked. Not part
+    of the fingerprint: it changes what is paid, not what is asked."""
+
     @field_validator("id")
     @classmethod
     def _check_id(cls, judge_id: str) -> str:
@@ -243,6 +255,15 @@ class Judge(ConfigModel):
                 "folder; put the key in an environment variable and name it in api_key_env"
             )
         return headers
+
+    @model_serializer(mode="wrap")
+    def _omit_cache_when_on(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # `cache` is written only when off: main_state.json of a judge that keeps the default
+        # stays as it was, readable by versions before the response cache.
+        data: dict[str, Any] = handler(self)
+        if data.get("cache") is True:
+            del data["cache"]
+        return data
 
     @model_validator(mode="after")
     def _mock_only_for_mock(self) -> Judge:

@@ -57,6 +57,7 @@ _DTYPES: dict[str, pl.DataType] = {
     "fingerprint": pl.String(),
     "prompt_hash": pl.String(),
     "batch_id": pl.String(),
+    "cached": pl.Boolean(),
 }
 
 _NO_LABELS: Mapping[str, Any] = {}
@@ -105,13 +106,17 @@ class ResultRow(NamedTuple):
     """Digest of the request sent (`_prompting.prompt_hash`): a changed data row is asked again."""
     batch_id: str | None = None
     """The provider batch that answered; None for live calls."""
+    cached: bool = False
+    """Whether the answer came from the response cache (`llm/cache.py`): no call was made and
+    nothing was paid. The row keeps the stored answer's token counts."""
 
     def to_record(self) -> dict[str, Any]:
         """The row as the row store's JSON line holds it (the stored format, key for key).
 
         Keys in the order they have always been written, so a rewritten file is byte for byte
-        the same: labels after the answer's keys, `batch_id` only for batch answers; an error
-        row has no answer keys, unless it is the majority of failed answers (they come last).
+        the same: labels after the answer's keys, `batch_id` only for batch answers, `cached`
+        only for answers from the response cache (last); an error row has no answer keys,
+        unless it is the majority of failed answers (they come last).
         """
         record: dict[str, Any] = {
             "original_id": self.original_id,
@@ -141,6 +146,8 @@ class ResultRow(NamedTuple):
             record["llm_prompt_tokens"] = self.prompt_tokens
             record["llm_completion_tokens"] = self.completion_tokens
             record["llm_raw_response_content"] = self.raw_response
+        if self.cached:
+            record["cached"] = True
         return record
 
     @classmethod
@@ -173,6 +180,7 @@ class ResultRow(NamedTuple):
             get("fingerprint"),
             get("prompt_hash"),
             get("batch_id"),
+            get("cached") is True,  # absent from lines written before the cache: False
         )
 
 
@@ -199,7 +207,7 @@ FIELD_COLUMNS: dict[str, str] = {
     "prompt_tokens": "llm_prompt_tokens", "completion_tokens": "llm_completion_tokens",
     "duration_seconds": "llm_call_duration_seconds", "attempts": "attempts",
     "timestamp": "timestamp", "fingerprint": "fingerprint", "prompt_hash": "prompt_hash",
-    "batch_id": "batch_id",
+    "batch_id": "batch_id", "cached": "cached",
 }  # fmt: skip
 """ResultRow field -> results table column, in the order of the fields (`labels` is one column
 per task)."""

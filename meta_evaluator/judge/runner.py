@@ -10,6 +10,10 @@ one never reached (its first calls all fail to connect) is stopped by its breake
 judge reserves its worst case in the run's `Spend` first (llm/spend.py); once the ceiling is
 reached no call starts, and the rows not asked stay to do. Batch judges go through `_batch.py`
 instead.
+
+A row whose request was answered before (by any run on this machine) is answered from the
+response cache (`llm/cache.py`) without a call: no rate-limit admission, no breaker record,
+no cost.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from meta_evaluator.judge._clients import (
     build_batch_client,
     build_client,
     judge_endpoint,
+    request_keys,
 )
 from meta_evaluator.judge._judge_run import (
     JudgeRun,
@@ -50,6 +55,7 @@ from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow, count_outco
 from meta_evaluator.judge.row_store import RowStore
 from meta_evaluator.judge.run_files import RunLock, now_iso
 from meta_evaluator.judge.settings import RunSettings
+from meta_evaluator.llm.cache import ResponseCache
 from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
@@ -123,6 +129,9 @@ async def execute(
                 lock.acquire()
                 stack.callback(lock.release)
                 _check_unchanged(run.plan)
+        cache = _open_cache(runs, settings)
+        if cache is not None:  # closed last: stores what is buffered, also when stopped
+            stack.callback(cache.close)
         http: dict[EndpointKey, httpx.AsyncClient] = {}
         batch_http: dict[EndpointKey, httpx.AsyncClient] = {}
         for run in runs:
@@ -170,6 +179,8 @@ async def execute(
                         timeout=settings.timeout,
                         direct=direct.get(run.endpoint),
                     )
+                    if cache is not None and run.judge.cache:
+                        run.cache, run.cache_keys = cache, request_keys(run.judge, client)
                     group.start_soon(
                         _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
                         progress,
@@ -186,6 +197,22 @@ async def execute(
     if ceiling is not None:
         raise ceiling
     return results
+
+
+def _open_cache(runs: list[JudgeRun], settings: RunSettings) -> ResponseCache | None:
+    """The response cache, when the run and one of its live judges with rows to ask use it.
+
+    Raises:
+        StorageError: The cache folder named (`cache_dir`, `$META_EVALUATOR_CACHE_DIR`)
+            cannot be created or written.
+    """
+    if not settings.cache or not any(
+        run.judge.cache and run.judge.llm_client != "mock" and not run.plan.batch
+        and run.plan.todo and not run.plan.unchanged
+        for run in runs
+    ):  # fmt: skip
+        return None
+    return ResponseCache.open(settings.cache_dir, max_mb=settings.cache_max_mb)
 
 
 def _ceiling_error(
@@ -322,8 +349,8 @@ async def _ask_rows(
             return
         row, row_id = rows[index], ids[index]
         samples = []
-        for _ in range(settings.consistency):
-            sample = await _ask(run, client, limits, row, row_id, task, settings, progress)
+        for number in range(settings.consistency):
+            sample = await _ask(run, client, limits, row, row_id, task, settings, progress, number)
             if sample is None:
                 break
             samples.append(sample)
@@ -340,7 +367,7 @@ async def _ask_rows(
         mark_started(run)
         store.append(values)  # synchronous: a cancellation cannot cut a row in half
         run.new_rows[row_id] = values
-        progress.finished(run.judge.id, values.outcome)
+        progress.finished(run.judge.id, values.outcome, cached=values.cached)
 
 
 async def _ask(
@@ -352,16 +379,31 @@ async def _ask(
     task: EvalTask,
     settings: RunSettings,
     progress: Progress,
+    sample: int = 0,
     attempts_before: int = 0,
 ) -> ResultRow | None:
     """Call for one row, with retries; the row's values, or None when the judge must stop.
 
     When the judge's breaker trips meanwhile, a row that had failed attempts ends with its last
     failure (an error row naming the cause), and one not yet asked returns None (left unasked).
+    `sample` numbers the row's answers (`consistency`): each has its own cache entry. A stored
+    answer is used unless its row's outcome is one `retry` names (that is asked again).
     """
     judge = run.judge
     method = run.method
     request = run.builders[method].build(row)
+    cache, key = run.cache, None
+    if cache is not None and run.cache_keys is not None:
+        key = run.cache_keys.key(request, sample)
+        stored = cache.get(key)
+        if stored is not None:
+            values = row_values(
+                run, row_id, prompt_hash(request), method, task,
+                attempts=attempts_before, duration=None, response=stored, failure=None,
+                cached=True,
+            )  # fmt: skip
+            if values.outcome not in settings.retry:
+                return values
     attempts = attempts_before
     duration = 0.0
     response: ChatResponse | None = None
@@ -418,7 +460,7 @@ async def _ask(
                     )
                     run.method = "xml"
                 return await _ask(
-                    run, client, limits, row, row_id, task, settings, progress,
+                    run, client, limits, row, row_id, task, settings, progress, sample,
                     attempts_before=attempts,
                 )  # fmt: skip
             if run.failure is None:
@@ -432,6 +474,8 @@ async def _ask(
         if last_failure is None:
             return None
         failure = last_failure
+    if cache is not None and key is not None and response is not None:
+        cache.put(key, response)
     return row_values(
         run, row_id, prompt_hash(request), method, task,
         attempts=attempts, duration=duration, response=response, failure=failure,

@@ -8,6 +8,7 @@ problem with the values given is reported at once, naming the field.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import (
@@ -82,6 +83,18 @@ class RunSettings(ConfigModel):
     `prices.yaml`: no call starts once what was spent plus what is in flight would pass it
     (rows not asked stay to do; `CostCeilingError`). Mock judges cost nothing. Not with
     `batch` (a batch is paid when the provider runs it)."""
+    cache: StrictBool = True
+    """Reuse answers stored by earlier runs for identical requests, and store new ones (the
+    response cache, `meta_evaluator.llm.cache`); False: every row is asked of the endpoint,
+    as a run measuring drift needs. A judge's own `cache: false` wins. Not for the mock nor
+    for batch mode."""
+    cache_dir: Path | None = None
+    """The response cache's folder; None: `$META_EVALUATOR_CACHE_DIR`, else the user cache
+    folder (`~/.cache/meta-evaluator` on Linux). A folder named here that cannot be created
+    or written is an error; the default one only a warning."""
+    cache_max_mb: StrictFloat = Field(1024.0, gt=0, allow_inf_nan=False)
+    """Most MB (10**6 bytes) the cache file keeps; past it, the least recently used answers
+    are dropped."""
 
     @field_validator("shard", mode="before")
     @classmethod
@@ -139,3 +152,6 @@ class RunOptions(TypedDict, total=False):
     batch_wait: float | None
     cancel_batches: bool
     max_cost: float | None
+    cache: bool
+    cache_dir: str | Path | None
+    cache_max_mb: float

@@ -20,7 +20,7 @@ __all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_
 #: run's rows): the labels, raw answers and time stamps of a million rows can stay on disk.
 RESULT_COLUMNS = (
     "original_id", "outcome", "status", "error_message", "llm_prompt_tokens",
-    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id",
+    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id", "cached",
 )  # fmt: skip
 
 #: The score shown for each scorer in the judges x metrics table.
@@ -47,7 +47,8 @@ def judge_rows(
     """Per judge: rows per outcome, tokens, latency (mean, p50, p95 of answered calls), cost.
 
     `prices` maps a model (or judge id, which wins) to its `Price` (`prices.yaml`: rows a
-    provider batch answered at its batch price); without a price the cost is None.
+    provider batch answered at its batch price); without a price the cost is None. Rows answered
+    from the response cache (`cached`) cost nothing: their tokens are counted, not priced.
     """
     rows = []
     for judge_id, frame in results.items():
@@ -56,10 +57,11 @@ def judge_rows(
         ).row(0)
         prompt = _sum(frame, "llm_prompt_tokens")
         completion = _sum(frame, "llm_completion_tokens")
+        paid = frame.filter(~pl.col("cached")) if "cached" in frame.columns else frame
         batched = (
-            frame.filter(pl.col("batch_id").is_not_null())
-            if "batch_id" in frame.columns
-            else frame.clear()
+            paid.filter(pl.col("batch_id").is_not_null())
+            if "batch_id" in paid.columns
+            else paid.clear()
         )
         answered = pl.col("outcome").is_in(["valid", "invalid"])
         latency = (
@@ -73,7 +75,9 @@ def judge_rows(
         price = (prices or {}).get(judge_id) or ((prices or {}).get(model) if model else None)
         cost = None
         if price is not None and (prompt is not None or completion is not None):
-            cost = _cost(prompt, completion, price, batched)
+            cost = _cost(
+                _sum(paid, "llm_prompt_tokens"), _sum(paid, "llm_completion_tokens"), price, batched
+            )
         rows.append(
             {
                 "judge": judge_id,

@@ -197,7 +197,8 @@ def import_judge_frame(
     files = RunFiles(results_dir, run, judge_id)
     data, task = options["data"], options["task"]
     schema = results_schema(task, data.ids.dtype)
-    values = {"judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso()}
+    values = {"judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso(),
+              "cached": False}  # fmt: skip
     results = JudgeResults(judge_id, run, filled_table(checked, schema, values))
     files.write_table(results.results_data)
     stamp = now_iso()

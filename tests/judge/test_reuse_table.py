@@ -132,7 +132,9 @@ def test_a_restart_refused_at_once_leaves_the_run_unfinished(tmp_path: Path) -> 
     evaluator.run_judges_async(["j"], "R", transport=transport, max_retries=0)
     refuse = True
     with pytest.raises(JudgeRunError, match="refused"):
-        evaluator.run_judges_async(["j"], "R", transport=transport, max_retries=0, resume=False)
+        evaluator.run_judges_async(
+            ["j"], "R", transport=transport, max_retries=0, resume=False, cache=False
+        )
     plan = evaluator.plan_run(["j"], "R").judges[0]  # the old rows were dropped: all asked again
     assert (plan.action, len(plan.kept), len(plan.todo)) == ("continue", 0, 6)
 

@@ -398,7 +398,9 @@ def test_a_complete_run_is_reused_and_new_rows_go_to_a_new_run(
                                    return_dtype=frame.schema["qid"])))  # fmt: skip
     evaluator.add_data(DataLoader.load_from_dataframe("chats", more, "qid"), overwrite=True)
     grown = run(evaluator, server)["j"]
-    assert server.total == len(frame) + 1  # only the new row was asked
+    # Only the new row was asked; it repeats the first row's request, so the cache answered it.
+    assert server.total == len(frame)
+    assert grown.results_data["cached"].to_list() == [False] * len(frame) + [True]
     assert grown.run_id != first.run_id and len(grown) == len(more)
     assert evaluator.load_all_judge_results()["j"].run_id == grown.run_id
     # The first run is still complete on disk.

@@ -165,3 +165,19 @@ def test_rows_answered_in_a_batch_cost_the_batch_price() -> None:
     # Results written before batch_id existed have no such column: every row is live.
     old = judge_rows({"j": frame.drop("batch_id")}, {"j": Price(2.0, 8.0)})[0]
     assert old["cost_usd"] == pytest.approx((1000 * 2.0 + 100 * 8.0) / 1e6, rel=1e-12)
+
+
+def test_rows_answered_from_the_response_cache_cost_nothing() -> None:
+    from meta_evaluator.llm.prices import Price
+    from meta_evaluator.reports._tables import judge_rows
+
+    frame = _tokens_frame([None, None, "batch_1", None]).with_columns(
+        cached=pl.Series([True, False, False, True])
+    )  # prompt 100..400, completion 10..40; rows 1 and 4 from the cache
+    row = judge_rows({"j": frame}, {"j": Price(2.0, 8.0)})[0]
+    assert row["prompt_tokens"] == 1000  # counted...
+    assert row["cost_usd"] == pytest.approx(  # ...but only the calls made are priced
+        (200 * 2.0 + 20 * 8.0 + 300 * 1.0 + 30 * 4.0) / 1e6, rel=1e-12
+    )
+    every = judge_rows({"j": frame.with_columns(cached=pl.lit(True))}, {"j": Price(2.0, 8.0)})[0]
+    assert every["cost_usd"] == 0.0

@@ -1,0 +1,203 @@
+"""The response cache on its own (meta_evaluator/llm/cache.py): keys, the file, its failures."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from meta_evaluator.errors import StorageError
+from meta_evaluator.llm._http import compact_json
+from meta_evaluator.llm.anthropic import AnthropicClient
+from meta_evaluator.llm.cache import (
+    CACHE_ENV,
+    CACHE_FILE,
+    RequestKeys,
+    ResponseCache,
+    default_cache_dir,
+)
+from meta_evaluator.llm.openai import OpenAIClient
+from meta_evaluator.llm.types import ChatRequest, ChatResponse, OutputSchema
+
+SCHEMA = OutputSchema("evaluation", {"type": "object", "properties": {"a": {"type": "string"}}})
+ANSWER = ChatResponse('{"a": "x"}', {"a": "x"}, "stop", None, 12, 3)
+
+
+def request(text: str = "Judge this", *, temperature: float | None = 0.0) -> ChatRequest:
+    return ChatRequest("m", [{"role": "user", "content": text}], temperature, None, SCHEMA)
+
+
+def keys(client: OpenAIClient | AnthropicClient | None = None, **headers: str) -> RequestKeys:
+    client = client or OpenAIClient(httpx.AsyncClient(), base_url="http://llm.test/v1")
+    return RequestKeys("openai", client.url("m"), headers, body=client.body)
+
+
+def test_the_key_is_the_body_the_client_sends_and_its_place() -> None:
+    openai = OpenAIClient(httpx.AsyncClient(), base_url="http://llm.test/v1")
+    by = keys(openai)
+    assert by.key(request()) == by.key(request())  # the same request, the same key
+    assert by.key(request("other")) != by.key(request())  # any byte of the body counts
+    assert by.key(request(temperature=0.7)) != by.key(request())
+    assert by.key(request(), sample=1) != by.key(request()) != by.key(request(), sample=2)
+    elsewhere = OpenAIClient(httpx.AsyncClient(), base_url="http://other.test/v1")
+    assert keys(elsewhere).key(request()) != by.key(request())  # another endpoint
+    assert keys(openai, **{"anthropic-beta": "x"}).key(request()) != by.key(request())
+    anthropic = AnthropicClient(httpx.AsyncClient(), base_url="http://llm.test")
+    assert keys(anthropic).key(request()) != by.key(request())
+    # The body is hashed as sent: member by member encoding gives the client's exact bytes.
+    for client in (openai, anthropic):
+        maker = keys(client)
+        for text in ("one", "two ü", "three"):
+            body = client.body(request(text))
+            assert maker._body_json(body).encode() == compact_json(body)
+
+
+def test_an_answer_stored_is_found_by_a_later_process(tmp_path: Path) -> None:
+    key = keys().key(request())
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        assert cache.get(key) is None
+        cache.put(key, ANSWER)
+        assert cache.get(key) == ANSWER  # buffered, not committed yet: still found
+    again = ResponseCache.open(tmp_path)
+    assert again is not None and again.get(key) == ANSWER and again.hits == 1
+    again.close()
+    assert (tmp_path / CACHE_FILE).is_file()
+
+
+def test_writes_are_batched_and_committed_at_close(tmp_path: Path) -> None:
+    cache = ResponseCache.open(tmp_path)
+    assert cache is not None
+    maker = keys()
+    for i in range(10):
+        cache.put(maker.key(request(str(i))), ANSWER)
+    other = sqlite3.connect(tmp_path / CACHE_FILE)
+    assert other.execute("SELECT count(*) FROM answers").fetchone()[0] == 0  # not yet
+    cache.close()
+    assert other.execute("SELECT count(*) FROM answers").fetchone()[0] == 10
+    other.close()
+
+
+def test_no_key_value_is_stored(tmp_path: Path) -> None:
+    secret = "sk-test-DO-NOT-STORE-0123456789abcdef"
+    client = OpenAIClient(httpx.AsyncClient(), base_url="http://llm.test/v1", api_key=secret)
+    assert secret in str(client.headers)
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        cache.put(keys(client).key(request()), ANSWER)
+    for path in tmp_path.iterdir():
+        assert secret.encode() not in path.read_bytes(), path
+
+
+def test_the_default_folder_follows_the_platform_and_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "mine"))
+    assert default_cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv(CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    if sys.platform not in ("win32", "darwin"):
+        assert default_cache_dir() == tmp_path / "xdg" / "meta-evaluator"
+        monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # ignored, as the spec says
+        assert default_cache_dir() == Path.home() / ".cache" / "meta-evaluator"
+
+
+def test_a_damaged_file_warns_once_and_the_run_goes_without(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / CACHE_FILE).write_bytes(b"this is not SQLite at all" * 100)
+    with caplog.at_level(logging.WARNING):
+        assert ResponseCache.open(tmp_path) is None
+    assert "cannot be used" in caplog.text and str(tmp_path / CACHE_FILE) in caplog.text
+    assert (tmp_path / CACHE_FILE).read_bytes().startswith(b"this is not")  # left as it was
+
+
+def test_a_file_of_another_format_is_not_read(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    with sqlite3.connect(tmp_path / CACHE_FILE) as other:
+        other.execute("PRAGMA user_version = 99")
+    with caplog.at_level(logging.WARNING):
+        assert ResponseCache.open(tmp_path) is None
+    assert "format 99" in caplog.text
+
+
+def test_an_entry_that_is_not_an_answer_is_a_miss(tmp_path: Path) -> None:
+    key = keys().key(request())
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        cache.put(key, ANSWER)
+    with sqlite3.connect(tmp_path / CACHE_FILE) as other:
+        other.execute("UPDATE answers SET value = '[1, 2'")
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        assert cache.get(key) is None
+
+
+def test_a_locked_file_delays_writes_and_never_fails(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import meta_evaluator.llm.cache as module
+
+    monkeypatch.setattr(module, "BUSY_TIMEOUT_MS", 50)
+    key = keys().key(request())
+    cache = ResponseCache.open(tmp_path)
+    assert cache is not None
+    holder = sqlite3.connect(tmp_path / CACHE_FILE, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the timeout
+    cache.put(key, ANSWER)
+    with caplog.at_level(logging.WARNING):
+        cache.flush()
+    assert "locked" in caplog.text and cache.usable
+    assert cache.get(key) == ANSWER  # still buffered, still found
+    holder.execute("ROLLBACK")
+    cache.close()  # the lock is gone: stored now
+    holder.close()
+    with ResponseCache.open(tmp_path) as again:  # type: ignore[union-attr]
+        assert again.get(key) == ANSWER
+
+
+def test_eviction_keeps_the_size_bound_and_the_recent_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import meta_evaluator.llm.cache as module
+
+    monkeypatch.setattr(module, "TOUCH_SECONDS", 0.0)  # every hit refreshes its entry
+    maker = keys()
+    bound_mb = 0.4
+    big = ChatResponse("x" * 1500, None, "stop", None, 1, 1)  # two to a page of the file
+    first = maker.key(request("row 0"))
+    with ResponseCache.open(tmp_path, max_mb=bound_mb) as cache:  # type: ignore[union-attr]
+        for i in range(400):  # about 0.8 MB of answers
+            cache.put(maker.key(request(f"row {i}")), big)
+            if i % 50 == 49:
+                cache.flush()
+                assert cache.get(first) is not None  # used again and again: kept
+    with sqlite3.connect(tmp_path / CACHE_FILE) as db:
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        kept = db.execute("SELECT count(*) FROM answers").fetchone()[0]
+    assert pages * size <= bound_mb * 1_000_000 + 8 * size  # the file itself stays bounded
+    assert 100 < kept < 200
+    with ResponseCache.open(tmp_path, max_mb=bound_mb) as cache:  # type: ignore[union-attr]
+        assert cache.get(first) is not None  # the least recently used went, not the oldest
+        assert cache.get(maker.key(request("row 399"))) is not None  # the newest stay
+        assert cache.get(maker.key(request("row 1"))) is None  # the others of the first went
+
+
+def test_a_named_folder_that_cannot_be_made_is_an_error_the_default_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a folder")
+    with pytest.raises(StorageError) as caught:
+        ResponseCache.open(in_the_way / "cache")
+    assert caught.value.path == in_the_way / "cache" and "cache_dir" in str(caught.value)
+    monkeypatch.setenv(CACHE_ENV, str(in_the_way / "cache"))  # named by the variable: the same
+    with pytest.raises(StorageError):
+        ResponseCache.open()
+    monkeypatch.delenv(CACHE_ENV)  # the default folder: a warning, and no cache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(in_the_way))
+    monkeypatch.setenv("HOME", str(in_the_way))
+    monkeypatch.setenv("LOCALAPPDATA", str(in_the_way))
+    with caplog.at_level(logging.WARNING):
+        assert ResponseCache.open() is None
+    assert "goes without the cache" in caplog.text
