@@ -152,6 +152,10 @@ def core(text: str) -> int | None:
     return None if text.lower() == "none" else int(text)
 
 
+def core_label(cpu: int | None) -> str:
+    return "none (not pinned)" if cpu is None else str(cpu)
+
+
 def pin(pid: int, cpu: int | None) -> None:
     """Every thread of process `pid`, and of its child processes, on core `cpu` only."""
     if cpu is None:
@@ -225,8 +229,8 @@ def main() -> None:
     pin(os.getpid(), args.client_core)
     runners = tools(args)
     print(
-        f"rows {args.rows}, latency {args.latency} s; client core {args.client_core}, "
-        f"server core {args.server_core} (none = not pinned); python {sys.version.split()[0]}"
+        f"rows {args.rows}, latency {args.latency} s; client core {core_label(args.client_core)}, "
+        f"server core {core_label(args.server_core)}; python {sys.version.split()[0]}"
     )
     print(
         f"{'tool':<26} {'run':>4} {'C':>5} {'wall s':>7} {'rows/s':>7} {'cpu ms/row':>10} "
