@@ -7,6 +7,8 @@ Usage: .venv/bin/python benchmarks/judge_throughput.py [--rows 2000] [--latency 
 efficiency = (N x latency / concurrency) / wall time: 1.0 is the physical limit. Client CPU is
 the client process's user+sys time during the run (the server runs in its own process; the
 one-time import of the runner and HTTP transport, about 0.3 s, is done before the clock starts).
+Our response cache is on, as by default, in an empty folder of its own: every row is a miss and
+is stored, as in a first run (its cost is in our figure), and the user's cache is left alone.
 
 Peers, each in its own venv (../shared/REFERENCE_TOOLS.md) and its own process, run the same
 workload against the same kind of server: --meta-venv runs meta-evaluator 0.3.3's
@@ -93,8 +95,9 @@ def ours(base_url: str, n: int, concurrency: int) -> Measure:
                         base_url=f"{base_url}/v1")  # fmt: skip
     import meta_evaluator.judge.runner  # noqa: F401 - brings the transport; not a per-row cost
 
+    cache = folder.parent / "cache"  # empty: every row a miss, as a first run; not ~/.cache
     cpu, wall = time.process_time(), time.perf_counter()
-    result = evaluator.run_judges_async(max_concurrency=concurrency)["j"]
+    result = evaluator.run_judges_async(max_concurrency=concurrency, cache_dir=cache)["j"]
     return time.perf_counter() - wall, time.process_time() - cpu, result.counts()["valid"]
 
 
