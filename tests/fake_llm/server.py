@@ -14,6 +14,16 @@ Answers depend only on the last user message's text (the *prompt*), the JSON sch
 the request and, without a schema, the `Allowed values for NAME: a | b | c` lines found in any
 message: see `expected_answer` and `expected_text`, which the server itself uses.
 
+Rate limit (`requests_per_second` > 0): a token bucket of `burst` requests (default one
+second's worth) refilled at `requests_per_second`, taken when a well-formed completion request
+arrives; an empty bucket answers 429 at once with `Retry-After` (the true wait in seconds, rounded
+up, as servers do; with `retry_after_ms` also `retry-after-ms`, exact). With
+`rate_limit_headers` every completion reply (429 or not) says how the bucket stands: OpenAI's
+`x-ratelimit-limit-requests` (per minute) / `-remaining-requests` / `-reset-requests` (until
+full), or on /v1/messages Anthropic's `anthropic-ratelimit-requests-limit` / `-remaining` /
+`-reset` (RFC 3339). Refused requests are counted in `/stats` `by_status["429"]` and
+`by_fault["bucket"]`.
+
 Faults (`FakeConfig`): one `random.Random(seed)` draw per well-formed completion request picks at
 most one of 429 / 500 / malformed / hang / disconnect (rates are cumulative, so they must sum to
 <= 1).  429 and `fail_status_for_model` answer at once; every other reply, faulty or not, waits
@@ -31,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime
 import hashlib
 import http
 import json
@@ -59,7 +70,7 @@ PORT_LINE_PREFIX = "FAKE_LLM_PORT "
 _ROOT = Path(__file__).resolve().parents[2]
 
 #: Fault kinds as reported in `/stats` under `by_fault`.
-FAULT_KINDS = ("429", "500", "malformed", "hang", "disconnect", "model_status")
+FAULT_KINDS = ("429", "500", "malformed", "hang", "disconnect", "model_status", "bucket")
 _RANDOM_FAULTS = (
     ("rate_429", "429"),
     ("rate_500", "500"),
@@ -91,6 +102,12 @@ class FakeConfig:
     batch_seconds: float = 0.2
     batch_expire_rate: float = 0.0
     batch_create_failures: int = 0
+    requests_per_second: float = 0.0
+    """A token bucket admitting this many completion requests per second (0: no limit)."""
+    burst: float = 0.0
+    """The bucket's size in requests (0: one second's worth, at least 1)."""
+    rate_limit_headers: bool = True
+    """With `requests_per_second`: the bucket's state on every completion reply."""
 
     def __post_init__(self) -> None:
         rates = [getattr(self, name) for name, _ in _RANDOM_FAULTS]
@@ -100,6 +117,8 @@ class FakeConfig:
             raise ValueError("batch_expire_rate must be in [0, 1] and batch_seconds >= 0")
         if min(self.latency, self.jitter, self.hang_seconds) < 0 or self.max_seconds <= 0:
             raise ValueError("latency, jitter, hang_seconds must be >= 0 and max_seconds > 0")
+        if self.requests_per_second < 0 or self.burst < 0:
+            raise ValueError("requests_per_second and burst must be >= 0")
         for model, status in self.fail_status_for_model.items():
             if not isinstance(status, int) or not 400 <= status <= 599:
                 raise ValueError(f"fail_status_for_model[{model!r}] must be a 4xx/5xx int")
@@ -400,6 +419,51 @@ def _json(obj: Any) -> bytes:
     return json.dumps(obj).encode()
 
 
+class _Bucket:
+    """The token bucket of `requests_per_second`: who is admitted, and the headers saying so."""
+
+    def __init__(self, config: FakeConfig) -> None:
+        self.rate = config.requests_per_second
+        self.size = config.burst or max(1.0, self.rate)
+        self.level = self.size
+        self.updated = time.monotonic()
+        self.headers = config.rate_limit_headers
+        self.retry_after_ms = config.retry_after_ms
+
+    def take(self, api: str) -> tuple[bool, list[tuple[str, str]]]:
+        """Take one request's token if there is one: (admitted, the reply's extra headers)."""
+        now = time.monotonic()
+        self.level = min(self.size, self.level + (now - self.updated) * self.rate)
+        self.updated = now
+        admitted = self.level >= 1.0
+        if admitted:
+            self.level -= 1.0
+        extra: list[tuple[str, str]] = []
+        if not admitted:
+            wait = (1.0 - self.level) / self.rate
+            extra.append(("Retry-After", str(math.ceil(wait))))
+            if self.retry_after_ms:
+                extra.append(("retry-after-ms", str(math.ceil(wait * 1000))))
+        if self.headers:
+            remaining = math.floor(self.level)
+            until_full = (self.size - self.level) / self.rate
+            limit = str(round(self.rate * 60))  # per minute, as OpenAI and Anthropic say
+            if api == "anthropic":
+                full = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=until_full)
+                extra += [
+                    ("anthropic-ratelimit-requests-limit", limit),
+                    ("anthropic-ratelimit-requests-remaining", str(remaining)),
+                    ("anthropic-ratelimit-requests-reset", full.isoformat(timespec="milliseconds")),
+                ]
+            else:
+                extra += [
+                    ("x-ratelimit-limit-requests", limit),
+                    ("x-ratelimit-remaining-requests", str(remaining)),
+                    ("x-ratelimit-reset-requests", f"{until_full * 1000:.0f}ms"),
+                ]
+        return admitted, extra
+
+
 class _FakeServer:
     """Connection handling, answers, faults and counters of one server instance."""
 
@@ -411,6 +475,7 @@ class _FakeServer:
         self.open_connections = 0
         self.in_flight = 0
         self.serial = 0
+        self.bucket = _Bucket(config) if config.requests_per_second > 0 else None
         self._zero()
         self.batch_engine = BatchEngine(
             config, self.fault_rng, parse=_parse, answer=_answer, on_prompt=self._count_prompt
@@ -612,10 +677,16 @@ class _FakeServer:
         if status is not None:
             self.by_fault["model_status"] += 1
             return self._error(api, status, f"model {parsed.model!r} fails", keep_alive)
+        extra: list[tuple[str, str]] = []
+        if self.bucket is not None:
+            admitted, extra = self.bucket.take(api)
+            if not admitted:
+                self.by_fault["bucket"] += 1
+                return self._error(api, 429, "rate limit reached (fake)", keep_alive, extra)
         if fault == "429":
             self.by_fault["429"] += 1
             header = ("retry-after-ms", "300") if cfg.retry_after_ms else ("Retry-After", "1")
-            return self._error(api, 429, "rate limited (fake)", keep_alive, [header])
+            return self._error(api, 429, "rate limited (fake)", keep_alive, [header, *extra])
         delay = cfg.latency
         if cfg.jitter:
             delay = max(0.0, delay + self.jitter_rng.uniform(-cfg.jitter, cfg.jitter))
@@ -629,14 +700,14 @@ class _FakeServer:
             return None
         if fault == "500":
             self.by_fault["500"] += 1
-            return self._error(api, 500, "internal error (fake)", keep_alive)
+            return self._error(api, 500, "internal error (fake)", keep_alive, extra)
         body, _ = _answer(parsed, serial)
         data = _json(body)
         if fault == "malformed":
             self.by_fault["malformed"] += 1
             data = data[: len(data) // 2]
         self.by_status["200"] += 1
-        return _response(200, data, keep_alive)
+        return _response(200, data, keep_alive, extra)
 
     async def close_connections(self) -> None:
         tasks = list(self.tasks)
