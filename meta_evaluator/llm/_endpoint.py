@@ -25,6 +25,7 @@ import httpx
 
 from meta_evaluator.llm._http import json_object, list_model_ids, post_json, send
 from meta_evaluator.llm.transport import PooledTransport
+from meta_evaluator.llm.types import RateLimits
 
 __all__ = [
     "Endpoint",
@@ -77,7 +78,17 @@ class Endpoint:
         extra_headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """POST `body` as JSON; the JSON object answered (failures: see `_http.post_json`)."""
-        answer, _ = await post_json(
+        answer, _ = await self.post_with_limits(url, body, extra_headers)
+        return answer
+
+    async def post_with_limits(
+        self,
+        url: httpx.URL | str,
+        body: dict[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> tuple[dict[str, Any], RateLimits | None]:
+        """`post`, and what the answer's rate-limit headers say (None when they say nothing)."""
+        answer, _, limits = await post_json(
             self.http,
             url,
             headers={**self.headers, **(extra_headers or {})},
@@ -86,7 +97,7 @@ class Endpoint:
             secret=self.key,
             direct=self.direct,
         )
-        return answer
+        return answer, limits
 
     async def send(
         self,

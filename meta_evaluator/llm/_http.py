@@ -16,12 +16,15 @@ import httpx
 
 from meta_evaluator.llm.classify import (
     FATAL_STATUSES,
+    RATE_LIMIT_HEADERS,
     CallFailed,
     EndpointRejected,
     MalformedResponse,
+    parse_rate_limits,
     parse_retry_after,
 )
 from meta_evaluator.llm.transport import PooledTransport
+from meta_evaluator.llm.types import RateLimits
 
 __all__ = ["compact_json", "json_object", "list_model_ids", "post_json", "redact", "send"]
 
@@ -37,8 +40,11 @@ async def post_json(
     timeout: float,
     secret: str | None = None,
     direct: PooledTransport | None = None,
-) -> tuple[dict[str, Any], float]:
-    """POST `body`; return the JSON object answered and the seconds the attempt took.
+) -> tuple[dict[str, Any], float, RateLimits | None]:
+    """POST `body`; return the JSON object answered, the seconds taken and the rate limits.
+
+    The rate limits are what the answer's headers say of the requests budget (None when they
+    say nothing); the runner paces the endpoint's calls by them.
 
     The whole attempt, connect to last byte, runs under `timeout` seconds. `direct`, the
     transport `http` sends through, takes the call itself, as raw bytes: a judge's calls then
@@ -71,10 +77,10 @@ async def post_json(
             except (ValueError, RecursionError):
                 found = None
             if isinstance(found, dict):
-                return found, elapsed
+                return found, elapsed, _rate_limits(answer.headers)
         response = answer.response()  # a failure: its message is made from the response
         _raise_for_status(response, url, secret)
-        return json_object(response, secret), elapsed
+        return json_object(response, secret), elapsed, parse_rate_limits(response.headers)
     # The request is built here and sent as is: httpx's json= and build_request paths
     # (URL merging, cookies, default headers) cost about 0.1 ms of CPU per call.
     response = await _send(
@@ -91,7 +97,19 @@ async def post_json(
     )
     elapsed = time.perf_counter() - started
     _raise_for_status(response, url, secret)
-    return json_object(response, secret), elapsed
+    return json_object(response, secret), elapsed, parse_rate_limits(response.headers)
+
+
+def _rate_limits(raw: list[tuple[bytes, bytes]]) -> RateLimits | None:
+    """`parse_rate_limits` of an answer's raw headers: one pass, known names only."""
+    found: dict[str, str] | None = None
+    for name, value in raw:
+        lowered = name.lower()
+        if lowered in RATE_LIMIT_HEADERS:
+            if found is None:
+                found = {}
+            found[lowered.decode("ascii")] = value.decode("latin-1")
+    return None if found is None else parse_rate_limits(found)
 
 
 async def send(
@@ -304,6 +322,7 @@ def _raise_for_status(response: httpx.Response, url: httpx.URL | str, secret: st
             status="rate_limited",
             http_status=429,
             retry_after=parse_retry_after(response.headers),
+            rate_limits=parse_rate_limits(response.headers),
         )
     if status in FATAL_STATUSES:
         raise EndpointRejected(
@@ -314,6 +333,7 @@ def _raise_for_status(response: httpx.Response, url: httpx.URL | str, secret: st
         status="http_error",
         http_status=status,
         retry_after=parse_retry_after(response.headers),
+        rate_limits=parse_rate_limits(response.headers),
     )
 
 

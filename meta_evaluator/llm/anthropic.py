@@ -11,7 +11,13 @@ import httpx
 
 from meta_evaluator.llm._endpoint import EndpointClient
 from meta_evaluator.llm.classify import MalformedResponse
-from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
+from meta_evaluator.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    FinishReason,
+    RateLimits,
+    token_count,
+)
 
 __all__ = ["AnthropicClient"]
 
@@ -69,11 +75,13 @@ class AnthropicClient(EndpointClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One attempt (see `post_json` for the failures it raises)."""
-        answer = await self.endpoint.post(self._url, self.body(request), request.extra_headers)
-        return parse_message(answer)
+        answer, limits = await self.endpoint.post_with_limits(
+            self._url, self.body(request), request.extra_headers
+        )
+        return parse_message(answer, limits)
 
 
-def parse_message(answer: dict[str, Any]) -> ChatResponse:
+def parse_message(answer: dict[str, Any], rate_limits: RateLimits | None = None) -> ChatResponse:
     """Read text blocks, the first `tool_use` input, `stop_reason` and `usage`.
 
     Raises:
@@ -110,4 +118,5 @@ def parse_message(answer: dict[str, Any]) -> ChatResponse:
         finish_reason=reason,
         prompt_tokens=token_count(usage.get("input_tokens")),
         completion_tokens=token_count(usage.get("output_tokens")),
+        rate_limits=rate_limits,
     )

@@ -6,6 +6,7 @@ Every failure a client raises is one of the exceptions below; `classify` turns i
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import math
 import time
@@ -13,12 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from meta_evaluator.llm.types import RateLimits
+
 __all__ = [
     "CallFailed",
     "EndpointRejected",
     "MalformedResponse",
     "RetryDecision",
     "classify",
+    "parse_rate_limits",
     "parse_retry_after",
 ]
 
@@ -50,11 +54,14 @@ class CallFailed(Exception):
         retryable: bool = True,
         unreachable: str | None = None,
         advice: str | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         super().__init__(message)
         self.status: Status = status
         self.http_status = http_status
         self.retry_after = retry_after
+        self.rate_limits = rate_limits
+        """The rate-limit headers of an HTTP failure (a 429 says remaining 0); None without."""
         self.retryable = retryable
         self.unreachable = unreachable
         """`host:port` when no connection could be opened at all (refused, no such host, no
@@ -152,6 +159,63 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
         return min(resets.values())
     exhausted = [s for kind, s in resets.items() if _number(remaining.get(kind, "")) == 0]
     return max(exhausted) if exhausted else None
+
+
+RATE_LIMIT_HEADERS = frozenset(
+    {
+        b"x-ratelimit-limit-requests",
+        b"x-ratelimit-remaining-requests",
+        b"x-ratelimit-reset-requests",
+        b"anthropic-ratelimit-requests-limit",
+        b"anthropic-ratelimit-requests-remaining",
+        b"anthropic-ratelimit-requests-reset",
+    }
+)
+"""The headers `parse_rate_limits` reads, lower-cased, as raw header names come."""
+
+
+def parse_rate_limits(headers: Mapping[str, str], *, now: float | None = None) -> RateLimits | None:
+    """The requests budget a response's headers state, or None when they state none.
+
+    Looks up known names only (cheap: this runs on every answer): OpenAI's
+    `x-ratelimit-remaining-requests`, `x-ratelimit-limit-requests` and
+    `x-ratelimit-reset-requests` (`6m0s`, `20ms`), else Anthropic's
+    `anthropic-ratelimit-requests-remaining`, `-limit` and `-reset` (an RFC 3339 time). Names are
+    matched as written, in lower case: `httpx.Headers` ignores case. A remaining count that is
+    not a number counts as not sent; a limit or reset that is not one is left out.
+    """
+    remaining = headers.get("x-ratelimit-remaining-requests")
+    if remaining is not None:
+        limit = headers.get("x-ratelimit-limit-requests")
+        reset_text = headers.get("x-ratelimit-reset-requests")
+        reset = _duration(reset_text) if reset_text is not None else None
+    else:
+        remaining = headers.get("anthropic-ratelimit-requests-remaining")
+        if remaining is None:
+            return None
+        limit = headers.get("anthropic-ratelimit-requests-limit")
+        reset_text = headers.get("anthropic-ratelimit-requests-reset")
+        reset = _seconds_until(reset_text, now) if reset_text is not None else None
+    left = _number(remaining)
+    if left is None or not math.isfinite(left) or left < 0:
+        return None
+    per_minute = _number(limit) if limit is not None else None
+    if per_minute is not None and not (math.isfinite(per_minute) and per_minute > 0):
+        per_minute = None
+    if reset is not None and not (math.isfinite(reset) and reset >= 0):
+        reset = max(0.0, reset) if math.isfinite(reset) else None
+    return RateLimits(left, per_minute, reset)
+
+
+def _seconds_until(text: str, now: float | None) -> float | None:
+    """Seconds from now until the RFC 3339 time `text` (negative when past); None if not one."""
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp() - (time.time() if now is None else now)
 
 
 def _number(text: str) -> float | None:

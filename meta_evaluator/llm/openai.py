@@ -13,7 +13,13 @@ import httpx
 
 from meta_evaluator.llm._endpoint import EndpointClient, EndpointOptions, bearer
 from meta_evaluator.llm.classify import MalformedResponse
-from meta_evaluator.llm.types import ChatRequest, ChatResponse, FinishReason, token_count
+from meta_evaluator.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    FinishReason,
+    RateLimits,
+    token_count,
+)
 
 __all__ = ["OpenAIClient"]
 
@@ -90,11 +96,13 @@ class OpenAIClient(EndpointClient):
         url = self._urls.get(request.model)
         if url is None:
             url = self._urls[request.model] = httpx.URL(self.url(request.model))
-        answer = await self.endpoint.post(url, self.body(request), request.extra_headers)
-        return parse_completion(answer)
+        answer, limits = await self.endpoint.post_with_limits(
+            url, self.body(request), request.extra_headers
+        )
+        return parse_completion(answer, limits)
 
 
-def parse_completion(answer: dict[str, Any]) -> ChatResponse:
+def parse_completion(answer: dict[str, Any], rate_limits: RateLimits | None = None) -> ChatResponse:
     """Read `choices[0].message` and `usage` from a chat completion.
 
     Raises:
@@ -129,4 +137,5 @@ def parse_completion(answer: dict[str, Any]) -> ChatResponse:
         refusal=refusal if isinstance(refusal, str) else None,
         prompt_tokens=token_count(usage.get("prompt_tokens")),
         completion_tokens=token_count(usage.get("completion_tokens")),
+        rate_limits=rate_limits,
     )

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-__all__ = ["ChatRequest", "ChatResponse", "FinishReason", "OutputSchema", "token_count"]
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "FinishReason",
+    "OutputSchema",
+    "RateLimits",
+    "token_count",
+]
 
 FinishReason = Literal["stop", "length", "refusal", "other"]
 
@@ -48,6 +55,22 @@ class ChatRequest:
         return sum(len(m["content"]) for m in self.messages) // 4 + 1
 
 
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """What a response's rate-limit headers say of the endpoint's requests budget.
+
+    Read from OpenAI's `x-ratelimit-{limit,remaining,reset}-requests` or Anthropic's
+    `anthropic-ratelimit-requests-{limit,remaining,reset}` (`classify.parse_rate_limits`).
+    """
+
+    remaining: float
+    """Requests the server would still admit when it answered."""
+    limit: float | None = None
+    """The budget in requests per minute (both providers count per minute); None: not sent."""
+    reset: float | None = None
+    """Seconds until the budget is full again, from when the answer came; None: not sent."""
+
+
 @dataclass(frozen=True)
 class ChatResponse:
     """What came back: text (or a structured object from a tool call), why it ended, tokens."""
@@ -58,6 +81,8 @@ class ChatResponse:
     refusal: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    rate_limits: RateLimits | None = None
+    """The endpoint's rate-limit headers on this answer (None when it sent none)."""
 
 
 def token_count(value: Any) -> int | None:

@@ -497,11 +497,12 @@ async def test_post_json_returns_the_object_and_the_time_taken() -> None:
         return httpx.Response(200, json={"ok": True})
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
-        body, elapsed = await post_json(
+        body, elapsed, limits = await post_json(
             http, f"{BASE}/x", headers={"A": "b"}, body={"q": 1}, timeout=5
         )
     assert body == {"ok": True}
     assert 0.015 <= elapsed < 1.0
+    assert limits is None  # no rate-limit headers
 
 
 @pytest.mark.anyio
@@ -521,10 +522,10 @@ async def test_post_json_goes_through_the_transport_mounted_for_the_url() -> Non
         transport=httpx.MockTransport(default),
         mounts={"http://judge.example": httpx.MockTransport(mounted)},
     ) as http:
-        via_mount, _ = await post_json(
+        via_mount, _, _ = await post_json(
             http, "http://judge.example/v1/x", headers={}, body={}, timeout=5
         )
-        via_default, _ = await post_json(
+        via_default, _, _ = await post_json(
             http, "http://other.example/v1/x", headers={}, body={}, timeout=5
         )
     assert (via_mount, via_default) == ({"via": "mount"}, {"via": "default"})
@@ -547,9 +548,9 @@ async def test_post_json_with_direct_skips_the_clients_machinery() -> None:
         url = f"{server.base_url}/v1/chat/completions"
         direct = PooledTransport(max_connections=2)
         async with httpx.AsyncClient(transport=direct, event_hooks={"request": [hook]}) as http:
-            fast, _ = await post_json(http, url, headers={}, body=body, timeout=5, direct=direct)
+            fast, _, _ = await post_json(http, url, headers={}, body=body, timeout=5, direct=direct)
             assert not hooked
-            slow, _ = await post_json(http, url, headers={}, body=body, timeout=5)
+            slow, _, _ = await post_json(http, url, headers={}, body=body, timeout=5)
             assert hooked == ["/v1/chat/completions"]  # without `direct`: through send
     assert fast["choices"][0]["message"] == slow["choices"][0]["message"]
 

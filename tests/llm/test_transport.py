@@ -911,7 +911,7 @@ async def test_post_json_reads_the_object_answered() -> None:
         httpx.AsyncClient(transport=transport) as http,
     ):
         with anyio.fail_after(BOUND):
-            found, _ = await post_json(
+            found, _, _ = await post_json(
                 http,
                 server.url("/v1/chat/completions?api-version=1"),
                 headers={"Authorization": "Bearer k"},
@@ -1003,7 +1003,7 @@ async def test_a_read_timeout_via_post_json() -> None:
             await post_json(http, server.url(), headers={}, body={}, timeout=0.2, direct=transport)
         await server.until_open(0)
         with anyio.fail_after(BOUND):
-            found, _ = await post_json(
+            found, _, _ = await post_json(
                 http, server.url(), headers={}, body={}, timeout=BOUND, direct=transport
             )
     exc = caught.value
@@ -1097,7 +1097,7 @@ async def test_a_whole_call_timeout_via_post_json_closes_the_connection() -> Non
             await post_json(http, server.url(), headers={}, body={}, timeout=0.1, direct=transport)
         await server.until_open(0)
         with anyio.fail_after(BOUND):
-            found, _ = await post_json(
+            found, _, _ = await post_json(
                 http, server.url(), headers={}, body={}, timeout=BOUND, direct=transport
             )
     assert caught.value.status == "timeout"
