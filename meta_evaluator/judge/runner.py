@@ -2,8 +2,9 @@
 
 Structure: one anyio task group per run, one per judge inside it, holding as many workers as
 the judge may have rows in flight, each taking the next row not yet taken; judges on one
-endpoint share its per-minute budgets, and its connection pool is the sum of their workers. A row's
-failures that retrying may cure are retried (llm/retry.py); what remains becomes the row's
+endpoint share its per-minute budgets and its adaptive window (how many of their workers may
+have a call in flight: `llm/_window.py`), and its connection pool is the sum of their workers.
+A row's failures that retrying may cure are retried (llm/retry.py); what remains becomes the row's
 outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
 one never reached (its first calls all fail to connect) is stopped by its breaker
 (`_breaker.py`) within a few calls. With a cost ceiling (`max_cost`), every call of a priced
@@ -119,6 +120,9 @@ async def execute(
             size,
             requests_per_minute=settings.requests_per_minute,
             tokens_per_minute=settings.tokens_per_minute,
+            # The mock answers offline: nothing to adapt to.
+            adaptive=settings.adaptive_concurrency and key.client != "mock",
+            name=str(key),
         )
         for key, size in sizes.items()
     }
@@ -415,16 +419,21 @@ async def _ask(
         # cancelled in flight (the breaker tripped) is not counted, as its row keeps the failure
         # of the attempt before.
         nonlocal attempts, duration, last_failure
-        await limits.admit(request.estimated_tokens())
+        ticket = await limits.admit(request.estimated_tokens())
         begun = time.perf_counter()
         try:
             answer = await client.complete(request)
         except (CallFailed, EndpointRejected) as exc:
+            limits.failed(ticket, exc)
             attempts, duration = attempts + 1, time.perf_counter() - begun
             if isinstance(exc, CallFailed):
                 last_failure = exc
             run.breaker.record(exc)
             raise
+        except BaseException:
+            limits.done(ticket, None)  # cancelled, or a bug: the slot is given back
+            raise
+        limits.done(ticket, answer)
         attempts, duration = attempts + 1, time.perf_counter() - begun
         run.breaker.record(None)
         return answer

@@ -44,7 +44,13 @@ class RunSettings(ConfigModel):
     error_class: ClassVar[type[MetaEvaluatorError]] = JudgeConfigError
 
     max_concurrency: StrictInt = Field(16, ge=1)
-    """Requests in flight per judge (a judge's own `max_concurrency` wins)."""
+    """Requests in flight per judge (a judge's own `max_concurrency` wins); with
+    `adaptive_concurrency`, the ceiling."""
+    adaptive_concurrency: StrictBool = True
+    """Adapt the requests in flight per endpoint and key under the `max_concurrency` ceiling:
+    start at 16, double every 50 ms while full, cut on 429/503/529, pace by the server's
+    rate-limit headers (docs/judges-and-endpoints.md#adaptive-concurrency). False: always
+    `max_concurrency` in flight."""
     max_retries: StrictInt = Field(3, ge=0)
     """Retries after the first attempt: at most `max_retries + 1` calls per row (2 allows 3)."""
     timeout: StrictFloat = Field(60.0, gt=0, allow_inf_nan=False)
@@ -137,6 +143,7 @@ class RunOptions(TypedDict, total=False):
     """
 
     max_concurrency: int
+    adaptive_concurrency: bool
     max_retries: int
     timeout: float
     resume: bool

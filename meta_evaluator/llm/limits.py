@@ -1,7 +1,7 @@
 """Limits shared by every judge on one endpoint and key.
 
-Requests in flight, requests per minute and tokens per minute, keyed by (client, base URL,
-digest of the key) so the key itself is never held.
+Requests in flight (a fixed number, or an adaptive window under it), requests per minute and
+tokens per minute, keyed by (client, base URL, digest of the key) so the key itself is never held.
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 import anyio
 
-__all__ = ["EndpointKey", "EndpointLimits", "RateBudget", "endpoint_key"]
+from meta_evaluator.llm._window import Ticket, Window
+from meta_evaluator.llm.classify import CallFailed
+from meta_evaluator.llm.types import ChatResponse
+
+__all__ = ["REFUSALS", "EndpointKey", "EndpointLimits", "RateBudget", "endpoint_key"]
+
+REFUSALS = frozenset({429, 503, 529})
+"""HTTP statuses that slow an adaptive window: rate limited (429) and overloaded (503, 529)."""
 
 
 @dataclass(frozen=True)
@@ -71,11 +78,15 @@ class RateBudget:
 
 
 class EndpointLimits:
-    """In-flight requests and optional per-minute budgets for one endpoint and key.
+    """In-flight requests, their pace and optional per-minute budgets for one endpoint and key.
 
-    `max_in_flight` sizes the endpoint's connection pool. The runner keeps to it without a lock
-    of its own: each judge runs as many workers as it may have rows in flight, and the
-    endpoint's bound is the sum over its judges.
+    `max_in_flight` sizes the endpoint's connection pool and is the ceiling: each judge runs as
+    many workers as it may have rows in flight, and the endpoint's bound is the sum over its
+    judges. With `adaptive`, a `Window` shared by those judges decides how many of them may
+    have a call in flight, and when (cut on refusals, grown while healthy, paced by the
+    server's rate-limit headers: `_window.py`).
+
+    Every `admit` is matched by one `done` (or `failed`), whatever happens to the call.
     """
 
     def __init__(
@@ -84,14 +95,42 @@ class EndpointLimits:
         *,
         requests_per_minute: float | None = None,
         tokens_per_minute: float | None = None,
+        adaptive: bool = False,
+        name: str = "",
     ) -> None:
         self.max_in_flight = max_in_flight
         self.requests = RateBudget(requests_per_minute) if requests_per_minute else None
         self.tokens = RateBudget(tokens_per_minute) if tokens_per_minute else None
+        self.window = Window(max_in_flight, name=name) if adaptive else None
+        """The adaptive window (None: a fixed pool of `max_in_flight`)."""
 
-    async def admit(self, estimated_tokens: int) -> None:
-        """Wait for the per-minute budgets."""
+    async def admit(self, estimated_tokens: int) -> Ticket | None:
+        """Wait for the per-minute budgets, then for the window; its ticket (None without)."""
         if self.requests is not None:
             await self.requests.acquire(1)
         if self.tokens is not None:
             await self.tokens.acquire(estimated_tokens)
+        if self.window is not None:
+            return await self.window.acquire()
+        return None
+
+    def done(self, ticket: Ticket | None, response: ChatResponse | None) -> None:
+        """The call admitted with `ticket` ended: answered (`response`), or None: cancelled."""
+        if ticket is None or self.window is None:
+            return
+        if response is None:
+            self.window.release(ticket)
+        else:
+            self.window.answered(ticket, response.rate_limits)
+
+    def failed(self, ticket: Ticket | None, exc: BaseException) -> None:
+        """The call admitted with `ticket` failed with `exc`: a 429 or 503/529 slows the window."""
+        if ticket is None or self.window is None:
+            return
+        if isinstance(exc, CallFailed) and exc.http_status in REFUSALS:
+            overload = exc.http_status != 429
+            self.window.refused(
+                ticket, wait=exc.retry_after, limits=exc.rate_limits, overload=overload
+            )
+        else:  # a timeout, a connection error, another status: it says nothing of the load
+            self.window.release(ticket)
