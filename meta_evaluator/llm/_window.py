@@ -124,6 +124,8 @@ class Window:
     def answered(self, ticket: Ticket, limits: RateLimits | None) -> None:
         """The call got an answer (any but a refusal or overload); `limits` from its headers."""
         now = self._clock()
+        if self.in_flight >= self.size:
+            self._was_full = True
         self.in_flight -= 1
         if limits is not None:
             self._sync(ticket, limits, now)
