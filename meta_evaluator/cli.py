@@ -171,6 +171,14 @@ def run(
     max_concurrency: Annotated[int, typer.Option(help="Requests in flight per judge.")] = _default(
         "max_concurrency"
     ),
+    adaptive_concurrency: Annotated[
+        bool,
+        typer.Option(
+            help="Adapt the requests in flight per endpoint under --max-concurrency: cut on "
+            "429/503/529, grow while healthy, pace by the server's rate-limit headers. "
+            "--no-adaptive-concurrency keeps --max-concurrency in flight."
+        ),
+    ] = _default("adaptive_concurrency"),
     max_retries: Annotated[int, typer.Option(help="Retries after the first attempt.")] = _default(
         "max_retries"
     ),
@@ -277,6 +285,7 @@ def run(
         )
     settings = _flags_as_settings(
         max_concurrency=max_concurrency,
+        adaptive_concurrency=adaptive_concurrency,
         max_retries=max_retries,
         timeout=timeout,
         resume=not no_resume,

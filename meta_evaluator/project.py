@@ -490,7 +490,9 @@ class MetaEvaluator:
             transport: An httpx transport to send through (tests, proxies).
             **options: The fields of `RunSettings`, each documented there:
                 `max_concurrency=16` (requests in flight per judge; a judge's own setting
-                wins), `max_retries=3` (retries after the first attempt), `timeout=60.0`
+                wins), `adaptive_concurrency=True` (adapt them per endpoint under that ceiling:
+                cut on 429/503/529, grow while healthy, pace by rate-limit headers),
+                `max_retries=3` (retries after the first attempt), `timeout=60.0`
                 (seconds for one attempt, connect to last byte), `resume=True`, `retry=()`
                 (outcomes of rows already in the run to ask again: "invalid", "error"),
                 `requests_per_minute`, `tokens_per_minute` (budgets shared by all judges on one
