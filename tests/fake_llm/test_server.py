@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import hashlib
 import json
 import socket
@@ -346,6 +347,30 @@ def test_retry_after_ms_and_latency() -> None:
         started = time.monotonic()
         assert client.post("/v1/messages", json=anthropic_body("x")).status_code == 200
         assert 0.1 <= time.monotonic() - started < 1.0
+
+
+def test_token_bucket_refuses_beyond_its_rate_and_says_so() -> None:
+    with (
+        start_in_thread(requests_per_second=0.5, burst=3, retry_after_ms=True) as srv,
+        httpx.Client(base_url=srv.base_url, trust_env=False) as client,
+    ):
+        replies = [client.post("/v1/chat/completions", json=openai_body("x")) for _ in range(5)]
+        anthropic = client.post("/v1/messages", json=anthropic_body("x"))
+        stats = srv.stats()
+    assert [r.status_code for r in replies] == [200, 200, 200, 429, 429]
+    remaining = [r.headers["x-ratelimit-remaining-requests"] for r in replies]
+    assert remaining == ["2", "1", "0", "0", "0"]
+    assert {r.headers["x-ratelimit-limit-requests"] for r in replies} == {"30"}  # per minute
+    refused = replies[3]
+    # The true wait is about 2 s (one request at 0.5/s): Retry-After rounds it up.
+    assert refused.headers["retry-after"] == "2"
+    assert 1500 < int(refused.headers["retry-after-ms"]) <= 2000
+    assert refused.json()["error"]["type"] == "rate_limit_error"
+    assert anthropic.status_code == 429
+    assert anthropic.headers["anthropic-ratelimit-requests-remaining"] == "0"
+    reset = datetime.datetime.fromisoformat(anthropic.headers["anthropic-ratelimit-requests-reset"])
+    assert 0 < reset.timestamp() - time.time() <= 6.5  # full again within 3 requests' time
+    assert stats["by_status"] == {"200": 3, "429": 3} and stats["by_fault"]["bucket"] == 3
 
 
 # --------------------------------------------------------------------------- the subprocess
