@@ -6,8 +6,10 @@ rule (docs/judges-and-endpoints.md, "Adaptive concurrency"):
 - **Start** at `START` calls in flight (the ceiling if lower: the run's or judges'
   `max_concurrency`, summed over the judges on the endpoint).
 - **Slow start**: until a refusal has cut the window, it doubles each `GROWTH_STEP` seconds during
-  which it stayed full (calls waiting for a slot). Growth goes by the clock, not by answers: a
-  server that takes 2 s to answer would leave a window growing per answer at 16 for 2 s.
+  which it stayed full (calls waiting for a slot), once the calls the last doubling admitted all
+  run, and only on a loop that kept time (refusals may wait unread on a busy one). Growth goes by
+  the clock, not by answers: a server that takes 2 s to answer would leave a window growing per
+  answer at 16 for 2 s.
 - **Cut**: a 429 the rate-limit headers do not explain (below), or an overload (503, 529), cuts
   the window to `CUT` of its size (at least 1) and ends slow start. Only once per window of
   calls: refusals of calls sent before the last cut do not cut again.
@@ -17,10 +19,12 @@ rule (docs/judges-and-endpoints.md, "Adaptive concurrency"):
   or a reset time with nothing remaining) holds every call to the endpoint until then.
 - **Pacing**: once an answer states the requests budget (`x-ratelimit-limit-requests`,
   `anthropic-ratelimit-requests-limit`: per minute), calls are paced by a local token bucket of
-  that rate holding one second's worth. Each answer's `remaining` count re-syncs it: the server's
-  count when it answered, less the calls sent since that call, plus the refill since. A 429 that
-  says nothing remains of the requests budget is then explained: it re-syncs the bucket and
-  pauses, and leaves the window as it is (the pace, not the number in flight, was at fault).
+  that rate holding half a second's worth. Each answer's `remaining` count corrects it: the
+  server's count when it counted that call, against what the bucket held then (one call kept in
+  hand); for calls sent before pacing began, the count less the calls sent since, plus the
+  refill since, capped at what the bucket holds. A 429 that says nothing remains of the
+  requests budget is then explained: it corrects the bucket and pauses, and leaves the window as
+  it is (the pace, not the number in flight, was at fault).
 
 Cost: a call that finds a free slot takes it without awaiting (a few attribute updates); calls
 that must wait queue in arrival order, and the first of them keeps the time (sleeps until the
@@ -55,8 +59,9 @@ BURST_SECONDS = 0.5
 """The pacing bucket holds this many seconds' worth of the stated rate: after a pause, half a
 second's calls go at once, not the whole second's a server's bucket may not hold yet."""
 
-Ticket = tuple[int, float]
-"""A call's admission: its serial number among the window's calls, and when it was sent."""
+Ticket = tuple[int, float, float]
+"""A call's admission: its serial number among the window's calls, when it was sent, and what
+the pacing bucket held once it was taken, less the corrections made so far (nan: no pacing)."""
 
 
 class _Waiter:
@@ -103,6 +108,7 @@ class Window:
         self._capacity = 0.0  # pacing bucket: size, level and when the level was computed
         self._level = 0.0
         self._stamp = 0.0
+        self._corrected = 0.0  # the sum of the corrections made to the level from answers
 
     @property
     def slow_start(self) -> bool:
@@ -181,11 +187,12 @@ class Window:
     def _take(self, now: float) -> Ticket:
         self.in_flight += 1
         self._sent += 1
-        if self.rate:
-            self._level -= 1.0
         if self.in_flight >= self.size:
             self._was_full = True
-        return self._sent, now
+        if self.rate:
+            self._level -= 1.0
+            return self._sent, now, self._level - self._corrected
+        return self._sent, now, math.nan
 
     def _refill(self, now: float) -> float:
         level = self._level + (now - self._stamp) * self.rate
@@ -204,15 +211,23 @@ class Window:
                 self.rate, self._capacity = rate, max(1.0, rate * BURST_SECONDS)
         if not self.rate:
             return
-        serial, sent_at = ticket
-        # The server's count when it admitted this call, refilled since, less the calls sent
-        # after it (each takes one, or is refused and takes none: counting it errs on the safe
-        # side).
+        serial, sent_at, predicted = ticket
         # One call's worth is kept in hand for a server that counted the call later than it was
         # sent (a busy loop on either side): it costs one call's delay once, not the pace.
-        refilled = min(self._capacity, limits.remaining + (now - sent_at) * self.rate)
-        self._level = min(self._capacity, refilled - (self._sent - serial) - 1.0)
-        self._stamp = now
+        counted = limits.remaining - 1.0
+        if math.isnan(predicted):  # sent before pacing began: where the budget stands at most
+            # The server's count when it admitted this call, refilled since, less the calls
+            # sent after it (each took one, or was refused and took none: counting it errs on
+            # the safe side).
+            refilled = min(self._capacity, counted + (now - sent_at) * self.rate)
+            self._level = min(self._capacity, refilled - (self._sent - serial))
+            self._stamp = now
+            return
+        # Paced: the server's count against ours when it counted this call (corrections made
+        # since included); the difference is ours to make up.
+        error = counted - (predicted + self._corrected)
+        self._corrected += error
+        self._level = min(self._capacity, self._refill(now) + error)
 
     def _resize(self, size: int, why: str) -> None:
         if size == self.size:
@@ -272,6 +287,11 @@ class Window:
         if self._queue and delay < math.inf and self._queue[0].deadline > now + delay:
             self._queue[0].event.set()  # it sleeps too long, or without a time: it looks again
 
+    def _restamp(self, ticket: Ticket) -> Ticket:
+        """`ticket` with the time its call runs (see `_started`)."""
+        serial, _, predicted = ticket
+        return serial, self._started(), predicted
+
     def _started(self) -> float:
         """A call admitted from the line runs: the time; slow start goes on once all run."""
         now = self._clock()
@@ -293,7 +313,7 @@ class Window:
                     if waiter.ticket is not None:
                         if queue:  # the next one keeps the time now
                             self._wake(now)
-                        return waiter.ticket[0], self._started()
+                        return self._restamp(waiter.ticket)
                     waiter.deadline = now + delay
                 else:
                     delay, waiter.deadline = math.inf, math.inf
@@ -307,7 +327,7 @@ class Window:
                     # Stamped again now that it runs: on a busy loop a call admitted with many
                     # others goes out well after its admission, and its answer's `remaining`
                     # is refilled from when it went.
-                    return waiter.ticket[0], self._started()
+                    return self._restamp(waiter.ticket)
         except BaseException:
             if waiter.ticket is not None:  # admitted, then cancelled before it could go
                 self._started()

@@ -56,8 +56,9 @@ def test_free_slots_are_taken_without_waiting_and_numbered() -> None:
     clock = Clock()
     window = Window(64, clock=clock)
     tickets = fill(window)
-    assert [serial for serial, _ in tickets] == list(range(1, 17))
-    assert {sent for _, sent in tickets} == {clock.now}
+    assert [serial for serial, _, _ in tickets] == list(range(1, 17))
+    assert {sent for _, sent, _ in tickets} == {clock.now}
+    assert all(math.isnan(predicted) for _, _, predicted in tickets)  # not pacing yet
     assert window.in_flight == 16
 
 
@@ -176,6 +177,25 @@ def test_an_answer_stating_the_budget_starts_pacing() -> None:
     assert window._blocked_for(clock.now) == 0.0
     window._level = 0.5
     assert window._blocked_for(clock.now) == pytest.approx(0.5 / 50)
+
+
+def test_paced_answers_correct_the_bucket_by_the_servers_count() -> None:
+    clock = Clock()
+    window = Window(512, clock=clock)
+    tickets = fill(window)
+    window.answered(tickets[0], RateLimits(remaining=30, limit=3000))  # pacing at 50/s
+    assert window._level == pytest.approx(25 - 15)  # half a second's worth, less the rest
+    for ticket in tickets[1:3]:
+        window.answered(ticket, None)
+    clock.now += 0.2  # refilled to 20
+    first, second = fill(window)[:2]  # the bucket holds 19, then 18
+    assert (first[2], second[2]) == (pytest.approx(19.0), pytest.approx(18.0))
+    clock.now += 2.0  # answered 2 s later: the server counted 3 fewer than we did
+    window.answered(first, RateLimits(remaining=16, limit=3000))
+    assert window._level == pytest.approx(25 - 3 - 1)  # full again, less them and one in hand
+    # The same difference seen again on the next call is not made up twice.
+    window.answered(second, RateLimits(remaining=15, limit=3000))
+    assert window._level == pytest.approx(21.0)
 
 
 def test_a_refusal_the_headers_explain_paces_without_a_cut() -> None:
