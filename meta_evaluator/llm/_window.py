@@ -21,10 +21,10 @@ rule (docs/judges-and-endpoints.md, "Adaptive concurrency"):
   `anthropic-ratelimit-requests-limit`: per minute), calls are paced by a local token bucket of
   that rate holding half a second's worth. Each answer's `remaining` count corrects it: the
   server's count when it counted that call, against what the bucket held then (one call kept in
-  hand); for calls sent before pacing began, the count less the calls sent since, plus the
-  refill since, capped at what the bucket holds. A 429 that says nothing remains of the
-  requests budget is then explained: it corrects the bucket and pauses, and leaves the window as
-  it is (the pace, not the number in flight, was at fault).
+  hand). The first answer, of a call sent before pacing began, sets it: the count less the calls
+  sent since, plus the refill since, capped at what the bucket holds. A 429 that says nothing
+  remains of the requests budget is then explained: it corrects the bucket and pauses, and
+  leaves the window as it is (the pace, not the number in flight, was at fault).
 
 Cost: a call that finds a free slot takes it without awaiting (a few attribute updates); calls
 that must wait queue in arrival order, and the first of them keeps the time (sleeps until the
@@ -109,6 +109,7 @@ class Window:
         self._level = 0.0
         self._stamp = 0.0
         self._corrected = 0.0  # the sum of the corrections made to the level from answers
+        self._synced = False  # the bucket's level was set from an answer
 
     @property
     def slow_start(self) -> bool:
@@ -215,13 +216,16 @@ class Window:
         # One call's worth is kept in hand for a server that counted the call later than it was
         # sent (a busy loop on either side): it costs one call's delay once, not the pace.
         counted = limits.remaining - 1.0
-        if math.isnan(predicted):  # sent before pacing began: where the budget stands at most
-            # The server's count when it admitted this call, refilled since, less the calls
-            # sent after it (each took one, or was refused and took none: counting it errs on
-            # the safe side).
+        if math.isnan(predicted):  # sent before pacing began
+            if self._synced:  # the bucket runs already: paced calls' answers will correct it
+                return
+            # Where the budget stands at least: the server's count when it admitted this call,
+            # refilled since, less the calls sent after it (each took one, or was refused and
+            # took none: counting it errs on the safe side).
             refilled = min(self._capacity, counted + (now - sent_at) * self.rate)
             self._level = min(self._capacity, refilled - (self._sent - serial))
             self._stamp = now
+            self._synced = True
             return
         # Paced: the server's count against ours when it counted this call (corrections made
         # since included); the difference is ours to make up.
