@@ -66,7 +66,7 @@ def main() -> None:
     options = {} if args.adaptive is None else {"adaptive_concurrency": args.adaptive}
     print(
         f"{'C':>4} {'rows':>5} {'valid':>5} {'errors':>6} {'wall s':>7} {'rows/s':>7} "
-        f"{'calls':>6} {'429':>5} {'429 share':>9}"
+        f"{'valid/s':>7} {'calls':>6} {'429':>5} {'429 share':>9}"
     )
     for concurrency in args.concurrency:
         with run_server(
@@ -82,7 +82,8 @@ def main() -> None:
         refused = stats["by_status"].get("429", 0)
         print(
             f"{concurrency:>4} {args.rows:>5} {counts['valid']:>5} {counts['error']:>6} "
-            f"{wall:>7.2f} {args.rows / wall:>7.1f} {calls:>6} {refused:>5} "
+            f"{wall:>7.2f} {args.rows / wall:>7.1f} {counts['valid'] / wall:>7.1f} {calls:>6} "
+            f"{refused:>5} "
             f"{refused / max(calls, 1):>9.1%}"
         )
 
