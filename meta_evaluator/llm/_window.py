@@ -24,7 +24,8 @@ rule (docs/judges-and-endpoints.md, "Adaptive concurrency"):
   hand). The first answer, of a call sent before pacing began, sets it: the count less the calls
   sent since, plus the refill since, capped at what the bucket holds. A 429 that says nothing
   remains of the requests budget is then explained: it corrects the bucket and pauses, and
-  leaves the window as it is (the pace, not the number in flight, was at fault).
+  leaves the window as it is (the pace, not the number in flight, was at fault); if the call
+  refused was itself paced, the bucket is halved (once per burst, down to one call).
 
 Cost: a call that finds a free slot takes it without awaiting (a few attribute updates); calls
 that must wait queue in arrival order, and the first of them keeps the time (sleeps until the
@@ -110,6 +111,7 @@ class Window:
         self._stamp = 0.0
         self._corrected = 0.0  # the sum of the corrections made to the level from answers
         self._synced = False  # the bucket's level was set from an answer
+        self._burst_cut_after = 0  # refusals of calls up to this serial do not halve it again
 
     @property
     def slow_start(self) -> bool:
@@ -160,6 +162,13 @@ class Window:
         if limits is not None:
             self._sync(ticket, limits, now)
             explained = not overload and bool(self.rate) and limits.remaining < 1
+            if explained and not math.isnan(ticket[2]) and ticket[0] > self._burst_cut_after:
+                # A paced call refused: the server holds less at once than we let go at once.
+                # Halved once per burst: the others refused with it were sent before.
+                self._burst_cut_after = self._sent
+                self._capacity = max(1.0, self._capacity / 2)
+                self._level = min(self._level, self._capacity)
+                logger.info("%s: pacing bursts of %d at most", self._name, self._capacity)
             if wait is None and limits.remaining < 1 and limits.reset is not None:
                 wait = limits.reset
         if wait is not None and wait > 0:

@@ -210,6 +210,28 @@ def test_a_refusal_the_headers_explain_paces_without_a_cut() -> None:
     assert window.size == 12 and not window.slow_start
 
 
+def test_a_paced_call_refused_halves_the_burst_once_per_burst() -> None:
+    clock = Clock()
+    window = Window(512, clock=clock)
+    window.answered(fill(window)[0], RateLimits(remaining=40, limit=3000))  # 50/s, bucket 25
+    refused = RateLimits(0, 3000)  # no reset, no Retry-After: no pause in the way here
+
+    def paced() -> list[Ticket]:
+        window._level = window._capacity  # as if refilled
+        return fill(window)
+
+    burst = paced()
+    assert not math.isnan(burst[0][2])
+    for ticket in burst[-3:]:  # three of one burst refused: halved once
+        window.refused(ticket, wait=None, limits=refused, overload=False)
+    assert window._capacity == 12.5 and window.size == 16
+    window.refused(paced()[0], wait=None, limits=refused, overload=False)
+    assert window._capacity == 6.25
+    for _ in range(5):
+        window.refused(paced()[0], wait=None, limits=refused, overload=False)
+    assert window._capacity == 1.0  # one call at a time at most, never less
+
+
 def test_an_overload_cuts_even_when_headers_are_sent() -> None:
     window = Window(512)
     ticket = fill(window)[0]
