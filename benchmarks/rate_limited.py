@@ -42,12 +42,11 @@ def run(base_url: str, n: int, concurrency: int, options: dict[str, Any]) -> tup
     )
     evaluator.add_judge("j", "openai", "gpt-4o-mini", "Did {response} refuse {prompt}?",
                         base_url=f"{base_url}/v1")  # fmt: skip
-    import httpx_aiohttp  # noqa: F401 - one-time imports are not a per-row cost
-
-    import meta_evaluator.judge.runner  # noqa: F401
+    import meta_evaluator.judge.runner  # noqa: F401 - brings the transport; not a per-row cost
 
     wall = time.perf_counter()
-    result = evaluator.run_judges_async(max_concurrency=concurrency, **options)["j"]
+    # No response cache: every row is a call, and benchmark rows stay out of ~/.cache.
+    result = evaluator.run_judges_async(max_concurrency=concurrency, cache=False, **options)["j"]
     return time.perf_counter() - wall, result.counts()
 
 
