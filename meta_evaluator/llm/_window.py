@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 START = 16
 """Calls in flight a window starts with (the run's default `max_concurrency`)."""
-GROWTH_STEP = 0.025
+GROWTH_STEP = 0.02
 """Seconds a full window waits to double during slow start (16 to 1,024: six steps)."""
 CUT = 0.75
 """What a refusal the headers do not explain leaves of the window."""
