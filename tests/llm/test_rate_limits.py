@@ -178,3 +178,17 @@ async def test_without_adaptive_there_is_no_window() -> None:
     assert ticket is None
     limits.done(ticket, ChatResponse("ok"))
     limits.failed(ticket, CallFailed("429", status="rate_limited", http_status=429))
+
+
+def test_raw_headers_of_the_direct_path() -> None:
+    """Answers read by our transport keep raw header names: one pass finds the known ones."""
+    from meta_evaluator.llm._http import _rate_limits
+
+    raw = [
+        (b"Content-Type", b"application/json"),
+        (b"X-RateLimit-Limit-Requests", b"3000"),
+        (b"x-ratelimit-remaining-requests", b"7"),
+        (b"X-Ratelimit-Reset-Requests", b"1s"),
+    ]
+    assert _rate_limits(raw) == RateLimits(7, 3000, 1.0)
+    assert _rate_limits([(b"Content-Length", b"2")]) is None
