@@ -5,8 +5,9 @@ Usage: .venv/bin/python benchmarks/judge_throughput.py [--rows 2000] [--latency 
        [--inspect-venv benchmarks/.venvs/inspect] [--server-core 1] [--client-core 0]
 
 efficiency = (N x latency / concurrency) / wall time: 1.0 is the physical limit. Client CPU is
-the client process's user+sys time during the run (the server runs in its own process; the
-one-time import of the runner and HTTP transport, about 0.3 s, is done before the clock starts).
+the client process's user+sys time during the run (the server runs in its own process; a
+16-row warm-up run with another prompt pays the one-time imports and first uses, about 0.3 s of
+CPU, before the clock starts).
 Our response cache is on, as by default, in an empty folder of its own: every row is a miss and
 is stored, as in a first run (its cost is in our figure), and the user's cache is left alone.
 
@@ -21,7 +22,9 @@ hold them below a higher --concurrency; this script raises the cap to the concur
 Cores: this process pins itself (every thread) to --client-core, the peers inherit that core,
 and each server process (every thread, and its children if any) is pinned to --server-core, so
 the client's CPU never competes with the server's; `none` leaves scheduling alone. The defaults
-are 0 and 1 on a machine with two cores or more. With --repeat K every (tool, concurrency) runs
+are 0 and 1 on a machine with two cores or more. --realtime (root) also runs them all under the
+real-time FIFO policy, so that nothing else on the machine takes their cores: on a shared VM
+the efficiency of one run then varies by about 0.02 rather than 0.07. With --repeat K every (tool, concurrency) runs
 K times, the tools interleaved run by run so that drift hits them alike; each run is printed and
 then a median row per tool (the figure to quote). `peak` is the most requests the server saw in
 flight at once: below the concurrency, the client (or its HTTP pool) held back.
@@ -84,18 +87,25 @@ def workload(n: int) -> pl.DataFrame:
     )
 
 
-def ours(base_url: str, n: int, concurrency: int) -> Measure:
+def _project(base_url: str, n: int, prompt: str) -> tuple[MetaEvaluator, Path]:
+    """A new project of `n` workload rows and one judge `j` on the server; its cache folder."""
     folder = Path(tempfile.mkdtemp()) / "bench"
     evaluator = MetaEvaluator(folder)
     evaluator.add_data(DataLoader.load_from_dataframe("bench", workload(n), "qid"))
     evaluator.add_eval_task(
         EvalTask({"rejection": ["rejection", "not rejection"]}, ["prompt"], ["response"])
     )
-    evaluator.add_judge("j", "openai", "gpt-4o-mini", "Did {response} refuse {prompt}?",
-                        base_url=f"{base_url}/v1")  # fmt: skip
-    import meta_evaluator.judge.runner  # noqa: F401 - brings the transport; not a per-row cost
+    evaluator.add_judge("j", "openai", "gpt-4o-mini", prompt, base_url=f"{base_url}/v1")
+    return evaluator, folder.parent / "cache"  # empty: every row a miss; not ~/.cache
 
-    cache = folder.parent / "cache"  # empty: every row a miss, as a first run; not ~/.cache
+
+def ours(base_url: str, n: int, concurrency: int) -> Measure:
+    # A warm-up run of 16 rows (another prompt, so none of its answers is reused) pays what a
+    # process pays once, before the clock: imports, the first Parquet write, SQLite, regexes.
+    # It is what a long run amortises; the inspect peer warms up the same way.
+    warm, cache = _project(base_url, 16, "Warm-up: did {response} refuse {prompt}?")
+    warm.run_judges_async(max_concurrency=16, cache_dir=cache)
+    evaluator, cache = _project(base_url, n, "Did {response} refuse {prompt}?")
     cpu, wall = time.process_time(), time.perf_counter()
     result = evaluator.run_judges_async(max_concurrency=concurrency, cache_dir=cache)["j"]
     return time.perf_counter() - wall, time.process_time() - cpu, result.counts()["valid"]
@@ -159,22 +169,29 @@ def core_label(cpu: int | None) -> str:
     return "none (not pinned)" if cpu is None else str(cpu)
 
 
-def pin(pid: int, cpu: int | None) -> None:
-    """Every thread of process `pid`, and of its child processes, on core `cpu` only."""
-    if cpu is None:
+def pin(pid: int, cpu: int | None, *, realtime: bool = False) -> None:
+    """Every thread of process `pid`, and of its child processes, on core `cpu` only.
+
+    `realtime` also gives them the real-time FIFO policy (root only), so no other process of
+    the machine takes their core while they run.
+    """
+    if cpu is None and not realtime:
         return
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(ProcessLookupError):  # a thread that has just ended
-            os.sched_setaffinity(int(task.name), {cpu})
+            if cpu is not None:
+                os.sched_setaffinity(int(task.name), {cpu})
+            if realtime:
+                os.sched_setscheduler(int(task.name), os.SCHED_FIFO, os.sched_param(10))
         with contextlib.suppress(FileNotFoundError):
             for child in (task / "children").read_text().split():
-                pin(int(child), cpu)
+                pin(int(child), cpu, realtime=realtime)
 
 
 def measure(tool: str, runner: Runner, args: argparse.Namespace, concurrency: int) -> Run:
     """One run of `runner` against a fresh server pinned to the server core."""
     with run_server(latency=args.latency, max_seconds=SERVER_SECONDS) as server:
-        pin(server.process.pid, args.server_core)
+        pin(server.process.pid, args.server_core, realtime=args.realtime)
         wall, cpu, valid = runner(server.base_url, args.rows, concurrency)
         peak = int(server.stats()["max_in_flight"])
     return Run(tool, concurrency, wall, cpu, valid, peak)
@@ -227,13 +244,20 @@ def main() -> None:
     parser.add_argument("--inspect-venv", type=Path, default=None)
     parser.add_argument("--server-core", type=core, default=1 if two else None)
     parser.add_argument("--client-core", type=core, default=0 if two else None)
+    parser.add_argument(
+        "--realtime",
+        action="store_true",
+        help="run client, peers and servers under the real-time FIFO policy (root): other "
+        "processes of the machine cannot take their cores",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    pin(os.getpid(), args.client_core)
+    pin(os.getpid(), args.client_core, realtime=args.realtime)
     runners = tools(args)
     print(
         f"rows {args.rows}, latency {args.latency} s; client core {core_label(args.client_core)}, "
-        f"server core {core_label(args.server_core)}; python {sys.version.split()[0]}"
+        f"server core {core_label(args.server_core)}"
+        f"{'; real-time FIFO' if args.realtime else ''}; python {sys.version.split()[0]}"
     )
     print(
         f"{'tool':<26} {'run':>4} {'C':>5} {'wall s':>7} {'rows/s':>7} {'cpu ms/row':>10} "
