@@ -86,8 +86,11 @@ async def check_endpoints(
             targets[key] = _Target(key, api_key, judge, [judge.id])
             order.append(key)
     found: dict[EndpointKey, EndpointCheck] = {}
+    size = max(1, len(targets))
+    urls = [key.base_url for key in targets]
     async with httpx.AsyncClient(
-        transport=transport or make_transport(max(1, len(targets))),
+        transport=transport or make_transport(size, *urls),  # None: httpx's, through a proxy
+        limits=httpx.Limits(max_connections=size),
         timeout=httpx.Timeout(timeout),
     ) as http:
 

@@ -61,7 +61,7 @@ from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
 from meta_evaluator.llm.spend import CeilingReached, JudgeSpend, Spend
-from meta_evaluator.llm.transport import PooledTransport, make_transport, proxied
+from meta_evaluator.llm.transport import PooledTransport, make_transport
 from meta_evaluator.llm.types import ChatResponse
 
 __all__ = ["execute"]
@@ -155,12 +155,12 @@ async def execute(
             # The connect timeout ends before the attempt's: a connect that times out shows no
             # host is there (the breaker counts it), while the attempt's own timeout says nothing.
             connect = min(CONNECT_TIMEOUT, settings.timeout / 2)
-            own = make_transport(size) if transport is None else None
-            if own is not None and not proxied(key.base_url):
+            own = make_transport(size, key.base_url) if transport is None else None
+            if own is not None:
                 direct[key] = own  # chat calls skip the client's per-call machinery
             http[key] = await stack.enter_async_context(
                 httpx.AsyncClient(
-                    transport=transport or own,
+                    transport=transport or own,  # None: httpx's own, through the proxy
                     limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
                     timeout=httpx.Timeout(settings.timeout, connect=connect),
                 )

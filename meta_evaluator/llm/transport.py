@@ -9,9 +9,9 @@ flight, client and server on separate cores): httpx over aiohttp's pool cost 0.5
 CPU per call and reached 0.79 of the possible rate; this transport costs about a third of that
 (figures in the module's commit and issue 17's note).
 
-Not supported, as judges do not need them: HTTP/2, proxies (a client with proxies configured
-keeps httpx's own transport for them), request bodies streamed without a length (they are read
-whole first), `Expect: 100-continue`, informational (1xx) answers other than being skipped.
+Not supported, as judges do not need them: HTTP/2, proxies (`make_transport` gives None for a
+URL the environment proxies, and httpx's own transport carries those calls), request bodies
+streamed without a length (they are read whole first), `Expect: 100-continue`.
 """
 
 from __future__ import annotations
@@ -37,20 +37,24 @@ _MAX_HEAD = 64 * 1024
 """Most bytes of a response's status line and headers; more is a protocol error."""
 
 
-def make_transport(size: int) -> PooledTransport:
-    """The transport judge calls go through, holding at most `size` connections.
+def make_transport(size: int, *urls: str) -> PooledTransport | None:
+    """The transport calls to `urls` go through, holding at most `size` connections.
 
-    The pool size must be given here: httpx ignores `AsyncClient(limits=...)` once a transport
-    is passed.
+    None when the environment names a proxy for one of them (`proxied`): the caller then gives
+    `httpx.AsyncClient` no transport, so that httpx's own one carries the calls through the
+    proxy (httpx honours proxy variables only then), sized by the client's `limits=`.
     """
+    if any(proxied(url) for url in urls):
+        return None
     return PooledTransport(max_connections=size)
 
 
 def proxied(url: str) -> bool:
     """Whether a proxy variable (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) applies to `url`'s scheme.
 
-    `httpx.AsyncClient` sends such calls through the proxy (unless NO_PROXY names the host), so
-    they keep httpx's own path; erring this way costs speed, never a call that bypasses a proxy.
+    httpx sends such calls through the proxy (unless NO_PROXY names the host); ours does not
+    speak to proxies, so they keep httpx's transport. Erring this way (NO_PROXY is not read)
+    costs speed, never a call that bypasses a proxy.
     """
     proxies = urllib.request.getproxies_environment()
     return bool(proxies.get(httpx.URL(url).scheme) or proxies.get("all"))

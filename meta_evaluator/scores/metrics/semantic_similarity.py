@@ -111,7 +111,7 @@ class SemanticSimilarityScorer(SimilarityScorer):
         import httpx
 
         from meta_evaluator.llm.classify import CallFailed, EndpointRejected, MalformedResponse
-        from meta_evaluator.llm.embeddings import EmbeddingsClient
+        from meta_evaluator.llm.embeddings import DEFAULT_BASE_URL, EmbeddingsClient
         from meta_evaluator.llm.retry import call_with_retries
         from meta_evaluator.llm.transport import make_transport
 
@@ -125,8 +125,12 @@ class SemanticSimilarityScorer(SimilarityScorer):
                 ) from exc
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         limiter = anyio.CapacityLimiter(self.max_concurrency)
-        transport = self._transport or make_transport(self.max_concurrency)
-        async with httpx.AsyncClient(transport=transport, timeout=self.timeout) as http:
+        size = self.max_concurrency
+        # No transport of ours for a URL the environment proxies: httpx's own goes through it.
+        transport = self._transport or make_transport(size, self.base_url or DEFAULT_BASE_URL)
+        async with httpx.AsyncClient(
+            transport=transport, limits=httpx.Limits(max_connections=size), timeout=self.timeout
+        ) as http:
             client = EmbeddingsClient(
                 http, base_url=self.base_url, api_key=key, timeout=self.timeout
             )
