@@ -29,6 +29,15 @@ from meta_evaluator.storage import check_safe_name, path_argument
 
 __all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
 
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
+"""A header name as HTTP allows it (a token)."""
+
+_FRAMING_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "content-type", "keep-alive",
+     "upgrade", "te", "trailer", "expect"}
+)  # fmt: skip
+"""Headers the client writes for each request: one given twice would break the request."""
+
 LLMClientName = Literal["openai", "azure_openai", "anthropic", "mock"]
 
 MAX_PROMPT_BYTES = 1_000_000
@@ -248,6 +257,17 @@ class Judge(ConfigModel):
     def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:
         for name, value in headers.items():
             refuse_keys(f"{name}: {value}", "extra_headers")
+            if not _HEADER_NAME.fullmatch(name) or "\r" in value or "\n" in value:
+                raise ValueError(
+                    f"extra_headers {name!r}: a header name is letters, digits and -_.; no "
+                    "line break in its value"
+                )
+        framing = sorted(h for h in headers if h.lower() in _FRAMING_HEADERS)
+        if framing:
+            raise ValueError(
+                f"extra_headers {framing} are set by the HTTP client for each request (they say "
+                "how long the body is and where it goes); leave them out"
+            )
         secret = sorted(h for h in headers if SECRET_NAME.search(h))
         if secret:
             raise ValueError(

@@ -89,6 +89,29 @@ def test_a_secret_in_the_wrong_place_is_refused_and_never_echoed(fields: dict[st
     assert next(iter(fields)) in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Transfer-Encoding": "chunked"},
+        {"Content-Length": "12"},
+        {"host": "other.example"},
+        {"Content-Type": "text/plain"},
+        {"Connection": "close"},
+        {"X-Team": "evals\r\nX-Injected: 1"},
+        {"X Team": "evals"},
+    ],
+    ids=lambda h: next(iter(h)),
+)
+def test_headers_the_client_writes_or_that_break_a_request_are_refused(
+    headers: dict[str, str],
+) -> None:
+    """Sent beside the client's own (a second Content-Length, a line break), they would break
+    the request on the wire."""
+    with pytest.raises(JudgeConfigError, match="extra_headers"):
+        Judge(id="j", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="x"),
+              extra_headers=headers)  # fmt: skip
+
+
 def test_ordinary_headers_and_urls_are_accepted() -> None:
     judge = Judge(
         id="j", llm_client="openai", model="m", prompt=Prompt(id="p", prompt="x"),
