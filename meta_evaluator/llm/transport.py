@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import errno
 import re
+import select
 import ssl
 import sys
 import urllib.request
@@ -173,21 +174,16 @@ class PooledTransport(httpx.AsyncBaseTransport):
                     if deadline - loop.time() > 0.001:
                         raise  # the connect timeout itself, within the deadline
                     raise TimeoutError from None
-            reused = connection.requests > 0
             wait = read if deadline is None else max(0.0, deadline - loop.time())
             try:
                 version, status, reason, headers, content, keep_alive = await connection.exchange(
                     data, wait, has_body
                 )
             except _StaleConnection:
-                # A kept-alive connection the server had closed before our request reached it
-                # (nothing came back): sending again on a new connection is safe.
+                # A kept-alive connection the server had closed before our request was written
+                # to it: sending it on another connection is safe.
                 self._discard(connection)
-                if reused:
-                    continue
-                raise httpx.RemoteProtocolError(
-                    "the server closed the connection without answering"
-                ) from None
+                continue
             except BaseException:
                 self._discard(connection)  # a cancelled or failed exchange leaves it unusable
                 raise
@@ -374,7 +370,7 @@ class Answer(NamedTuple):
 
 
 class _StaleConnection(Exception):
-    """The connection closed before any byte of the answer came: the request was not read."""
+    """The kept-alive connection was found closed before the request was written to it."""
 
 
 _Head = tuple[bytes, int, bytes, list[tuple[bytes, bytes]], bool]
@@ -401,9 +397,16 @@ class _Connection(asyncio.Protocol):
 
     @property
     def usable(self) -> bool:
-        """Open, and not closing: a kept-alive connection the server has not closed."""
+        """Open, not closing, and with nothing to read: the server has not closed it.
+
+        An idle connection with bytes waiting (most often the server's close, which the event
+        loop has not read yet) is not used: a request written to it would be lost.
+        """
         transport = self._transport
-        return not self._lost and transport is not None and not transport.is_closing()
+        if self._lost or transport is None or transport.is_closing():
+            return False
+        sock = transport.get_extra_info("socket")
+        return sock is None or not select.select([sock], [], [], 0)[0]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -467,7 +470,11 @@ class _Connection(asyncio.Protocol):
         if self._head is not None and self._length is None and not self._chunked:
             waiter.set_result(self._answer(bytes(self._buffer), keep_alive=False))  # to the end
         elif not self._received:
-            waiter.set_exception(_StaleConnection())
+            # The request was written: the server may have acted on it, so it is not sent
+            # again here (a POST could be paid twice); the caller's retry policy decides.
+            waiter.set_exception(
+                httpx.RemoteProtocolError("the server closed the connection without answering")
+            )
         else:
             error = httpx.RemoteProtocolError(
                 "the server closed the connection before the answer was complete"
