@@ -2,9 +2,10 @@
 
 One `Spend` is shared by every judge of a run (one event loop, so no lock: each method runs
 without awaiting between its reads and writes). Before each call (each retry too) the caller
-reserves the call's worst-case estimate; when the call ends it settles: the reservation is
-replaced by what the call cost. Amounts are integer picodollars (`prices.PICO`), so sums are
-exact.
+reserves the call's estimate; when the call ends it settles: the reservation is replaced by
+what the call cost (nothing if its request was never handed to the client, e.g. cancelled
+while it waited for its rate-limit admission). Amounts are integer picodollars
+(`prices.PICO`), so sums are exact.
 
 The rule: a call starts only if `spent + reserved + estimate <= ceiling`. A call that does not
 fit waits while other calls are in flight (they may settle for less than they reserved); when
@@ -152,18 +153,30 @@ class JudgeSpend:
         return prompt, completion, units
 
     async def call(
-        self, request: ChatRequest, attempt: Callable[[], Awaitable[ChatResponse]]
+        self,
+        request: ChatRequest,
+        attempt: Callable[[Callable[[], None]], Awaitable[ChatResponse]],
     ) -> ChatResponse:
-        """Make one call (`attempt()`, which sends `request`) within the ceiling: reserve, settle.
+        """Make one call within the ceiling: reserve, `attempt(sending)`, settle.
+
+        `attempt` sends `request` and must call `sending()` right before it hands the request to
+        the client: a call that ends before that (cancelled while it waits for its rate-limit
+        admission) was never sent and costs nothing.
 
         Raises:
             CeilingReached: The run reached its ceiling; `attempt` was not called.
         """
         reserved = await self.reserve(request)
+        sent = False
+
+        def sending() -> None:
+            nonlocal sent
+            sent = True
+
         try:
-            answer = await attempt()
+            answer = await attempt(sending)
         except BaseException as exc:  # a failure or a cancellation: settled, then raised on
-            self.settle(reserved, None, exc)
+            self.settle(reserved, None, exc, sent=sent)
             raise
         self.settle(reserved, answer)
         return answer
@@ -173,14 +186,17 @@ class JudgeSpend:
         reserved: tuple[int, int, int],
         response: ChatResponse | None,
         failure: BaseException | None = None,
+        *,
+        sent: bool = True,
     ) -> None:
         """Settle a call reserved as `reserved`, by its answer or its failure.
 
         An answer costs its reported tokens (a count the server left out: the estimate's). A
-        failure costs nothing when the server answered with an HTTP error status or no
-        connection was made (providers bill neither); any other failure (a timeout, a lost
-        connection, an unreadable 2xx body, a cancelled call) may have been billed and costs
-        the whole estimate.
+        call never `sent` (its request not handed to the client) costs nothing; nor does a
+        failure the server answered with an HTTP error status or one that made no connection
+        (providers bill neither); any other failure of a sent call (a timeout, a lost
+        connection, an unreadable 2xx body, a cancellation in flight) may have been billed and
+        costs the whole estimate.
         """
         prompt, completion, units = reserved
         if response is not None:
@@ -190,9 +206,13 @@ class JudgeSpend:
                 if response.completion_tokens is not None
                 else completion,
             )
-        elif isinstance(failure, EndpointRejected) or (
-            isinstance(failure, CallFailed)
-            and (failure.http_status is not None or failure.unreachable is not None)
+        elif (
+            not sent
+            or isinstance(failure, EndpointRejected)
+            or (
+                isinstance(failure, CallFailed)
+                and (failure.http_status is not None or failure.unreachable is not None)
+            )
         ):
             actual = 0
         else:
