@@ -12,12 +12,20 @@ fit waits while other calls are in flight (they may settle for less than they re
 none is in flight and it still does not fit, the ceiling is reached: that call and every later
 one is refused (`CeilingReached`), for every judge of the run.
 
+The estimate is not a worst case: the prompt is counted as characters over four (English
+prose; code and non-Latin text take more, Chinese about 4 times as many), and without
+`max_tokens` the answer as `DEFAULT_COMPLETION_TOKENS`, which OpenAI-compatible servers do not
+enforce. (UTF-8 bytes would bound a BPE prompt, but reserve about four times an English
+prompt's tokens, and still miss the tokens a provider adds: chat templates, Anthropic's tool
+prompt.)
+
 The bound: at every admission `spent + reserved <= ceiling`, and nothing is admitted after the
 last one, so the run's final spend is at most `ceiling + sum(max(0, actual - estimate))` over
 the calls in flight at its last admission. When no call costs more than its estimate (the
 answer within `max_tokens`, the prompt within its estimate), the run never passes its
-ceiling. Since the ceiling is reached only with nothing in flight, the run stops having spent
-more than `ceiling - estimate` of the refused call: no more is left unused than one call.
+ceiling; when none costs more than k times it, the run spends at most k times the ceiling.
+Since the ceiling is reached only with nothing in flight, the run stops having spent more than
+`ceiling - estimate` of the refused call: no more is left unused than one call.
 """
 
 from __future__ import annotations
@@ -32,20 +40,21 @@ from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.prices import PICO, Price
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend", "worst_case"]
+__all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend", "reserved_tokens"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_COMPLETION_TOKENS = 1024
-"""Completion tokens a call is assumed to use at most when its judge sets no `max_tokens`
-(Anthropic's default in our client; set `max_tokens` for a bound the server enforces)."""
+"""Completion tokens a call is assumed to use when its judge sets no `max_tokens` (Anthropic's
+default in our client; OpenAI-compatible servers may answer longer: set `max_tokens` for a
+bound the server enforces)."""
 
 
-def worst_case(request: ChatRequest) -> tuple[int, int]:
-    """A call's worst-case (prompt, completion) tokens, as the ceiling reserves them.
+def reserved_tokens(request: ChatRequest) -> tuple[int, int]:
+    """A call's estimated (prompt, completion) tokens, as the ceiling reserves them.
 
-    The prompt's is `request.estimated_prompt_tokens()` (a character count over four); the
-    completion's is `max_tokens`, or `DEFAULT_COMPLETION_TOKENS`.
+    The prompt's is `request.estimated_prompt_tokens()` (a character count over four: an
+    estimate, not a bound); the completion's is `max_tokens`, or `DEFAULT_COMPLETION_TOKENS`.
     """
     return request.estimated_prompt_tokens(), request.max_tokens or DEFAULT_COMPLETION_TOKENS
 
@@ -141,12 +150,12 @@ class JudgeSpend:
     judge_id: str
 
     async def reserve(self, request: ChatRequest) -> tuple[int, int, int]:
-        """Reserve a call's worst case; return it as (prompt tokens, completion tokens, units).
+        """Reserve a call's estimate; return it as (prompt tokens, completion tokens, units).
 
         Raises:
             CeilingReached: The run reached its ceiling: the call must not start.
         """
-        prompt, completion = worst_case(request)
+        prompt, completion = reserved_tokens(request)
         units = self.price.units(prompt, completion)
         if not self.spend.try_reserve(units):
             await self.spend.reserve(units)

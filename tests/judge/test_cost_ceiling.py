@@ -273,14 +273,14 @@ def test_a_ceiling_is_refused_for_batches(tmp_path: Path) -> None:
         evaluator.plan_run(max_cost=1.0, batch=True)
 
 
-def test_the_plan_summary_gives_the_worst_case_the_ceiling_would_reserve(tmp_path: Path) -> None:
+def test_the_plan_summary_gives_the_estimate_the_ceiling_would_reserve(tmp_path: Path) -> None:
     evaluator = project(tmp_path)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
                         max_tokens=MAX_TOKENS)  # fmt: skip
     evaluator.add_judge("free", "mock", "mock-1", "Judge {response}")
     estimate, _ = costs(evaluator)
     summary = evaluator.plan_run(max_cost=1.0, consistency=3).summary()
-    by_judge = {j.judge_id: j.worst_cost for j in summary.judges}
+    by_judge = {j.judge_id: j.estimated_cost for j in summary.judges}
     assert by_judge == {"j": pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12), "free": 0.0}
-    assert summary.worst_cost == pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12)
-    assert evaluator.plan_run().summary().worst_cost is None
+    assert summary.estimated_cost == pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12)
+    assert evaluator.plan_run().summary().estimated_cost is None

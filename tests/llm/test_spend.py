@@ -1,4 +1,4 @@
-"""The run's spend tracker: reserve the worst case, settle the actual, stop at the ceiling.
+"""The run's spend tracker: reserve the estimate, settle the actual, stop at the ceiling.
 
 The bound under test (llm/spend.py): at every admission `spent + reserved <= ceiling`, so the
 final spend is at most the ceiling plus the excess (actual - estimate, where positive) of the
@@ -134,7 +134,7 @@ def request(max_tokens: int | None) -> ChatRequest:
 
 
 @pytest.mark.anyio
-async def test_a_call_reserves_its_worst_case_and_settles_its_reported_tokens() -> None:
+async def test_a_call_reserves_its_estimate_and_settles_its_reported_tokens() -> None:
     spend = Spend(1.0)
     judge = JudgeSpend(spend, Price(prompt=1.0, completion=2.0), "j")
     reserved = await judge.reserve(request(50))
