@@ -122,8 +122,8 @@ def print_plan(
                 f"  from the cache:   {judge.from_cache} (answers stored by earlier runs; no call)"
             )
         print(f"  estimated tokens: {judge.estimated_tokens}")
-        if judge.worst_cost is not None:
-            print(f"  worst-case cost:  ${judge.worst_cost:.4f}")
+        if judge.estimated_cost is not None:
+            print(f"  estimated cost:   ${judge.estimated_cost:.4f}")
     count = len(plan.judges)
     cached = f", {plan.from_cache} answers from the response cache" if plan.from_cache else ""
     print(
@@ -135,14 +135,15 @@ def print_plan(
         "times); estimated tokens are an upper estimate per call, the prompt plus the answer "
         "allowed, as the tokens-per-minute budget counts them."
     )
-    if plan.worst_cost is not None and plan.max_cost is not None:
+    if plan.estimated_cost is not None and plan.max_cost is not None:
         print(
-            f"Worst-case cost ${plan.worst_cost:.4f} against --max-cost ${plan.max_cost:.4f} "
-            "(each call at its prompt estimate and max_tokens, priced by prices.yaml; before "
-            "retries): "
+            f"Estimated cost ${plan.estimated_cost:.4f} against --max-cost "
+            f"${plan.max_cost:.4f} (what the ceiling reserves, priced by prices.yaml, before "
+            "retries: prompts at 4 characters a token, answers at max_tokens or 1,024; code or "
+            "non-Latin text can cost more): "
             + (
-                "the ceiling is not in the way."
-                if plan.worst_cost <= plan.max_cost
+                "the ceiling should not be in the way."
+                if plan.estimated_cost <= plan.max_cost
                 else "the run may stop at the ceiling, leaving rows to do."
             )
         )

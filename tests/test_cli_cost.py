@@ -127,15 +127,16 @@ def test_a_stopped_judge_wins_with_exit_2_and_the_ceiling_is_said_too(
     )
 
 
-def test_a_dry_run_prints_the_worst_case_cost_against_the_ceiling(paid: Path, entry: Main) -> None:
+def test_a_dry_run_prints_the_estimated_cost_against_the_ceiling(paid: Path, entry: Main) -> None:
     done = entry("run", paid, "--dry-run", "--max-cost", "0.15")
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert _Counted.calls == 0
     # paid: 40 calls at max_tokens=100 ($0.10 each, prompts free); the mock costs nothing.
-    assert "  worst-case cost:  $4.0000" in done.stdout
-    assert "  worst-case cost:  $0.0000" in done.stdout
-    assert "Worst-case cost $4.0000 against --max-cost $0.1500" in done.stdout
+    assert "  estimated cost:   $4.0000" in done.stdout
+    assert "  estimated cost:   $0.0000" in done.stdout
+    assert "Estimated cost $4.0000 against --max-cost $0.1500" in done.stdout
+    assert "worst" not in done.stdout.lower()  # an estimate, not a bound
     assert "the run may stop at the ceiling" in done.stdout
     roomy = entry("run", paid, "--dry-run", "--max-cost", "4")
-    assert "the ceiling is not in the way" in roomy.stdout
-    assert "worst-case cost" not in entry("run", paid, "--dry-run").stdout
+    assert "the ceiling should not be in the way" in roomy.stdout
+    assert "estimated cost" not in entry("run", paid, "--dry-run").stdout.lower()

@@ -18,7 +18,7 @@ from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.plan import JudgePlan, RunAction, RunPlan
 from meta_evaluator.llm.cache import ResponseCache
 from meta_evaluator.llm.prices import PICO
-from meta_evaluator.llm.spend import worst_case
+from meta_evaluator.llm.spend import reserved_tokens
 
 __all__ = ["JudgeSummary", "RunSummary", "summarize"]
 
@@ -55,9 +55,9 @@ class JudgeSummary:
     """Batches the rows to ask would fill (within the provider's limits), for a batch run."""
     batch_bytes: int = 0
     """Bytes of request lines those batches would send."""
-    worst_cost: float | None = None
-    """With `max_cost`: US dollars the calls would cost at most, each at its worst case (the
-    estimate the ceiling reserves); 0 for a mock judge; None without a ceiling."""
+    estimated_cost: float | None = None
+    """With `max_cost`: US dollars the calls would cost at the estimate the ceiling reserves
+    (`spend.reserved_tokens`: not a bound); 0 for a mock judge; None without a ceiling."""
     from_cache: int = 0
     """Answers the response cache holds for the rows to ask: taken from it, not called."""
 
@@ -100,11 +100,11 @@ class RunSummary:
         return sum(j.estimated_tokens for j in self.judges)
 
     @property
-    def worst_cost(self) -> float | None:
-        """Worst-case US dollars over all judges, with `max_cost`; None without."""
+    def estimated_cost(self) -> float | None:
+        """Estimated US dollars over all judges, with `max_cost`; None without."""
         if self.max_cost is None:
             return None
-        return sum(j.worst_cost or 0.0 for j in self.judges)
+        return sum(j.estimated_cost or 0.0 for j in self.judges)
 
 
 def summarize(plan: RunPlan) -> RunSummary:
@@ -124,11 +124,11 @@ def summarize(plan: RunPlan) -> RunSummary:
         asked, cached = _calls(plan, judge_plan, builder, todo, cache, encoder)
         requests = [(builder.build(plan.rows[index]), n) for index, n in asked if n]
         tokens = sum(request.estimated_tokens() * n for request, n in requests)
-        worst: float | None = None
+        cost: float | None = None
         if settings.max_cost is not None:  # answers from the cache reserve nothing
             price = plan.prices.get(judge.id)
-            units = sum(price.units(*worst_case(r)) * n for r, n in requests) if price else 0
-            worst = units / PICO
+            units = sum(price.units(*reserved_tokens(r)) * n for r, n in requests) if price else 0
+            cost = units / PICO
         batches, batch_bytes = 0, 0
         if judge_plan.batch and todo:
             for prepared in prepare_batches(
@@ -159,7 +159,7 @@ def summarize(plan: RunPlan) -> RunSummary:
                 batch=judge_plan.batch,
                 batches=batches,
                 batch_bytes=batch_bytes,
-                worst_cost=worst,
+                estimated_cost=cost,
                 from_cache=cached,
             )
         )

@@ -23,7 +23,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import anyio
@@ -414,14 +414,17 @@ async def _ask(
     failure: CallFailed | None = None
     last_failure: CallFailed | None = None
 
-    async def attempt() -> ChatResponse:
+    async def attempt(sending: Callable[[], None] | None = None) -> ChatResponse:
         # An attempt counts (with its duration) when it ends with an answer or a failure; one
         # cancelled in flight (the breaker tripped) is not counted, as its row keeps the failure
-        # of the attempt before.
+        # of the attempt before. `sending()` tells the cost ceiling the request is handed to the
+        # client: one cancelled before (waiting in `limits.admit`) costs nothing.
         nonlocal attempts, duration, last_failure
         ticket = await limits.admit(request.estimated_tokens())
         begun = time.perf_counter()
         try:
+            if sending is not None:
+                sending()
             answer = await client.complete(request)
         except (CallFailed, EndpointRejected) as exc:
             limits.failed(ticket, exc)

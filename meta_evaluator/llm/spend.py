@@ -2,21 +2,30 @@
 
 One `Spend` is shared by every judge of a run (one event loop, so no lock: each method runs
 without awaiting between its reads and writes). Before each call (each retry too) the caller
-reserves the call's worst-case estimate; when the call ends it settles: the reservation is
-replaced by what the call cost. Amounts are integer picodollars (`prices.PICO`), so sums are
-exact.
+reserves the call's estimate; when the call ends it settles: the reservation is replaced by
+what the call cost (nothing if its request was never handed to the client, e.g. cancelled
+while it waited for its rate-limit admission). Amounts are integer picodollars
+(`prices.PICO`), so sums are exact.
 
 The rule: a call starts only if `spent + reserved + estimate <= ceiling`. A call that does not
 fit waits while other calls are in flight (they may settle for less than they reserved); when
 none is in flight and it still does not fit, the ceiling is reached: that call and every later
 one is refused (`CeilingReached`), for every judge of the run.
 
+The estimate is not a worst case: the prompt is counted as characters over four (English
+prose; code and non-Latin text take more, Chinese about 4 times as many), and without
+`max_tokens` the answer as `DEFAULT_COMPLETION_TOKENS`, which OpenAI-compatible servers do not
+enforce. (UTF-8 bytes would bound a BPE prompt, but reserve about four times an English
+prompt's tokens, and still miss the tokens a provider adds: chat templates, Anthropic's tool
+prompt.)
+
 The bound: at every admission `spent + reserved <= ceiling`, and nothing is admitted after the
 last one, so the run's final spend is at most `ceiling + sum(max(0, actual - estimate))` over
 the calls in flight at its last admission. When no call costs more than its estimate (the
 answer within `max_tokens`, the prompt within its estimate), the run never passes its
-ceiling. Since the ceiling is reached only with nothing in flight, the run stops having spent
-more than `ceiling - estimate` of the refused call: no more is left unused than one call.
+ceiling; when none costs more than k times it, the run spends at most k times the ceiling.
+Since the ceiling is reached only with nothing in flight, the run stops having spent more than
+`ceiling - estimate` of the refused call: no more is left unused than one call.
 """
 
 from __future__ import annotations
@@ -31,20 +40,21 @@ from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.prices import PICO, Price
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend", "worst_case"]
+__all__ = ["DEFAULT_COMPLETION_TOKENS", "CeilingReached", "JudgeSpend", "Spend", "reserved_tokens"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_COMPLETION_TOKENS = 1024
-"""Completion tokens a call is assumed to use at most when its judge sets no `max_tokens`
-(Anthropic's default in our client; set `max_tokens` for a bound the server enforces)."""
+"""Completion tokens a call is assumed to use when its judge sets no `max_tokens` (Anthropic's
+default in our client; OpenAI-compatible servers may answer longer: set `max_tokens` for a
+bound the server enforces)."""
 
 
-def worst_case(request: ChatRequest) -> tuple[int, int]:
-    """A call's worst-case (prompt, completion) tokens, as the ceiling reserves them.
+def reserved_tokens(request: ChatRequest) -> tuple[int, int]:
+    """A call's estimated (prompt, completion) tokens, as the ceiling reserves them.
 
-    The prompt's is `request.estimated_prompt_tokens()` (a character count over four); the
-    completion's is `max_tokens`, or `DEFAULT_COMPLETION_TOKENS`.
+    The prompt's is `request.estimated_prompt_tokens()` (a character count over four: an
+    estimate, not a bound); the completion's is `max_tokens`, or `DEFAULT_COMPLETION_TOKENS`.
     """
     return request.estimated_prompt_tokens(), request.max_tokens or DEFAULT_COMPLETION_TOKENS
 
@@ -140,30 +150,42 @@ class JudgeSpend:
     judge_id: str
 
     async def reserve(self, request: ChatRequest) -> tuple[int, int, int]:
-        """Reserve a call's worst case; return it as (prompt tokens, completion tokens, units).
+        """Reserve a call's estimate; return it as (prompt tokens, completion tokens, units).
 
         Raises:
             CeilingReached: The run reached its ceiling: the call must not start.
         """
-        prompt, completion = worst_case(request)
+        prompt, completion = reserved_tokens(request)
         units = self.price.units(prompt, completion)
         if not self.spend.try_reserve(units):
             await self.spend.reserve(units)
         return prompt, completion, units
 
     async def call(
-        self, request: ChatRequest, attempt: Callable[[], Awaitable[ChatResponse]]
+        self,
+        request: ChatRequest,
+        attempt: Callable[[Callable[[], None]], Awaitable[ChatResponse]],
     ) -> ChatResponse:
-        """Make one call (`attempt()`, which sends `request`) within the ceiling: reserve, settle.
+        """Make one call within the ceiling: reserve, `attempt(sending)`, settle.
+
+        `attempt` sends `request` and must call `sending()` right before it hands the request to
+        the client: a call that ends before that (cancelled while it waits for its rate-limit
+        admission) was never sent and costs nothing.
 
         Raises:
             CeilingReached: The run reached its ceiling; `attempt` was not called.
         """
         reserved = await self.reserve(request)
+        sent = False
+
+        def sending() -> None:
+            nonlocal sent
+            sent = True
+
         try:
-            answer = await attempt()
+            answer = await attempt(sending)
         except BaseException as exc:  # a failure or a cancellation: settled, then raised on
-            self.settle(reserved, None, exc)
+            self.settle(reserved, None, exc, sent=sent)
             raise
         self.settle(reserved, answer)
         return answer
@@ -173,14 +195,17 @@ class JudgeSpend:
         reserved: tuple[int, int, int],
         response: ChatResponse | None,
         failure: BaseException | None = None,
+        *,
+        sent: bool = True,
     ) -> None:
         """Settle a call reserved as `reserved`, by its answer or its failure.
 
         An answer costs its reported tokens (a count the server left out: the estimate's). A
-        failure costs nothing when the server answered with an HTTP error status or no
-        connection was made (providers bill neither); any other failure (a timeout, a lost
-        connection, an unreadable 2xx body, a cancelled call) may have been billed and costs
-        the whole estimate.
+        call never `sent` (its request not handed to the client) costs nothing; nor does a
+        failure the server answered with an HTTP error status or one that made no connection
+        (providers bill neither); any other failure of a sent call (a timeout, a lost
+        connection, an unreadable 2xx body, a cancellation in flight) may have been billed and
+        costs the whole estimate.
         """
         prompt, completion, units = reserved
         if response is not None:
@@ -190,9 +215,13 @@ class JudgeSpend:
                 if response.completion_tokens is not None
                 else completion,
             )
-        elif isinstance(failure, EndpointRejected) or (
-            isinstance(failure, CallFailed)
-            and (failure.http_status is not None or failure.unreachable is not None)
+        elif (
+            not sent
+            or isinstance(failure, EndpointRejected)
+            or (
+                isinstance(failure, CallFailed)
+                and (failure.http_status is not None or failure.unreachable is not None)
+            )
         ):
             actual = 0
         else:

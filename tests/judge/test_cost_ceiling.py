@@ -18,7 +18,12 @@ import respx
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
-from meta_evaluator.errors import CostCeilingError, JudgeConfigError, PricesError
+from meta_evaluator.errors import (
+    CostCeilingError,
+    JudgeConfigError,
+    JudgeRunError,
+    PricesError,
+)
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge._prompting import build_request
 from meta_evaluator.llm.mock import mock_answer
@@ -165,6 +170,24 @@ def test_retries_are_calls_too_and_an_http_error_costs_nothing(tmp_path: Path) -
     assert caught.value.spent == pytest.approx(2 * actual / PICO, rel=1e-12)
 
 
+def test_calls_cancelled_before_they_are_sent_cost_nothing(tmp_path: Path) -> None:
+    # One request a minute: the first call goes out, the other seven workers wait in
+    # `limits.admit` with their estimates reserved. The 404 stops the judge and cancels them:
+    # never sent, they cost nothing (and leave the ceiling's room to the other judges).
+    evaluator = project(tmp_path)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
+                        max_tokens=MAX_TOKENS, max_concurrency=8)  # fmt: skip
+    estimate, _ = costs(evaluator)
+    server = Server()
+    server.router.routes[0].side_effect = lambda request: httpx.Response(
+        404, json={"error": {"message": "model not found"}}
+    )
+    with pytest.raises(JudgeRunError, match="404") as caught:
+        server.run(evaluator, max_cost=8 * estimate / PICO, requests_per_minute=1)
+    assert len(server.router.routes[0].calls) == 1
+    assert caught.value.results["j"].cost_usd == 0.0
+
+
 def test_a_row_whose_retry_does_not_fit_stays_unasked_not_an_error_row(tmp_path: Path) -> None:
     evaluator = project(tmp_path)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
@@ -250,14 +273,14 @@ def test_a_ceiling_is_refused_for_batches(tmp_path: Path) -> None:
         evaluator.plan_run(max_cost=1.0, batch=True)
 
 
-def test_the_plan_summary_gives_the_worst_case_the_ceiling_would_reserve(tmp_path: Path) -> None:
+def test_the_plan_summary_gives_the_estimate_the_ceiling_would_reserve(tmp_path: Path) -> None:
     evaluator = project(tmp_path)
     evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE,
                         max_tokens=MAX_TOKENS)  # fmt: skip
     evaluator.add_judge("free", "mock", "mock-1", "Judge {response}")
     estimate, _ = costs(evaluator)
     summary = evaluator.plan_run(max_cost=1.0, consistency=3).summary()
-    by_judge = {j.judge_id: j.worst_cost for j in summary.judges}
+    by_judge = {j.judge_id: j.estimated_cost for j in summary.judges}
     assert by_judge == {"j": pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12), "free": 0.0}
-    assert summary.worst_cost == pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12)
-    assert evaluator.plan_run().summary().worst_cost is None
+    assert summary.estimated_cost == pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12)
+    assert evaluator.plan_run().summary().estimated_cost is None

@@ -1,4 +1,4 @@
-"""The run's spend tracker: reserve the worst case, settle the actual, stop at the ceiling.
+"""The run's spend tracker: reserve the estimate, settle the actual, stop at the ceiling.
 
 The bound under test (llm/spend.py): at every admission `spent + reserved <= ceiling`, so the
 final spend is at most the ceiling plus the excess (actual - estimate, where positive) of the
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -133,7 +134,7 @@ def request(max_tokens: int | None) -> ChatRequest:
 
 
 @pytest.mark.anyio
-async def test_a_call_reserves_its_worst_case_and_settles_its_reported_tokens() -> None:
+async def test_a_call_reserves_its_estimate_and_settles_its_reported_tokens() -> None:
     spend = Spend(1.0)
     judge = JudgeSpend(spend, Price(prompt=1.0, completion=2.0), "j")
     reserved = await judge.reserve(request(50))
@@ -180,7 +181,8 @@ async def test_call_settles_a_failure_and_refuses_past_the_ceiling_without_calli
     judge = JudgeSpend(spend, price, "j")
     made: list[str] = []
 
-    async def timed_out() -> ChatResponse:
+    async def timed_out(sending: Callable[[], None]) -> ChatResponse:
+        sending()
         made.append("call")
         raise CallFailed("no answer", status="timeout")
 
@@ -190,3 +192,47 @@ async def test_call_settles_a_failure_and_refuses_past_the_ceiling_without_calli
     with pytest.raises(CeilingReached):
         await judge.call(request(100), timed_out)
     assert made == ["call"] and spend.reached
+
+
+def test_a_call_never_sent_costs_nothing_whatever_ended_it() -> None:
+    spend = Spend(1.0)
+    judge = JudgeSpend(spend, Price(prompt=1.0, completion=2.0), "j")
+    units = judge.price.units(101, 50)
+    for failure in (asyncio.CancelledError(), CallFailed("timeout", status="timeout"), None):
+        assert spend.try_reserve(units)
+        judge.settle((101, 50, units), None, failure, sent=False)
+    assert spend.spent == 0 and spend.reserved == 0 and spend.in_flight == 0
+
+
+@pytest.mark.anyio
+async def test_calls_cancelled_before_they_are_sent_cost_nothing_and_free_the_ceiling() -> None:
+    # The runner reserves before `limits.admit`; a judge whose endpoint refused the request
+    # (or whose breaker tripped) cancels its calls still waiting there: they were never sent.
+    price = Price(prompt=2.5, completion=10.0)
+    req = ChatRequest("m", [{"role": "user", "content": "x" * 8000}], max_tokens=1024)
+    estimate = price.units(2001, 1024)
+    spend = Spend(50 * estimate / PICO)  # room for every call below
+    queued, sent = JudgeSpend(spend, price, "a"), JudgeSpend(spend, price, "b")
+    never = anyio.Event()
+
+    async def waits_for_admission(sending: Callable[[], None]) -> ChatResponse:
+        await never.wait()  # as in `limits.admit`: `sending()` is never reached
+        sending()
+        raise AssertionError("not reached")
+
+    async def in_flight(sending: Callable[[], None]) -> ChatResponse:
+        sending()
+        await never.wait()  # the request is with the client: it may be billed
+        raise AssertionError("not reached")
+
+    async with anyio.create_task_group() as group:
+        for _ in range(48):
+            group.start_soon(queued.call, req, waits_for_admission)
+        group.start_soon(sent.call, req, in_flight)
+        await anyio.sleep(0.01)
+        assert spend.reserved == 49 * estimate and spend.in_flight == 49
+        group.cancel_scope.cancel()
+    assert spend.judge_usd("a") == 0.0 and spend.by_judge.get("a", 0) == 0
+    assert spend.by_judge["b"] == estimate  # cancelled after sending: its whole estimate
+    assert spend.spent == estimate and spend.reserved == 0 and spend.in_flight == 0
+    assert not spend.reached
