@@ -24,9 +24,10 @@ and each server process (every thread, and its children if any) is pinned to --s
 the client's CPU never competes with the server's; `none` leaves scheduling alone. The defaults
 are 0 and 1 on a machine with two cores or more. --realtime (root) also runs them all under the
 real-time FIFO policy, so that nothing else on the machine takes their cores: on a shared VM
-the efficiency of one run then varies by about 0.02 rather than 0.07. With --repeat K every (tool, concurrency) runs
-K times, the tools interleaved run by run so that drift hits them alike; each run is printed and
-then a median row per tool (the figure to quote). `peak` is the most requests the server saw in
+the efficiency of one run at 256 in flight then varied by 0.03 (0.87-0.90), not 0.07. With
+--repeat K every (tool, concurrency) runs K times, the tools interleaved run by run so that
+drift hits them alike; each run is printed and then a median row per tool (the figure to
+quote). `peak` is the most requests the server saw in
 flight at once: below the concurrency, the client (or its HTTP pool) held back.
 """
 

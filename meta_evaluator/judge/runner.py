@@ -8,7 +8,7 @@ A row's failures that retrying may cure are retried (llm/retry.py); what remains
 outcome. An endpoint that refuses the request itself (401, 404 ...) stops that judge at once;
 one never reached (its first calls all fail to connect) is stopped by its breaker
 (`_breaker.py`) within a few calls. With a cost ceiling (`max_cost`), every call of a priced
-judge reserves its worst case in the run's `Spend` first (llm/spend.py); once the ceiling is
+judge reserves its estimated cost in the run's `Spend` first (llm/spend.py); once the ceiling is
 reached no call starts, and the rows not asked stay to do. Batch judges go through `_batch.py`
 instead.
 
