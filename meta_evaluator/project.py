@@ -503,7 +503,9 @@ class MetaEvaluator:
                 reconnected to on the next batch run), `batch_poll_interval=30.0`,
                 `batch_wait=None` (0 only submits), `cancel_batches=False`, `max_cost=None`
                 (US dollars all judges' calls may cost, priced by the project's `prices.yaml`;
-                no call starts once spent plus in flight would pass it).
+                no call starts once spent plus in flight would pass it), `cache=True` (answer
+                a request sent before, by any run on this machine, from the response cache),
+                `cache_dir=None` (the user cache folder), `cache_max_mb=1024`.
 
         Raises:
             ProjectError: The project has no data or no task yet.

@@ -48,7 +48,7 @@ class RunSettings(ConfigModel):
     `adaptive_concurrency`, the ceiling."""
     adaptive_concurrency: StrictBool = True
     """Adapt the requests in flight per endpoint and key under the `max_concurrency` ceiling:
-    start at 16, double every 20 ms while full, cut on 429/503/529, pace by the server's
+    start at 16, double every 10 ms while full, cut on 429/503/529, pace by the server's
     rate-limit headers (docs/judges-and-endpoints.md#adaptive-concurrency). False: always
     `max_concurrency` in flight."""
     max_retries: StrictInt = Field(3, ge=0)
