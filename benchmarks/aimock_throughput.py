@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import subprocess
 import tempfile
@@ -61,6 +62,9 @@ def main() -> None:
     if not CLI.is_file():
         raise SystemExit(f"{CLI} is missing: run tests/integration/test_aimock.py once first")
     folder = Path(tempfile.mkdtemp())
+    # The response cache (on by default since issue 17) in an empty folder of the run's own:
+    # every timed row is a call, and the user's cache is left alone.
+    os.environ["META_EVALUATOR_CACHE_DIR"] = str(folder / "cache")
     server, base_url = start(folder, args.core)
     try:
         evaluator = MetaEvaluator(folder / "bench")
@@ -72,11 +76,13 @@ def main() -> None:
             EvalTask({"rejection": ["rejection", "not rejection"]}, None, ["response"])
         )
         evaluator.add_judge("j", "openai", "gpt-4o-mini", "Judge: {response}", base_url=base_url)
-        evaluator.run_judges_async(run_id="warm", max_concurrency=args.concurrency)
+        evaluator.add_judge("warm", "openai", "gpt-4o-mini", "Judge (warm-up): {response}",
+                            base_url=base_url)  # fmt: skip
+        evaluator.run_judges_async(["warm"], run_id="warm", max_concurrency=args.concurrency)
         cpu, wall = time.process_time(), time.perf_counter()
-        results = evaluator.run_judges_async(run_id="timed", max_concurrency=args.concurrency)
+        timed = evaluator.run_judges_async(["j"], run_id="timed", max_concurrency=args.concurrency)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        valid = results["j"].counts()["valid"]
+        valid = timed["j"].counts()["valid"]
         print(f"{'rows':>6} {'C':>4} {'wall s':>7} {'rows/s':>7} {'cpu ms/row':>11} {'valid':>6}")
         print(
             f"{args.rows:>6} {args.concurrency:>4} {wall:>7.2f} {args.rows / wall:>7.0f} "
