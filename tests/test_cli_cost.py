@@ -6,9 +6,6 @@ costs $1,000 per million tokens, so every call reserves max_tokens=100 ($0.10) a
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,42 +13,31 @@ import pytest
 
 from meta_evaluator import MetaEvaluator
 from tests.conftest import Main
+from tests.loopback import JsonHandler, serving
 
 ROWS = 40  # the refusal example's
 
 
-class _Counted(http.server.BaseHTTPRequestHandler):
+class _Counted(JsonHandler):
     calls = 0
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.read_body()
         type(self).calls += 1
-        body = json.dumps(
+        self.send_json(
+            200,
             {
                 "choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 50, "completion_tokens": 10},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+            },
+        )
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
     _Counted.calls = 0
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counted)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
+    with serving(_Counted) as httpd:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.fixture

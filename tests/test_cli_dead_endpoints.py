@@ -4,9 +4,7 @@ judge without one valid row. All through the command line, not on a terminal (as
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from typer.testing import CliRunner, Result
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.cli import app
 from tests.conftest import Main, unused_port
+from tests.loopback import JsonHandler, serving
 
 JUDGE = "mock_refusal_judge"
 KEY = "sk-check-endpoint-SECRET"
@@ -32,33 +31,21 @@ def add_judge(project: Path, judge_id: str, client: str, **settings: object) -> 
     evaluator.save_state()
 
 
-class _Models(http.server.BaseHTTPRequestHandler):
+class _Models(JsonHandler):
     """GET /v1/models answers 200 with the right key, 401 otherwise."""
 
     def do_GET(self) -> None:
         good = self.headers.get("Authorization") == f"Bearer {KEY}"
-        status = 200 if good and self.path == "/v1/models" else 401
-        body = json.dumps({"data": []} if status == 200 else {"error": "bad key"}).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        if good and self.path == "/v1/models":
+            self.send_json(200, {"data": []})
+        else:
+            self.send_json(401, {"error": "bad key"})
 
 
 @pytest.fixture
 def models_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Models)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(_Models) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # ----- the summary at the end of a run -------------------------------------------------------

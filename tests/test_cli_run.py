@@ -31,6 +31,7 @@ from meta_evaluator.judge.row_store import read_rows
 from meta_evaluator.judge.run_files import RunFiles, RunState, latest_run
 from meta_evaluator.locks import LOCK_FILE
 from tests.conftest import Main, snapshot
+from tests.loopback import JsonHandler
 
 JUDGE = "mock_refusal_judge"
 
@@ -377,21 +378,13 @@ def test_two_runs_at_once_and_a_stopped_run_releases_the_lock(
     assert not (project / "results" / files.parent.name / "slow_judge.lock").exists()
 
 
-class _SlowServerError(http.server.BaseHTTPRequestHandler):
+class _SlowServerError(JsonHandler):
     """Every POST answers HTTP 500 after 0.1 s: rows end in errors, slowly."""
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.read_body()
         time.sleep(0.1)
-        body = b'{"error": {"message": "overloaded"}}'
-        self.send_response(500)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        self.send_json(500, {"error": {"message": "overloaded"}})
 
 
 class _QuietServer(http.server.ThreadingHTTPServer):

@@ -7,62 +7,41 @@ own transport, which honours HTTP_PROXY only when the client is given none, carr
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from meta_evaluator.llm.mock import mock_answer
 from tests.conftest import chats, rejection_project
+from tests.loopback import JsonHandler, serving
 
 
-class Proxy(ThreadingHTTPServer):
-    """A forward proxy on 127.0.0.1 that answers every chat call itself and notes its line."""
+class _Proxy(JsonHandler):
+    """A forward proxy that answers every chat call itself and notes its request line."""
 
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.lines: list[str] = []
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Proxy
+    lines: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
-        self.server.lines.append(self.requestline)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).lines.append(self.requestline)
+        body = json.loads(self.read_body())
         schema = body.get("response_format", {}).get("json_schema", {}).get("schema")
         content = mock_answer(body["messages"][-1]["content"], schema)
         message = {"content": json.dumps(content) if schema else content}
-        answer = json.dumps({"choices": [{"message": message}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+        self.send_json(200, {"choices": [{"message": message}]})
 
 
 @pytest.fixture
-def proxy() -> Iterator[Proxy]:
-    server = Proxy()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
+def proxy() -> Iterator[ThreadingHTTPServer]:
+    _Proxy.lines = []
+    with serving(_Proxy) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def test_a_proxied_endpoint_is_called_through_the_proxy(
-    proxy: Proxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    proxy: ThreadingHTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_address[1]}")
     monkeypatch.delenv("NO_PROXY", raising=False)
@@ -73,4 +52,4 @@ def test_a_proxied_endpoint_is_called_through_the_proxy(
                         base_url="http://judge.invalid:8000/v1")  # fmt: skip
     results = evaluator.run_judges_async(max_concurrency=4, max_retries=0)["j"]
     assert results.counts()["valid"] == 6
-    assert proxy.lines == ["POST http://judge.invalid:8000/v1/chat/completions HTTP/1.1"] * 6
+    assert _Proxy.lines == ["POST http://judge.invalid:8000/v1/chat/completions HTTP/1.1"] * 6
