@@ -4,10 +4,9 @@ A custom transport is httpx's extension point: clients keep httpx's API (`httpx.
 `httpx.Request`, `httpx.Response`, respx in tests), and only the wire work is ours. Ours does the
 one thing a judge needs, many small JSON requests over a few hundred kept-alive connections,
 with no per-request machinery: one write per request, one parse of the head, the body collected
-in place. Measured by benchmarks/judge_throughput.py (2,000 rows, 200 ms latency, 256 in
-flight, client and server on separate cores): httpx over aiohttp's pool cost 0.50 ms of client
-CPU per call and reached 0.79 of the possible rate; this transport costs about a third of that
-(figures in the module's commit and issue 17's note).
+in place. Measured by benchmarks/transport_choice.py (2,000 POSTs, 200 ms latency, 64 and 256
+in flight): httpx over aiohttp's pool cost 0.40-0.44 ms of client CPU per call, aiohttp alone
+0.16-0.20, `post` 0.07-0.11 and httpx over this transport 0.24-0.27.
 
 Not supported, as judges do not need them: HTTP/2, proxies (`make_transport` gives None for a
 URL the environment proxies, and httpx's own transport carries those calls), request bodies
