@@ -18,17 +18,27 @@ answers, no key.
 Where: one SQLite file, `responses.sqlite3`, in the cache folder (`default_cache_dir`:
 `$META_EVALUATOR_CACHE_DIR`, else the platform's user cache folder + `meta-evaluator`).
 
-Concurrency: the file is in WAL mode with a busy timeout, so any number of processes read it
-while one writes. Writes are buffered and committed in one transaction per `FLUSH_ROWS`
-answers or `FLUSH_SECONDS` (checked at each lookup and store), and at `close` (the runner
-closes the cache when the run ends, is stopped or fails). A transaction holds whole entries or
+Concurrency: the file is in WAL mode, so any number of processes read it while one writes.
+Writes are buffered and committed in one transaction per `FLUSH_ROWS` answers or
+`FLUSH_SECONDS` (checked at each lookup and store), and at `close` (the runner closes the
+cache when the run ends, is stopped or fails). A commit runs on the caller's thread (the
+event loop), so it is kept short: it waits at most `WRITE_BUSY_MS` for another process's
+write lock, else keeps its answers buffered for a commit `RETRY_LOCKED_SECONDS` later, and an
+eviction deletes at most `EVICT_ROWS` entries per commit. A transaction holds whole entries or
 none, so no process ever reads a half-written entry. Two processes asking the same rows at the
 same time may both pay for a row: a process reuses another's answer only when that answer was
 committed before it looked the row up (see docs/judges-and-endpoints.md, "The response cache").
 
 Size: the live pages of the file are kept under `max_bytes`; past it, the least recently used
-entries are deleted (a hit refreshes an entry's time, at most once an hour) and the freed pages
-returned to the file system.
+entries are deleted, `EVICT_ROWS` at a time, down to nine tenths of it (a hit refreshes an
+entry's time, at most once an hour) and the freed pages returned to the file system.
+
+Read-only (`ResponseCache.peek`, for a dry run): lookups only; it records no use, stores and
+deletes nothing, and never writes to the file.
+
+Permissions: a cache folder the cache creates is private to the user (0o700), and so is a
+cache file it creates (0o600; SQLite gives its `-wal`, `-shm` files the file's mode): answers
+may hold user data. An existing folder's mode is left alone.
 
 Failures never stop a run: a damaged or foreign file, a file another process keeps locked, a
 full disk, each is said once in a warning and the run goes on without the cache (or, for a
@@ -43,7 +53,6 @@ import errno
 import hashlib
 import json
 import logging
-import math
 import os
 import sqlite3
 import sys
@@ -82,10 +91,24 @@ FLUSH_SECONDS = 0.5
 """Most seconds an answer waits in the buffer (checked at each lookup and store)."""
 
 BUSY_TIMEOUT_MS = 1000
-"""Milliseconds SQLite waits for another process's write lock before giving up."""
+"""Milliseconds SQLite waits for another process's lock when opening and closing the cache."""
+
+WRITE_BUSY_MS = 50
+"""Milliseconds a commit during the run waits for another process's write lock: it runs on the
+event loop, and every call in flight waits with it."""
 
 RETRY_LOCKED_SECONDS = 5.0
-"""After a commit found the file locked for `BUSY_TIMEOUT_MS`, seconds before trying again."""
+"""After a commit found the file locked for `WRITE_BUSY_MS`, seconds before trying again."""
+
+EVICT_ROWS = 500
+"""Most entries one commit deletes when the file is past its bound (each costs a few us; the
+rest go at the next commits)."""
+
+CLOSE_EVICT_SECONDS = 2.0
+"""At `close`, most seconds spent on eviction steps still due (the run's calls are over)."""
+
+_ROW_OVERHEAD = 100
+"""Bytes an entry takes besides its answer: key, time, row header, its two index entries."""
 
 TOUCH_SECONDS = 3600.0
 """A hit refreshes its entry's last-use time when it is older than this (saves writes)."""
@@ -207,12 +230,21 @@ class ResponseCache:
     answers still buffered. Not thread-safe: one event loop uses it.
     """
 
-    def __init__(self, connection: sqlite3.Connection, path: Path, *, max_bytes: int) -> None:
-        """Use an open connection (see `open`)."""
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        path: Path,
+        *,
+        max_bytes: int,
+        read_only: bool = False,
+    ) -> None:
+        """Use an open connection (see `open`, and `peek` for `read_only`)."""
         self.path = path
         """The cache file."""
         self.max_bytes = max_bytes
         """The most bytes of live pages the file keeps; past it, the oldest entries go."""
+        self.read_only = read_only
+        """Lookups only: no use is recorded, `put` stores nothing, nothing is written."""
         self.hits = 0
         """Lookups answered from the cache."""
         self.stored = 0
@@ -222,6 +254,9 @@ class ResponseCache:
         self._touched: dict[bytes, float] = {}
         self._oldest = 0.0
         self._retry_at = 0.0
+        self._locked = 0  # commits in a row that found the file locked
+        self._shrinking = False  # past the bound: evicting, a step per commit, to 9/10 of it
+        self._freed = False  # entries were deleted: `close` returns the free pages to the disk
         self._warned = False
 
     @classmethod
@@ -248,7 +283,8 @@ class ResponseCache:
         folder = Path(directory).expanduser() if directory is not None else default_cache_dir()
         path = folder / CACHE_FILE
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            # Answers may hold user data: a folder (and file) made here is the user's alone.
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
         except OSError as exc:
@@ -268,10 +304,12 @@ class ResponseCache:
             )
             return None
         try:
+            with contextlib.suppress(FileExistsError):  # SQLite makes -wal, -shm alike
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             connection = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
-        except sqlite3.Error as exc:
+        except (OSError, sqlite3.Error) as exc:
             logger.warning(
                 "response cache %s cannot be opened (%s); this run goes without it", path, exc
             )
@@ -291,6 +329,7 @@ class ResponseCache:
             connection.executescript(_SCHEMA)
             if version == 0:
                 connection.execute(f"PRAGMA user_version = {_FILE_VERSION}")
+            connection.execute(f"PRAGMA busy_timeout = {WRITE_BUSY_MS}")  # commits in the run
         except sqlite3.Error as exc:
             connection.close()
             logger.warning(
@@ -307,8 +346,9 @@ class ResponseCache:
     def peek(cls, directory: str | Path | None = None) -> ResponseCache | None:
         """The cache in `directory`, opened read-only (a dry run counts its answers).
 
-        Creates nothing: None when there is no cache file, or it cannot be read (the run will
-        say why). `put` and `flush` must not be called on it.
+        Creates nothing and writes nothing: a hit does not refresh its entry's time (a dry run
+        does not use the answer), `put` stores nothing, `flush` and `close` commit and evict
+        nothing. None when there is no cache file, or it cannot be read (the run will say why).
         """
         folder = Path(directory).expanduser() if directory is not None else default_cache_dir()
         path = folder / CACHE_FILE
@@ -330,7 +370,7 @@ class ResponseCache:
         except sqlite3.Error as exc:
             logger.debug("response cache %s cannot be read: %s", path, exc)
             return None
-        return cls(connection, path, max_bytes=0)
+        return cls(connection, path, max_bytes=int(DEFAULT_MAX_MB * 1_000_000), read_only=True)
 
     @property
     def usable(self) -> bool:
@@ -355,7 +395,7 @@ class ResponseCache:
                 return None
             value, used = row
             now = time.time()
-            if now - used > TOUCH_SECONDS:
+            if now - used > TOUCH_SECONDS and not self.read_only:
                 self._touched[key] = now
                 self._oldest = self._oldest or time.monotonic()
         response = _decode(value)
@@ -365,8 +405,11 @@ class ResponseCache:
         return response
 
     def put(self, key: bytes, response: ChatResponse) -> None:
-        """Store `response` under `key` (committed with the next batch, or at `close`)."""
-        if self._db is None:
+        """Store `response` under `key` (committed with the next batch, or at `close`).
+
+        Read-only (`peek`): stores nothing.
+        """
+        if self._db is None or self.read_only:
             return
         self._pending[key] = _encode(response)
         self._oldest = self._oldest or time.monotonic()
@@ -375,11 +418,12 @@ class ResponseCache:
     def flush(self) -> None:
         """Commit the buffered answers (and refreshed times) in one transaction, then evict.
 
-        A file locked by another process beyond the busy timeout keeps them buffered, for the
+        A file locked by another process for `WRITE_BUSY_MS` keeps them buffered, for the
         next flush after `RETRY_LOCKED_SECONDS`; any other failure turns the cache off.
+        Eviction deletes at most `EVICT_ROWS` entries per flush. Read-only: does nothing.
         """
         db = self._db
-        if db is None or not (self._pending or self._touched):
+        if db is None or self.read_only or not (self._pending or self._touched or self._shrinking):
             return
         now = time.time()
         try:
@@ -403,13 +447,18 @@ class ResponseCache:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 self._retry_at = time.monotonic() + RETRY_LOCKED_SECONDS
-                self._warn_once(
-                    "response cache %s is locked by another process (%s); %d answers wait to "
-                    "be stored",
-                    self.path,
-                    exc,
-                    len(self._pending),
-                )
+                self._locked += 1
+                # Another process committing (or checkpointing) now and then is ordinary: said
+                # only when the file stays locked over the retries.
+                logger.debug("response cache %s is locked (%s): retried later", self.path, exc)
+                if self._locked >= 3:
+                    self._warn_once(
+                        "response cache %s stays locked by another process (%s); %d answers "
+                        "wait to be stored",
+                        self.path,
+                        exc,
+                        len(self._pending),
+                    )
                 return
             self._fail("write", exc)
             return
@@ -420,29 +469,46 @@ class ResponseCache:
         self._pending.clear()
         self._touched.clear()
         self._oldest = 0.0
+        self._locked = 0
         if evicted:
-            try:
-                # The freed pages go back to the disk. (Through `execute`, the pragma frees
-                # one page: Python steps a statement without result rows once.)
-                db.executescript("PRAGMA incremental_vacuum;")
-            except sqlite3.Error as exc:  # only space is lost; the entries are gone already
-                logger.debug("response cache %s: incremental_vacuum failed: %s", self.path, exc)
+            # The freed pages are reused by the next answers stored; what is left of them goes
+            # back to the disk at `close` (moving pages here would make the commit slower).
+            self._freed = True
 
     def close(self) -> None:
         """Commit what is buffered and close the file (at the end of a run, also a stopped one).
 
+        The run's calls are over: this commit waits up to `BUSY_TIMEOUT_MS` for a lock, and
+        an eviction under way goes on, step by step, for up to `CLOSE_EVICT_SECONDS`.
         Answers that still cannot be stored (the file stays locked) are dropped, said once.
+        A read-only cache (`peek`) is only closed.
         """
         if self._db is None:
             return
-        self._retry_at = 0.0
-        self.flush()
-        if self._pending and self._db is not None:
-            logger.warning(
-                "response cache %s: %d answers were not stored (the file stayed locked)",
-                self.path,
-                len(self._pending),
-            )
+        if not self.read_only:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._retry_at = 0.0
+            self.flush()
+            deadline = time.monotonic() + CLOSE_EVICT_SECONDS
+            while self._shrinking and self._db is not None and time.monotonic() < deadline:
+                before = self._locked
+                self.flush()
+                if self._locked > before:
+                    break
+            if self._freed and self._db is not None:
+                try:
+                    # The free pages go back to the disk. (Through `execute`, the pragma
+                    # frees one page: Python steps a statement without result rows once.)
+                    self._db.executescript("PRAGMA incremental_vacuum;")
+                except sqlite3.Error as exc:  # only space is lost; the entries are gone already
+                    logger.debug("response cache %s: incremental_vacuum failed: %s", self.path, exc)
+            if self._pending and self._db is not None:
+                logger.warning(
+                    "response cache %s: %d answers were not stored (the file stayed locked)",
+                    self.path,
+                    len(self._pending),
+                )
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -463,25 +529,46 @@ class ResponseCache:
             self.flush()
 
     def _evict(self, db: sqlite3.Connection) -> int:
-        """Past `max_bytes` of live pages, delete the least recently used entries.
+        """Past `max_bytes` of live pages, delete least recently used entries: one bounded step.
 
-        Deletes down to nine tenths of the bound, so that eviction (which counts the entries)
-        comes once per tenth of the bound written, not at every flush. Runs inside the flush's
+        Once past the bound, each flush deletes up to `EVICT_ROWS` entries (the least recently
+        used; about as many bytes as remain above nine tenths of the bound) until the live
+        pages are down to nine tenths of it: eviction comes once per tenth of the bound
+        written, and no one commit deletes more than `EVICT_ROWS`. Runs inside the flush's
         transaction; returns the entries deleted.
         """
         page = db.execute("PRAGMA page_size").fetchone()[0]
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         free = db.execute("PRAGMA freelist_count").fetchone()[0]
         live = (pages - free) * page
-        if live <= self.max_bytes:
+        if live > self.max_bytes:
+            self._shrinking = True
+        target = self.max_bytes * 0.9
+        if not self._shrinking or live <= target:
+            self._shrinking = False
             return 0
-        count = db.execute("SELECT count(*) FROM answers").fetchone()[0]
-        drop = min(count, math.ceil(count * (live - self.max_bytes * 0.9) / live))
+        # The candidates in eviction order, each with about the bytes it holds, as many as make
+        # up the excess (no count of the table: that reads the whole index). An entry holds a
+        # little more than this (page slack), so a step may free somewhat more than the excess:
+        # the file ends a few hundredths of the bound below nine tenths; a step that frees too
+        # little is followed by another.
+        excess, drop = live - target, 0
+        for (size,) in db.execute(
+            "SELECT length(CAST(value AS BLOB)) FROM answers ORDER BY used, id LIMIT ?",
+            (EVICT_ROWS,),
+        ):
+            drop += 1
+            excess -= size + _ROW_OVERHEAD
+            if excess <= 0:
+                break
+        if drop == 0:  # nothing left to delete
+            self._shrinking = False
+            return 0
         db.execute(
             "DELETE FROM answers WHERE id IN (SELECT id FROM answers ORDER BY used, id LIMIT ?)",
             (drop,),
         )
-        return int(drop)
+        return drop
 
     def _fail(self, action: str, exc: sqlite3.Error) -> None:
         """Turn the cache off for the rest of the run, saying why once."""

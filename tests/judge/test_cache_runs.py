@@ -234,3 +234,26 @@ def test_rows_from_the_cache_cost_nothing_under_a_cost_ceiling(tmp_path: Path) -
     )["j"]  # no CostCeilingError: nothing is reserved nor spent for a stored answer
     assert server.total == ROWS and results.results_data["cached"].all()
     assert results.cost_usd == 0.0
+
+
+def test_a_dry_run_the_next_day_writes_nothing_and_counts_every_answer(
+    tmp_path: Path, response_cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Answers stored 2 h ago (past the hour after which a hit refreshes its entry): the dry run
+    counts them all, leaves the file as it was, and says nothing; the run after it reuses all."""
+    import sqlite3
+    import time
+
+    evaluator, server = project(tmp_path), Server(lambda request, n: None)
+    run(evaluator, server, run_id="a")
+    with sqlite3.connect(response_cache_dir / CACHE_FILE) as db:
+        db.execute("UPDATE answers SET used = used - 7200")
+    # (but -shm: SQLite's shared lock memory, which every reader writes)
+    files = {p.name: p.read_bytes() for p in _cache_files() if not p.name.endswith("-shm")}
+    plan = evaluator.plan_run(["j"], run_id="b")
+    time.sleep(0.6)  # past FLUSH_SECONDS: a cache that writes would commit now
+    summary = plan.summary()
+    assert summary.from_cache == ROWS and summary.judges[0].calls == 0
+    assert caplog.text == ""
+    assert {p.name: p.read_bytes() for p in _cache_files() if not p.name.endswith("-shm")} == files
+    assert run(evaluator, server, run_id="b")["cached"].all() and server.total == ROWS

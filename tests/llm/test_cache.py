@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import sqlite3
+import stat
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -137,7 +141,7 @@ def test_a_locked_file_delays_writes_and_never_fails(
 ) -> None:
     import meta_evaluator.llm.cache as module
 
-    monkeypatch.setattr(module, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(module, "BUSY_TIMEOUT_MS", 50)  # the wait at close
     key = keys().key(request())
     cache = ResponseCache.open(tmp_path)
     assert cache is not None
@@ -145,14 +149,141 @@ def test_a_locked_file_delays_writes_and_never_fails(
     holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the timeout
     cache.put(key, ANSWER)
     with caplog.at_level(logging.WARNING):
+        started = time.monotonic()
         cache.flush()
-    assert "locked" in caplog.text and cache.usable
+        waited = time.monotonic() - started
+    # A commit in the run blocks the event loop: it waits WRITE_BUSY_MS (50 ms), not a second.
+    assert waited < 0.5, waited
+    assert caplog.text == "" and cache.usable  # a lock now and then is ordinary: no warning
     assert cache.get(key) == ANSWER  # still buffered, still found
+    monkeypatch.setattr(module, "FLUSH_SECONDS", 0.0)
+    cache.put(keys().key(request("other")), ANSWER)  # before RETRY_LOCKED_SECONDS: no retry
+    assert len(cache._pending) == 2
+    with caplog.at_level(logging.WARNING):
+        cache.flush()
+        cache.flush()  # locked at three commits in a row: said once
+        cache.flush()
+    assert caplog.text.count("stays locked") == 1 and cache.usable
     holder.execute("ROLLBACK")
     cache.close()  # the lock is gone: stored now
     holder.close()
     with ResponseCache.open(tmp_path) as again:  # type: ignore[union-attr]
-        assert again.get(key) == ANSWER
+        assert again.get(key) == ANSWER and again.get(keys().key(request("other"))) == ANSWER
+
+
+def _age(folder: Path, seconds: float) -> list[tuple[bytes, float]]:
+    """Set every entry's last use `seconds` back; the (key, used) of each."""
+    with sqlite3.connect(folder / CACHE_FILE) as db:
+        db.execute("UPDATE answers SET used = used - ?", (seconds,))
+    return _used(folder)
+
+
+def _used(folder: Path) -> list[tuple[bytes, float]]:
+    with sqlite3.connect(folder / CACHE_FILE) as db:
+        return db.execute("SELECT key, used FROM answers ORDER BY id").fetchall()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """The cache's files, but -shm: SQLite's shared lock memory, which every reader writes."""
+    return {p.name: p.read_bytes() for p in folder.iterdir() if not p.name.endswith("-shm")}
+
+
+def test_a_read_only_cache_never_writes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dry run the day after a run: its hits (on entries last used 2 h ago, past
+    TOUCH_SECONDS) are not recorded, nothing is committed nor evicted, no warning."""
+    import meta_evaluator.llm.cache as module
+
+    maker = keys()
+    stored = [maker.key(request(str(i))) for i in range(20)]
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        for key in stored:
+            cache.put(key, ANSWER)
+    before = _age(tmp_path, 7200)
+    files = _files(tmp_path)
+    monkeypatch.setattr(module, "FLUSH_SECONDS", 0.0)  # any flush would be due at once
+    monkeypatch.setattr(module, "EVICT_ROWS", 1)
+    with caplog.at_level(logging.DEBUG, logger="meta_evaluator.llm.cache"):
+        peek = ResponseCache.peek(tmp_path)
+        assert peek is not None and peek.read_only
+        peek.max_bytes = 1  # even far past its bound, a read-only cache deletes nothing
+        for key in stored:
+            assert peek.get(key) == ANSWER
+        peek.put(maker.key(request("new")), ANSWER)  # stores nothing
+        assert peek.get(maker.key(request("new"))) is None
+        peek.flush()
+        assert peek.usable and peek.hits == 20
+        peek.close()
+    assert caplog.text == ""
+    assert _used(tmp_path) == before  # no hit refreshed its entry's time
+    assert _files(tmp_path) == files  # not a byte written
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        assert all(cache.get(key) == ANSWER for key in stored)  # a later run still finds all
+
+
+def test_a_hit_refreshes_an_old_entry_in_a_run(tmp_path: Path) -> None:
+    key = keys().key(request())
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        cache.put(key, ANSWER)
+    [(_, old)] = _age(tmp_path, 7200)
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        assert cache.get(key) == ANSWER
+    [(_, used)] = _used(tmp_path)
+    assert used > old + 7000
+
+
+def test_eviction_deletes_in_bounded_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No commit deletes more than EVICT_ROWS entries; the steps go on at later commits (and at
+    close) until the file is down to nine tenths of its bound."""
+    import meta_evaluator.llm.cache as module
+
+    maker = keys()
+    big = ChatResponse("x" * 1500, None, "stop", None, 1, 1)
+    with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+        for i in range(400):  # about 0.8 MB
+            cache.put(maker.key(request(f"row {i}")), big)
+    monkeypatch.setattr(module, "EVICT_ROWS", 10)
+    cache = ResponseCache.open(tmp_path, max_mb=0.4)  # a bound lowered: half of it must go
+    assert cache is not None
+    counts = [len(_used(tmp_path))]
+    for i in range(5):
+        cache.put(maker.key(request(f"new {i}")), big)
+        cache.flush()
+        counts.append(len(_used(tmp_path)))
+    assert all(0 < a + 1 - b <= 10 for a, b in itertools.pairwise(counts)), counts
+    cache.close()  # the rest of the steps, the run's calls being over
+    with sqlite3.connect(tmp_path / CACHE_FILE) as db:
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+    assert pages * size <= 0.4 * 1_000_000 + 8 * size
+    assert 100 < len(_used(tmp_path)) < 200
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_a_folder_and_file_the_cache_makes_are_private(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o755)
+    old_umask = os.umask(0o022)  # the usual default: files readable by all
+    try:
+        folder = tmp_path / "made" / "cache"
+        with ResponseCache.open(folder) as cache:  # type: ignore[union-attr]
+            cache.put(keys().key(request()), ANSWER)
+            cache.flush()
+            for name in (CACHE_FILE, CACHE_FILE + "-wal", CACHE_FILE + "-shm"):
+                assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        # A folder that exists keeps its mode (the user chose it); the file made is private.
+        with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+            pass
+        assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
+        assert stat.S_IMODE((tmp_path / CACHE_FILE).stat().st_mode) == 0o600
+        # A file that exists keeps its mode too.
+        (tmp_path / CACHE_FILE).chmod(0o640)
+        with ResponseCache.open(tmp_path) as cache:  # type: ignore[union-attr]
+            pass
+        assert stat.S_IMODE((tmp_path / CACHE_FILE).stat().st_mode) == 0o640
+    finally:
+        os.umask(old_umask)
 
 
 def test_eviction_keeps_the_size_bound_and_the_recent_answers(
