@@ -572,13 +572,17 @@ class ResponseCache:
 
     def _fail(self, action: str, exc: sqlite3.Error) -> None:
         """Turn the cache off for the rest of the run, saying why once."""
+        if "readonly" in str(exc).replace("-", "").replace(" ", "").lower():
+            advice = "Make the file and its folder writable, or run with --cache-dir elsewhere."
+        else:
+            advice = "If the file is damaged, delete it (and its -wal, -shm files) to start anew."
         logger.warning(
-            "response cache %s cannot %s (%s: %s); the rest of this run goes without it. If "
-            "the file is damaged, delete it (and its -wal, -shm files) to start a new cache.",
+            "response cache %s cannot %s (%s: %s); the rest of this run goes without it. %s",
             self.path,
             action,
             type(exc).__name__,
             exc,
+            advice,
         )
         self._warned = True
         db, self._db = self._db, None

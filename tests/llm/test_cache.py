@@ -72,6 +72,26 @@ def test_an_answer_stored_is_found_by_a_later_process(tmp_path: Path) -> None:
     assert (tmp_path / CACHE_FILE).is_file()
 
 
+@pytest.mark.parametrize(
+    ("error", "advice"),
+    [
+        ("attempt to write a readonly database", "Make the file and its folder writable"),
+        ("database disk image is malformed", "If the file is damaged, delete it"),
+    ],
+)
+def test_a_cache_that_cannot_write_says_what_to_do(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, error: str, advice: str
+) -> None:
+    """A read-only file is not called damaged (deleting a healthy cache would be wrong)."""
+    cache = ResponseCache.open(tmp_path)
+    assert cache is not None
+    with caplog.at_level(logging.WARNING):
+        cache._fail("write", sqlite3.OperationalError(error))
+    assert advice in caplog.text and str(tmp_path / CACHE_FILE) in caplog.text
+    assert cache.get(keys().key(request())) is None  # off for the rest of the run
+    cache.close()
+
+
 def test_writes_are_batched_and_committed_at_close(tmp_path: Path) -> None:
     cache = ResponseCache.open(tmp_path)
     assert cache is not None
