@@ -513,6 +513,40 @@ async def test_two_requests_reuse_one_connection() -> None:
     assert (first.content, second.content) == (b"one", b"two")
 
 
+@contextlib.contextmanager
+def descriptors_past(number: int) -> Iterator[None]:
+    """Hold open descriptors until the next one opened is numbered above `number`."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = number + 64
+    if soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            pytest.skip(f"the descriptor limit ({hard}) is below {needed}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    held: list[int] = []
+    try:
+        while not held or held[-1] <= number:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.anyio
+async def test_a_connection_numbered_past_1024_is_reused() -> None:
+    """A thousand connections open: a kept-alive one is checked for reuse without `select`."""
+    async with serve(replying(answer(b"one"), answer(b"two"))) as server:
+        with descriptors_past(1100):
+            async with PooledTransport() as transport:
+                first = await get(transport, server.url())
+                second = await get(transport, server.url())
+    assert (first.content, second.content) == (b"one", b"two")
+    assert server.connections == 1
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("reply", "connections"),
