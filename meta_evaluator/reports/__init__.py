@@ -1,12 +1,15 @@
 """Reports: one self-contained `report.html` (plots embedded) and CSV/Markdown tables.
 
 `write_report(evaluator)` reads what the project holds (judge results, annotations, scores and
-their plots) and writes `reports/report.html`, `reports/scores.csv`, `reports/scores.md`,
-`reports/judges.csv` and `reports/judges.md`. Nothing is computed anew: the report shows the
-scores `compare_async` (or `meta-evaluator score`) saved. The evaluator is any
-`ReportedProject` (a `MetaEvaluator` is one): reports sit below the facade and never import it.
+their plots) into `ReportInputs` and writes `reports/report.html` (its sections, in
+`sections.SECTIONS`), `reports/scores.csv`, `reports/scores.md`, `reports/judges.csv` and
+`reports/judges.md`. Nothing is computed anew: the report shows the scores `compare_async` (or
+`meta-evaluator score`) saved. The evaluator is any `ReportedProject` (a `MetaEvaluator` is
+one): reports sit below the facade and never import it. The report names the project by its
+folder's name, never by a path of the machine that made it, so it can be committed and shared.
 """
 
-from meta_evaluator.reports.report import ReportedProject, load_scores, write_report
+from meta_evaluator.reports.inputs import ReportedProject, ReportInputs
+from meta_evaluator.reports.report import load_scores, read_report_inputs, write_report
 
-__all__ = ["ReportedProject", "load_scores", "write_report"]
+__all__ = ["ReportInputs", "ReportedProject", "load_scores", "read_report_inputs", "write_report"]

@@ -1,0 +1,96 @@
+"""HTML pieces every report section uses: escaping, numbers, tables, the page's style.
+
+Sections write plain HTML (no script, nothing loaded from the network), so the report is one
+self-contained file that opens anywhere.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["STYLE", "cell", "escape", "html_table", "markdown_table", "markdown_table_html"]
+
+#: The report page's style sheet (sections use these classes: num, muted, pass, fail, err, warn).
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;
+color:#1d2433;line-height:1.45;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2.2rem;
+border-bottom:1px solid #d8dde6;padding-bottom:.3rem}h3{font-size:1.02rem;margin-top:1.4rem}
+.muted{color:#5b6475;font-size:.9rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem;width:100%}
+th,td{border:1px solid #d8dde6;padding:.35rem .55rem;text-align:left;vertical-align:top}
+th{background:#f3f5f9}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.pass{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.err{color:#b42318}
+.warn{color:#9a6700;font-weight:600}
+figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #e3e7ee}
+figcaption{font-size:.85rem;color:#5b6475}
+"""
+
+
+def escape(value: Any) -> str:
+    """`value` as text safe inside HTML (None is empty)."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def cell(value: Any) -> str:
+    """A table cell's text: floats to four places (thousands grouped), None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def html_table(
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    numeric: Sequence[str] = (),
+    headers: Mapping[str, str] | None = None,
+) -> str:
+    """An HTML table of `rows` (dicts) over `columns`; `numeric` columns align right.
+
+    `headers` renames columns in the header row. Every value is escaped.
+    """
+    names = headers or {}
+    right = set(numeric)
+    head = "".join(
+        f"<th class='num'>{escape(names.get(c, c))}</th>" if c in right
+        else f"<th>{escape(names.get(c, c))}</th>"
+        for c in columns
+    )  # fmt: skip
+    body = [
+        "<tr>" + "".join(
+            f"<td class='num'>{escape(cell(row.get(c)))}</td>" if c in right
+            else f"<td>{escape(cell(row.get(c)))}</td>"
+            for c in columns
+        ) + "</tr>"
+        for row in rows
+    ]  # fmt: skip
+    return f"<table><tr>{head}</tr>" + "".join(body) + "</table>"
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """A Markdown table of `rows` over `columns` ("(nothing yet)" without rows)."""
+    if not rows:
+        return "(nothing yet)\n"
+    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(row.get(c)) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table_html(text: str) -> str:
+    """A Markdown table (as the trait tables are written) as an HTML table."""
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    if len(lines) < 2:
+        return f"<pre>{escape(text)}</pre>"
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    head, body = cells[0], cells[2:]
+    out = ["<table><tr>" + "".join(f"<th>{escape(c)}</th>" for c in head) + "</tr>"]
+    for row in body:
+        out.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>")
+    out.append("</table>")
+    return "".join(out)

@@ -1,0 +1,128 @@
+"""The sections of report.html, top to bottom: each a function of `ReportInputs` to HTML.
+
+A section with nothing to show returns "" and is left out. `SECTIONS` is the page's order.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from collections.abc import Callable
+
+from meta_evaluator.reports.html import escape, html_table, markdown_table_html
+from meta_evaluator.reports.inputs import ReportInputs
+
+__all__ = ["JUDGE_COLUMNS", "SCORE_COLUMNS", "SECTIONS", "Section"]
+
+#: A section of the page: what was read -> its HTML ("" to leave it out).
+Section = Callable[[ReportInputs], str]
+
+SCORE_COLUMNS = ["metric", "judge", "score_name", "score", "low", "high", "verdict", "error"]
+JUDGE_COLUMNS = [
+    "judge", "rows", "valid", "invalid", "error", "prompt_tokens", "completion_tokens",
+    "latency_mean_ms", "latency_p95_ms", "cost_usd",
+]  # fmt: skip
+
+
+def heading(inputs: ReportInputs) -> str:
+    """The title and one line on what the project holds."""
+    data, task = inputs.data, inputs.eval_task
+    name = escape(inputs.project_name)
+    held = [
+        f"Data: {escape(data.name)} ({len(data):,} rows)" if data is not None else "Data: none",
+        f"tasks: {escape(', '.join(task.task_names))}" if task is not None else "tasks: none",
+        f"{len(inputs.judges)} judge{'s' if len(inputs.judges) != 1 else ''}",
+    ]
+    if inputs.humans:
+        count = len(inputs.humans)
+        held.append(f"{count} human annotator{'s' if count != 1 else ''}")
+    title = (
+        f"Can the judges stand in for the humans? {name}" if inputs.humans
+        else f"meta-evaluator report: {name}"
+    )  # fmt: skip
+    return (
+        f"<h1>{title}</h1><p class='muted'>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} "
+        f"UTC for project {name}. {'; '.join(held)}.</p>"
+    )
+
+
+def scores(inputs: ReportInputs) -> str:
+    """The main score of every metric and judge, with its interval and verdict."""
+    parts = ["<h2>Scores</h2>"]
+    if not inputs.score_table:
+        parts.append("<p>No scores yet: run <code>meta-evaluator score</code> first.</p>")
+        return "".join(parts)
+    parts.append(
+        "<table><tr><th>metric</th><th>judge</th><th>score</th><th class='num'>value</th>"
+        "<th>interval</th><th>verdict</th></tr>"
+    )
+    for row in inputs.score_table:
+        interval = (
+            f"[{row['low']:.3f}, {row['high']:.3f}]"
+            if row["low"] is not None and row["high"] is not None
+            else ""
+        )
+        if row["error"]:
+            verdict = f"<span class='err'>not scored: {escape(row['error'])}</span>"
+        elif row["verdict"]:
+            kind = "pass" if row["verdict"].startswith("passed") else "fail"
+            verdict = f"<span class='{kind}'>{escape(row['verdict'])}</span>"
+        else:
+            verdict = ""
+        value = "" if row["score"] is None else f"{row['score']:.3f}"
+        parts.append(
+            f"<tr><td>{escape(row['metric'])}</td><td>{escape(row['judge'])}</td>"
+            f"<td>{escape(row['score_name'])}</td><td class='num'>{value}</td>"
+            f"<td>{interval}</td><td>{verdict}</td></tr>"
+        )
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def trait_tables(inputs: ReportInputs) -> str:
+    """The preference scorer's traits ranked by strength."""
+    parts = []
+    for table in inputs.trait_tables:
+        parts.append(f"<h2>Traits ranked by strength: {escape(table.parent.name)}</h2>")
+        parts.append(markdown_table_html(table.read_text(encoding="utf-8")))
+    return "".join(parts)
+
+
+def judges(inputs: ReportInputs) -> str:
+    """Per judge: rows by outcome, tokens, latency, cost; and why rows were not valid."""
+    parts = ["<h2>Judges: answers, tokens, latency, cost</h2>"]
+    if not inputs.judge_table:
+        parts.append("<p>No judge results yet.</p>")
+        return "".join(parts)
+    numeric = [c for c in JUDGE_COLUMNS if c != "judge"]
+    parts.append(html_table(JUDGE_COLUMNS, inputs.judge_table, numeric=numeric))
+    if inputs.reasons:
+        parts.append("<h3>Why rows were not valid</h3><table><tr><th>judge</th><th>outcome</th>"
+                     "<th>status</th><th class='num'>rows</th><th>example</th></tr>")  # fmt: skip
+        for row in inputs.reasons:
+            parts.append(
+                f"<tr><td>{escape(row['judge'])}</td><td>{escape(row['outcome'])}</td>"
+                f"<td>{escape(row['status'])}</td><td class='num'>{row['rows']}</td>"
+                f"<td>{escape((row['example'] or '')[:200])}</td></tr>"
+            )
+        parts.append("</table>")
+    return "".join(parts)
+
+
+def plots(inputs: ReportInputs) -> str:
+    """Every plot saved under `scores/`, embedded."""
+    if not inputs.plots:
+        return ""
+    parts = ["<h2>Plots</h2>"]
+    for plot in inputs.plots:
+        encoded = base64.b64encode(plot.read_bytes()).decode("ascii")
+        caption = f"{plot.parent.parent.name} / {plot.parent.name} / {plot.name}"
+        parts.append(
+            f"<figure><img alt='{escape(caption)}' src='data:image/png;base64,{encoded}'>"
+            f"<figcaption>{escape(caption)}</figcaption></figure>"
+        )
+    return "".join(parts)
+
+
+#: The page's sections, in order.
+SECTIONS: tuple[Section, ...] = (heading, scores, trait_tables, judges, plots)
