@@ -61,6 +61,9 @@ class JudgeRun:
     label_sets: dict[tuple[Any, ...], Mapping[str, Any]] | None = field(default=None, repr=False)
     """One mapping per distinct set of labels, shared by the rows that have it (a million
     rows of two labels: two dicts, not a million); None when a task is free text."""
+    in_flight: int = 1
+    """Rows the judge may have in flight: its `max_concurrency` (or the run's), less when the
+    process's open-file limit leaves fewer connections (set by the runner before it starts)."""
     spend: JudgeSpend | None = field(default=None, repr=False)
     """The judge's share of the run's cost ceiling (`max_cost`); None without one, and for a
     mock judge, which costs nothing."""

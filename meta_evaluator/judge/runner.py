@@ -61,7 +61,7 @@ from meta_evaluator.llm.classify import CallFailed, EndpointRejected
 from meta_evaluator.llm.limits import EndpointKey, EndpointLimits
 from meta_evaluator.llm.retry import call_with_retries
 from meta_evaluator.llm.spend import CeilingReached, JudgeSpend, Spend
-from meta_evaluator.llm.transport import PooledTransport, make_transport
+from meta_evaluator.llm.transport import PooledTransport, connections_that_fit, make_transport
 from meta_evaluator.llm.types import ChatResponse
 
 __all__ = ["execute"]
@@ -111,10 +111,10 @@ async def execute(
     progress = progress or Progress.for_terminal()
     # Judges on one endpoint and key share its limits; each judge keeps its own in-flight bound,
     # so the endpoint allows the sum of theirs.
+    _fit_in_flight(runs, settings)
     sizes: dict[EndpointKey, int] = {}
     for run in runs:
-        size = run.judge.max_concurrency or settings.max_concurrency
-        sizes[run.endpoint] = sizes.get(run.endpoint, 0) + size
+        sizes[run.endpoint] = sizes.get(run.endpoint, 0) + run.in_flight
     limits = {
         key: EndpointLimits(
             size,
@@ -278,6 +278,31 @@ def _stopped_error(
     )
 
 
+def _fit_in_flight(runs: list[JudgeRun], settings: RunSettings) -> None:
+    """Set each judge's rows in flight: its bound, scaled down when the open-file limit is short.
+
+    Each call in flight holds a connection (a file descriptor). `connections_that_fit` raises
+    the process's soft limit toward the hard one first; when even that leaves too few, every
+    live judge's bound shrinks by the same factor (at least 1), and a warning says how to
+    raise the limit, instead of calls failing with "too many open files".
+    """
+    for run in runs:
+        run.in_flight = run.judge.max_concurrency or settings.max_concurrency
+    live = [run for run in runs if not run.plan.batch and run.endpoint.client != "mock"]
+    wanted = sum(run.in_flight for run in live)
+    room = connections_that_fit(wanted) if wanted else 0
+    if room >= wanted:
+        return
+    for run in live:
+        run.in_flight = max(1, run.in_flight * room // wanted)
+    logger.warning(
+        "%d calls in flight were asked for, but this process may open only about %d more files "
+        "(its open-file limit, `ulimit -n`, cannot be raised further): %d are run at once. "
+        "Raise the limit (`ulimit -Hn`, or LimitNOFILE for a service) to run them all.",
+        wanted, room, sum(run.in_flight for run in live),
+    )  # fmt: skip
+
+
 async def _run_judge(
     run: JudgeRun,
     client: LLMClient,
@@ -295,7 +320,7 @@ async def _run_judge(
     if run.plan.fresh_start:
         start_over(run)  # resume=False: the run starts over
     todo = iter(run.plan.todo)  # shared by the workers: each row goes to the first one free
-    workers = min(judge.max_concurrency or settings.max_concurrency, len(run.plan.todo))
+    workers = min(run.in_flight, len(run.plan.todo))
     with RowStore(run.files.rows, root=run.files.root) as store:
         if run.plan.seeded:
             for values in run.kept.values():

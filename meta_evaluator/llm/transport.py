@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import os
 import re
 import select
 import ssl
@@ -29,7 +30,7 @@ from typing import NamedTuple
 
 import httpx
 
-__all__ = ["Answer", "PooledTransport", "make_transport", "proxied"]
+__all__ = ["Answer", "PooledTransport", "connections_that_fit", "make_transport", "proxied"]
 
 _HEX = re.compile(rb"[0-9A-Fa-f]+")
 
@@ -47,6 +48,40 @@ def make_transport(size: int, *urls: str) -> PooledTransport | None:
     if any(proxied(url) for url in urls):
         return None
     return PooledTransport(max_connections=size)
+
+
+def connections_that_fit(wanted: int, *, spare: int = 64) -> int:
+    """How many of `wanted` connections this process can hold open, its file limit raised first.
+
+    Each connection is a file descriptor, and a thousand in flight pass the soft limit many
+    systems set (`ulimit -n`: 1,024), where the run's next file or socket fails (EMFILE). The
+    soft limit is raised as far as needed, up to the hard one; what it then leaves, minus the
+    descriptors open now and `spare` for the files a run writes, is how many fit (at least 1).
+    """
+    try:
+        import resource
+    except ImportError:  # Windows: sockets have no such limit
+        return wanted
+    infinity = resource.RLIM_INFINITY
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    open_now = _open_descriptors()
+    needed = open_now + spare + wanted
+    if soft != infinity and soft < needed:
+        raised = needed if hard == infinity else min(hard, needed)
+        with contextlib.suppress(ValueError, OSError):  # macOS caps it below an infinite hard
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if soft == infinity:
+        return wanted
+    return max(1, min(wanted, soft - open_now - spare))
+
+
+def _open_descriptors() -> int:
+    """The file descriptors this process has open now (Linux and macOS; else a guess of 16)."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        with contextlib.suppress(OSError):
+            return len(os.listdir(folder))
+    return 16
 
 
 def proxied(url: str) -> bool:

@@ -900,6 +900,17 @@ def run_server(**config: Any) -> Iterator[ServerHandle]:
 # --------------------------------------------------------------------------- command line
 
 
+def _raise_open_file_limit() -> None:
+    """Raise this process's soft open-file limit to the hard one (each connection is a file)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve until max_seconds, SIGTERM/SIGINT, or (with --exit-on-stdin-eof) stdin's end."""
     parser = argparse.ArgumentParser(prog="python -m tests.fake_llm.server")
@@ -908,6 +919,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exit-on-stdin-eof", action="store_true")
     args = parser.parse_args(argv)
     config = FakeConfig(**json.loads(args.config))
+    _raise_open_file_limit()  # a client under test may hold thousands of connections open
 
     async def run() -> None:
         loop = asyncio.get_running_loop()
