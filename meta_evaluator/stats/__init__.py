@@ -4,8 +4,10 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 (Cohen's and Fleiss' kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test),
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
-(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity) and
-`bootstrap` (paired percentile intervals). Undefined values are None.
+(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
+`bootstrap` (paired percentile intervals), `proportions` (Wilson interval, binomial test), and
+the judge diagnostics `position` (position bias: `position_bias`) and `consistency` (a judge's
+agreement with itself: `self_consistency`). Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -13,23 +15,33 @@ from meta_evaluator.stats import (
     alt_test,
     bootstrap,
     classification,
+    consistency,
     counterfactual,
     fairness,
     multiple_choice,
+    position,
     preference,
+    proportions,
     stereotype,
     text,
 )
+from meta_evaluator.stats.consistency import self_consistency
+from meta_evaluator.stats.position import position_bias
 
 __all__ = [
     "agreement",
     "alt_test",
     "bootstrap",
     "classification",
+    "consistency",
     "counterfactual",
     "fairness",
     "multiple_choice",
+    "position",
+    "position_bias",
     "preference",
+    "proportions",
+    "self_consistency",
     "stereotype",
     "text",
 ]

@@ -1,17 +1,21 @@
-"""Every example in the docstrings of `meta_evaluator.stats` runs and gives what it shows."""
+"""Every example in the docstrings of `meta_evaluator.stats` runs and gives what it shows.
+
+The modules are found, not listed, so a new statistic's examples are run too; every module
+but the argument checks shows at least one.
+"""
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
 
-MODULES = [
-    "meta_evaluator.stats.agreement",
-    "meta_evaluator.stats.alt_test",
-    "meta_evaluator.stats.bootstrap",
-    "meta_evaluator.stats.classification",
-    "meta_evaluator.stats.text",
-]
+import meta_evaluator.stats
+
+MODULES = sorted(
+    f"meta_evaluator.stats.{m.name}" for m in pkgutil.iter_modules(meta_evaluator.stats.__path__)
+)
+WITHOUT_EXAMPLES = {"meta_evaluator.stats.checks"}
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -19,4 +23,4 @@ def test_docstring_examples_run(name: str) -> None:
     module = importlib.import_module(name)
     result = doctest.testmod(module, extraglobs={"np": importlib.import_module("numpy")})
     assert result.failed == 0
-    assert result.attempted > 0
+    assert result.attempted > 0 or name in WITHOUT_EXAMPLES
