@@ -71,9 +71,11 @@ def meant(evaluator: MetaEvaluator) -> dict[Any, tuple[str, dict[str, Any]]]:
 
 @pytest.fixture
 def faulty_server() -> Iterator[ServerHandle]:
+    # retry-after-ms: each 429 pauses the endpoint 0.3 s rather than Retry-After's 1 s (the
+    # test took 33 s, now about 10)
     with run_server(
         latency=0.01, rate_429=0.10, rate_500=0.05, rate_malformed=0.02, rate_hang=0.02,
-        hang_seconds=3.0, seed=7,
+        hang_seconds=1.5, retry_after_ms=True, seed=7,
     ) as server:  # fmt: skip
         yield server
 
@@ -106,7 +108,9 @@ def test_injected_faults_every_row_ends_once_with_what_the_server_meant(
 
 def test_a_killed_run_resumes_without_paying_twice(tmp_path: Path) -> None:
     n, concurrency = 400, 16
-    with run_server(latency=0.05, seed=1) as server:
+    # 0.08 s a call: the run takes 2 s, and the kill, once a quarter of the rows are stored,
+    # leaves 1.5 s of slack for a loaded machine
+    with run_server(latency=0.08, seed=1) as server:
         # The uninterrupted reference, on the same server.
         reference = make_project(tmp_path / "ref", n, server.base_url)
         expected = reference.run_judges_async(max_concurrency=concurrency)["j"].results_data
@@ -124,13 +128,13 @@ def test_a_killed_run_resumes_without_paying_twice(tmp_path: Path) -> None:
         rows = project / "results" / "r1" / "j.jsonl"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if rows.is_file() and rows.read_bytes().count(b"\n") >= n // 2:
+            if rows.is_file() and rows.read_bytes().count(b"\n") >= n // 4:
                 break
             time.sleep(0.01)
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=10)
         done_before = rows.read_bytes().count(b"\n")
-        assert n // 2 <= done_before < n, "the kill should land mid-run"
+        assert n // 4 <= done_before < n, "the kill should land mid-run"
         assert not (project / "results" / "r1" / "j.parquet").exists()
         resumed = MetaEvaluator(project, load=True).run_judges_async(max_concurrency=concurrency)
         final = resumed["j"]
