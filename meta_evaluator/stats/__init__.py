@@ -4,8 +4,9 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 (Cohen's and Fleiss' kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test),
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
-(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity) and
-`bootstrap` (paired percentile intervals). Undefined values are None.
+(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
+`bootstrap` (paired percentile intervals) and `verdict` (may a judge stand in for the humans?).
+Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -19,6 +20,7 @@ from meta_evaluator.stats import (
     preference,
     stereotype,
     text,
+    verdict,
 )
 
 __all__ = [
@@ -32,4 +34,5 @@ __all__ = [
     "preference",
     "stereotype",
     "text",
+    "verdict",
 ]

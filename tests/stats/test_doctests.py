@@ -11,6 +11,7 @@ MODULES = [
     "meta_evaluator.stats.bootstrap",
     "meta_evaluator.stats.classification",
     "meta_evaluator.stats.text",
+    "meta_evaluator.stats.verdict",
 ]
 
 
