@@ -209,13 +209,26 @@ def print_scores(table: ScoreTable, scores_dir: Path) -> int:
                 for key, value in result.scores.items()
                 if not isinstance(value, dict)
             )
-            print(f"  {result.judge_id}: {shown}")
+            print(f"  {result.judge_id}: {shown}{_baseline_text(result.metadata)}")
         folder = scores_dir / metric.scorer.scorer_name / name
         trait_table = folder / "trait_table.md"
         if trait_table.is_file():
             print(f"  traits ranked by strength ({trait_table}):")
             print("    " + trait_table.read_text(encoding="utf-8").rstrip().replace("\n", "\n    "))
     return failed
+
+
+def _baseline_text(metadata: dict[str, object]) -> str:
+    """`; humans' own cohens_kappa=0.857 [0.718, 0.965]`: the human baseline beside a score."""
+    baseline = metadata.get("human_baseline")
+    if not isinstance(baseline, dict):
+        return ""
+    value = baseline.get("value")
+    if value is None:
+        return f"; humans' own: n/a ({baseline.get('reason')})"
+    interval = baseline.get("interval")
+    bounds = f" [{_number(interval[0])}, {_number(interval[1])}]" if interval else ""
+    return f"; humans' own {baseline.get('score')}={_number(value)}{bounds}"
 
 
 def unscored_line(project_dir: Path, judge: Unscored) -> str:

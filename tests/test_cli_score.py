@@ -176,3 +176,29 @@ def test_a_metric_that_fails_for_one_judge_exits_1(project: Path) -> None:
     failed = json.loads((folder / "annotated_pairs_result.json").read_text(encoding="utf-8"))
     assert scored["error"] is None and scored["scores"]["accuracy"] is not None
     assert "annotated_pairs" in failed["error"] and failed["failed_comparisons"] > 0
+
+
+def test_score_prints_the_humans_baseline_beside_each_agreement_score(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from meta_evaluator._cli_output import print_scores
+    from meta_evaluator.scores import MetricConfig
+    from meta_evaluator.scores.base_scoring_result import ScoringResult
+    from meta_evaluator.scores.enums import TaskAggregationMode
+    from meta_evaluator.scores.metrics import CohensKappaScorer
+
+    def result(judge: str, baseline: dict[str, object]) -> ScoringResult:
+        return ScoringResult(
+            scorer_name="cohens_kappa", task_name="t", judge_id=judge,
+            scores={"cohens_kappa": -0.1114}, metadata={"human_baseline": baseline},
+            aggregation_mode=TaskAggregationMode.SINGLE, num_comparisons=40,
+        )  # fmt: skip
+
+    metric = MetricConfig(scorer=CohensKappaScorer(), task_names=["t"], aggregation_name="single")
+    defined = {"score": "cohens_kappa", "value": 0.8573, "interval": [0.7178, 0.9647]}
+    undefined = {"score": "cohens_kappa", "value": None, "reason": "1 human annotator(s)"}
+    table = {"k": (metric, [result("a", defined), result("b", undefined)])}
+    assert print_scores(table, tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "  a: cohens_kappa=-0.111; humans' own cohens_kappa=0.857 [0.718, 0.965]\n" in out
+    assert "  b: cohens_kappa=-0.111; humans' own: n/a (1 human annotator(s))\n" in out

@@ -13,6 +13,8 @@ import polars as pl
 
 from meta_evaluator.llm.prices import Price
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
+from meta_evaluator.scores.human_baseline import HumanBaseline
+from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
 __all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_rows"]
 
@@ -125,7 +127,11 @@ def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
 
 
 def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[str, Any]]:
-    """Per metric and judge: the main score with its interval, the verdict, or the error."""
+    """Per metric and judge: the main score with its interval, the verdict, or the error.
+
+    Beside the score: its Landis-Koch band (kappa) and the humans' baseline with its interval
+    (`human_baseline`, `human_low`, `human_high`; empty where the scorer has none).
+    """
     rows = []
     for metric, results in table.items():
         for result in results:
@@ -150,6 +156,9 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     f"{'passed' if result.scores['passed'] else 'failed'} "
                     f"(winning rate {rate if rate is None else f'{rate:.2f}'} at ε = {epsilon})"
                 )
+            baseline = HumanBaseline.from_metadata(result.metadata.get("human_baseline"))
+            human = (baseline.interval if baseline else None) or (None, None)
+            number = value if _number(value) else None
             rows.append(
                 {
                     "metric": metric,
@@ -157,9 +166,13 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     "task": result.task_name,
                     "judge": result.judge_id,
                     "score_name": key,
-                    "score": value if _number(value) else None,
+                    "score": number,
+                    "band": interpret_kappa(number) if key == "cohens_kappa" else None,
                     "low": interval[0],
                     "high": interval[1],
+                    "human_baseline": baseline.value if baseline else None,
+                    "human_low": human[0],
+                    "human_high": human[1],
                     "verdict": verdict,
                     "error": result.error,
                     "comparisons": result.num_comparisons,

@@ -11,13 +11,18 @@ from collections.abc import Callable
 
 from meta_evaluator.reports.html import escape, html_table, markdown_table_html
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.verdicts import verdicts
+from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
 __all__ = ["JUDGE_COLUMNS", "SCORE_COLUMNS", "SECTIONS", "Section"]
 
 #: A section of the page: what was read -> its HTML ("" to leave it out).
 Section = Callable[[ReportInputs], str]
 
-SCORE_COLUMNS = ["metric", "judge", "score_name", "score", "low", "high", "verdict", "error"]
+SCORE_COLUMNS = [
+    "metric", "judge", "score_name", "score", "band", "low", "high", "human_baseline",
+    "human_low", "human_high", "verdict", "error",
+]  # fmt: skip
 JUDGE_COLUMNS = [
     "judge", "rows", "valid", "invalid", "error", "prompt_tokens", "completion_tokens",
     "latency_mean_ms", "latency_p95_ms", "cost_usd",
@@ -54,14 +59,10 @@ def scores(inputs: ReportInputs) -> str:
         return "".join(parts)
     parts.append(
         "<table><tr><th>metric</th><th>judge</th><th>score</th><th class='num'>value</th>"
-        "<th>interval</th><th>verdict</th></tr>"
+        "<th>interval</th><th>humans' baseline</th><th>verdict</th></tr>"
     )
     for row in inputs.score_table:
-        interval = (
-            f"[{row['low']:.3f}, {row['high']:.3f}]"
-            if row["low"] is not None and row["high"] is not None
-            else ""
-        )
+        interval = _interval(row["low"], row["high"])
         if row["error"]:
             verdict = f"<span class='err'>not scored: {escape(row['error'])}</span>"
         elif row["verdict"]:
@@ -70,13 +71,34 @@ def scores(inputs: ReportInputs) -> str:
         else:
             verdict = ""
         value = "" if row["score"] is None else f"{row['score']:.3f}"
+        if row.get("band"):
+            value += f" <span class='muted'>({escape(str(row['band']).replace('_', ' '))})</span>"
         parts.append(
             f"<tr><td>{escape(row['metric'])}</td><td>{escape(row['judge'])}</td>"
             f"<td>{escape(row['score_name'])}</td><td class='num'>{value}</td>"
-            f"<td>{interval}</td><td>{verdict}</td></tr>"
+            f"<td>{interval}</td><td>{_baseline_cell(row)}</td><td>{verdict}</td></tr>"
         )
     parts.append("</table>")
     return "".join(parts)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return f"[{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+
+
+def _baseline_cell(row: dict[str, object]) -> str:
+    """The humans' baseline of a score row: value, Landis-Koch band for kappa, interval."""
+    value = row.get("human_baseline")
+    if not isinstance(value, float | int):
+        return ""
+    text = f"{value:.3f}"
+    if row.get("score_name") == "cohens_kappa":
+        band = str(interpret_kappa(float(value))).replace("_", " ")
+        text += f" <span class='muted'>({escape(band)})</span>"
+    low, high = row.get("human_low"), row.get("human_high")
+    if isinstance(low, float | int) and isinstance(high, float | int):
+        text += f" {_interval(float(low), float(high))}"
+    return text
 
 
 def trait_tables(inputs: ReportInputs) -> str:
@@ -125,4 +147,4 @@ def plots(inputs: ReportInputs) -> str:
 
 
 #: The page's sections, in order.
-SECTIONS: tuple[Section, ...] = (heading, scores, trait_tables, judges, plots)
+SECTIONS: tuple[Section, ...] = (heading, verdicts, scores, trait_tables, judges, plots)

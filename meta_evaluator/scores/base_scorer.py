@@ -33,6 +33,7 @@ from meta_evaluator.scores.enums import TaskAggregationMode
 
 if TYPE_CHECKING:
     from meta_evaluator.eval_task.eval_task import TaskKind
+    from meta_evaluator.scores.human_baseline import BaselineStatistic
 
 __all__ = [
     "ANNOTATOR_AGGREGATIONS",
@@ -168,6 +169,16 @@ class BaseScorer(ABC):
         `ids` fixes the item order of the weight columns. Return None (the default) and the
         bootstrap recomputes `compute_score_async` on each resample instead: slower, but it
         works for any scorer.
+        """
+        return None
+
+    async def human_baseline_statistic(
+        self, call: ScoringCall, ids: pl.Series
+    ) -> BaselineStatistic | None:
+        """The same statistic between the humans, as a function of item weights over `ids`.
+
+        `compare` saves it beside the judge's score as `metadata["human_baseline"]`
+        (`scores.human_baseline`). Return None (the default) for a scorer without one.
         """
         return None
 

@@ -35,6 +35,7 @@ from meta_evaluator.scores.base_scorer import (
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
 from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.human_baseline import BaselineCache, HumanBaseline
 from meta_evaluator.storage import check_safe_name
 
 if TYPE_CHECKING:
@@ -150,11 +151,12 @@ async def compare(
     humans.clear()
     names = [metric.get_unique_name() for metric in config.metrics]
     scored: dict[str, list[ScoringResult]] = {name: [] for name in names}
+    baselines = BaselineCache()  # the humans' own agreement: once per metric and item set
     # Judge by judge: a judge's frames are shared by its metrics, then let go (bounded memory).
     for judge_id in list(judges):
         frames = JudgeFrames(judge_id, judges.pop(judge_id), labels, data)
         for metric, name in zip(config.metrics, names, strict=True):
-            result = await _score_judge(metric, frames, task)
+            result = await _score_judge(metric, name, frames, task, baselines)
             if result.error is not None:
                 logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
             scored[name].append(result)
@@ -283,7 +285,11 @@ def _task_kind(task: EvalTask | None, tasks: list[str]) -> TaskKind | None:
 
 
 async def _score_judge(
-    metric: MetricConfig, frames: JudgeFrames, task: EvalTask | None
+    metric: MetricConfig,
+    name: str,
+    frames: JudgeFrames,
+    task: EvalTask | None,
+    baselines: BaselineCache,
 ) -> ScoringResult:
     scorer = metric.scorer
     judge_id, frame = frames.judge_id, frames.frame
@@ -294,18 +300,18 @@ async def _score_judge(
     errors: dict[str, str] = {}
     nothing = no_valid_rows(frame, judge_id, include_invalid=scorer.include_invalid)
     for group in _task_groups(metric) if nothing is None else []:
-        name = "+".join(group)
+        tasks = "+".join(group)
         try:
             judge_data, human_data, shared = frames.prepare(scorer, group, mode)
             call = ScoringCall(
-                judge_data, human_data, name, judge_id, mode,
+                judge_data, human_data, tasks, judge_id, mode,
                 metric.annotator_aggregation, _task_kind(task, group), shared,
             )  # fmt: skip
-            per_task[name] = await call_scorer(scorer, call)
+            per_task[tasks] = await call_scorer(scorer, call)
         except ScoringError as exc:
-            errors[name] = str(exc)
+            errors[tasks] = str(exc)
             continue
-        prepared[name] = call
+        prepared[tasks] = call
     if nothing is not None:
         errors[task_label] = nothing
     if not per_task:
@@ -320,10 +326,15 @@ async def _score_judge(
             failed_comparisons=max(1, len(errors)),
             error="; ".join(errors.values()),
         )
+    baseline = await baselines.baseline(name, scorer, prepared, metric.bootstrap)
     if metric.aggregation_mode is TaskAggregationMode.MULTITASK:
+        if baseline is not None:
+            per_task = {t: _with_baseline(r, baseline.per_task[t]) for t, r in per_task.items()}
         result = _average(metric, judge_id, per_task, errors)
     else:
         result = next(iter(per_task.values()))
+    if baseline is not None:
+        result = _with_baseline(result, baseline.overall)
     if metric.bootstrap is not None:
         intervals = await _intervals(scorer, prepared, metric, result)
         result = result.model_copy(update={"confidence_intervals": intervals})
@@ -331,6 +342,12 @@ async def _score_judge(
     outcomes = dict(frame.group_by("outcome").len().iter_rows())
     counted = {o: int(outcomes.get(o, 0)) for o in ("valid", "invalid", "error")}
     return _clean(result.model_copy(update={"judge_outcomes": counted}))
+
+
+def _with_baseline(result: ScoringResult, baseline: HumanBaseline) -> ScoringResult:
+    """`result` with the humans' baseline in its metadata (`human_baseline`)."""
+    metadata = {**result.metadata, "human_baseline": baseline.as_metadata()}
+    return result.model_copy(update={"metadata": metadata})
 
 
 def _average(

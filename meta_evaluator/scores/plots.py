@@ -25,12 +25,14 @@ __all__ = [
     "advantage_chart",
     "annotator_advantage_chart",
     "score_bar_chart",
+    "score_bar_figure",
     "strength_chart",
     "winning_rate_chart",
 ]
 
 _BAR = "#4C72B0"
 _PASS = "#C44E52"
+_HUMANS = "#DD8452"
 _DPI = 150
 
 
@@ -60,9 +62,26 @@ def score_bar_chart(
     """Horizontal bars of `score_key` per judge, with the bootstrap interval as whiskers.
 
     Judges whose score is undefined or failed are listed with "n/a". `reference_key` names a
-    score drawn as a dashed line (for example alpha of the humans alone). Returns the file
-    written, or None when no result has the key.
+    score drawn as a dashed line (for example alpha of the humans alone). A result's human
+    baseline of `score_key` (`metadata["human_baseline"]`) is drawn across its row: a band
+    (its interval) and a line (its value). The axis reaches below 0 when a score, interval or
+    baseline does (kappa, alpha). Returns the file written, or None when no result has the key.
     """
+    figure = score_bar_figure(
+        results, score_key, title=title, value_range=value_range, reference_key=reference_key
+    )
+    return None if figure is None else _save(figure, path)
+
+
+def score_bar_figure(
+    results: Sequence[ScoringResult],
+    score_key: str,
+    *,
+    title: str,
+    value_range: tuple[float, float] | None = None,
+    reference_key: str | None = None,
+) -> Figure | None:
+    """The figure `score_bar_chart` saves (None when no result has the key)."""
     rows = [(r.judge_id, r.scores.get(score_key), r) for r in results]
     if not any(finite_number(v) for _, v, _ in rows):
         return None
@@ -97,8 +116,12 @@ def score_bar_chart(
                 xerr=[[max(centre - low, 0.0)], [max(high - centre, 0.0)]], fmt="none",
                 ecolor="black", capsize=4,
             )  # fmt: skip
-    low_lim, high_lim = value_range or (min(0.0, *values), max(1.0, *values))
+    drew_baseline = _draw_human_baselines(axes, [r for _, _, r in rows], score_key)
+    low_lim, high_lim = value_range or _value_limits(results, score_key)
     axes.set_xlim(low_lim, high_lim)
+    if low_lim < 0.0 < high_lim:
+        axes.axvline(0.0, color="black", linewidth=0.8)
+    references: list[float] = []
     if reference_key is not None:
         references = sorted(
             {float(v) for r in results if finite_number(v := r.scores.get(reference_key))}
@@ -108,15 +131,86 @@ def score_bar_chart(
                 reference, color=_PASS, linestyle="--", linewidth=1.2,
                 label=f"{reference_key.replace('_', ' ')}: {reference:.3f}",
             )  # fmt: skip
-        if references:
-            figure.legend(loc="outside lower right", fontsize=8)
+    if (reference_key is not None and references) or drew_baseline:
+        figure.legend(loc="outside lower right", fontsize=8)
     has_ci = any((r.confidence_intervals or {}).get(score_key) for r in results)
     label = score_key.replace("_", " ")
     axes.set_xlabel(f"{label} (whiskers: bootstrap interval)" if has_ci else label)
     axes.set_title(title, fontsize=11)
     axes.grid(axis="x", alpha=0.3)
     axes.set_axisbelow(True)
-    return _save(figure, path)
+    return figure
+
+
+def _baseline_of(result: ScoringResult, score_key: str) -> dict[str, Any] | None:
+    """The result's human baseline of `score_key` with a finite value, else None."""
+    found = result.metadata.get("human_baseline")
+    if not isinstance(found, dict) or found.get("score") != score_key:
+        return None
+    return found if finite_number(found.get("value")) else None
+
+
+def _baseline_interval(baseline: dict[str, Any]) -> tuple[float, float] | None:
+    interval = baseline.get("interval")
+    if (
+        isinstance(interval, list | tuple)
+        and len(interval) == 2
+        and all(finite_number(x) for x in interval)
+    ):
+        return float(interval[0]), float(interval[1])
+    return None
+
+
+def _draw_human_baselines(axes: Any, results: Sequence[ScoringResult], score_key: str) -> bool:
+    """Across each judge's row, the humans' baseline: a band (interval), a line (value).
+
+    Judges scored on the same items share one baseline, so their rows join into one band.
+    Returns whether anything was drawn.
+    """
+    drawn: dict[str, bool] = {}
+    found = [_baseline_of(r, score_key) for r in results]
+    distinct = {(b["value"], _baseline_interval(b)) for b in found if b is not None}
+    for row, baseline in enumerate(found):
+        if baseline is None:
+            continue
+        value, interval = float(baseline["value"]), _baseline_interval(baseline)
+        label = f"humans' baseline: {value:.3f}"
+        if len(distinct) > 1:  # judges scored on different items: one baseline each
+            label = "humans' baseline (on each judge's items)"
+        elif interval is not None:
+            label += f" [{interval[0]:.3f}, {interval[1]:.3f}]"
+        if interval is not None:
+            axes.fill_betweenx(
+                [row - 0.5, row + 0.5], interval[0], interval[1], color=_HUMANS, alpha=0.22,
+                linewidth=0, zorder=0.5,
+                label=None if drawn.get("band") else "humans' baseline interval",
+            )  # fmt: skip
+            drawn["band"] = True
+        axes.vlines(
+            value, row - 0.5, row + 0.5, color=_HUMANS, linewidth=2.2, zorder=3,
+            label=None if drawn.get("line") else f"{label}, {baseline.get('humans')} humans",
+        )  # fmt: skip
+        drawn["line"] = True
+    return bool(drawn)
+
+
+def _value_limits(results: Sequence[ScoringResult], score_key: str) -> tuple[float, float]:
+    """The axis limits: 0 to 1, widened to every score, interval and human baseline."""
+    points = [0.0, 1.0]
+    for result in results:
+        value = result.scores.get(score_key)
+        if finite_number(value):
+            points.append(float(value))
+        interval = (result.confidence_intervals or {}).get(score_key)
+        if interval:
+            points += [float(x) for x in interval if finite_number(x)]
+        baseline = _baseline_of(result, score_key)
+        if baseline is not None:
+            points.append(float(baseline["value"]))
+            points += list(_baseline_interval(baseline) or ())
+    low, high = min(points), max(points)
+    margin = 0.04 * (high - low)
+    return (low - margin if low < 0.0 else 0.0), (high + margin if high > 1.0 else 1.0)
 
 
 def winning_rate_chart(results: Sequence[ScoringResult], path: Path, *, title: str) -> Path | None:

@@ -5,9 +5,11 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
 (change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
-`bootstrap` (paired percentile intervals), `proportions` (Wilson interval, binomial test), and
-the judge diagnostics `position` (position bias: `position_bias`) and `consistency` (a judge's
-agreement with itself: `self_consistency`). Undefined values are None.
+`bootstrap` (paired percentile intervals), `proportions` (Wilson interval, binomial test),
+`verdict` (may a judge stand in for the humans?), and the judge diagnostics `position`
+(position bias: `position_bias`), `consistency` (a judge's agreement with itself:
+`self_consistency`), `label_budget` (how many human labels a study needs: `plan_labels`) and
+`drift` (a judge's labels between two runs: `label_shift`). Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -17,13 +19,16 @@ from meta_evaluator.stats import (
     classification,
     consistency,
     counterfactual,
+    drift,
     fairness,
+    label_budget,
     multiple_choice,
     position,
     preference,
     proportions,
     stereotype,
     text,
+    verdict,
 )
 from meta_evaluator.stats.consistency import self_consistency
 from meta_evaluator.stats.position import position_bias
@@ -35,7 +40,9 @@ __all__ = [
     "classification",
     "consistency",
     "counterfactual",
+    "drift",
     "fairness",
+    "label_budget",
     "multiple_choice",
     "position",
     "position_bias",
@@ -44,4 +51,5 @@ __all__ = [
     "self_consistency",
     "stereotype",
     "text",
+    "verdict",
 ]

@@ -22,9 +22,10 @@ from meta_evaluator.scores.base_scorer import (
 )
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.human_baseline import BaselineStatistic
 from meta_evaluator.scores.metrics._items import Items
 
-__all__ = ["LabelScorer"]
+__all__ = ["LabelScorer", "baseline_problem"]
 
 
 class LabelScorer(ScorerWithOptions):
@@ -100,10 +101,56 @@ class LabelScorer(ScorerWithOptions):
         pairs = int(sum(h.is_not_null().sum() for h in items.human))
         return Scored(scores, metadata, pairs)
 
+    async def human_baseline_statistic(
+        self, call: ScoringCall, ids: pl.Series
+    ) -> BaselineStatistic:
+        """The score between humans, each in the judge's place in turn, on the judge's items.
+
+        The items and codes are those of the judge's score (`Items.of_call` when its ids are
+        `ids`), so the baseline reads the labels exactly as the judge's score does.
+        """
+        items = Items.of_call(call)
+        if items is None or not items.ids.equals(ids, check_names=False):
+            items = Items.build(call.judge_data, call.human_data, ids)
+        return await self.human_baseline(items, call.annotator_aggregation, call.aggregation_mode)
+
+    async def human_baseline(
+        self, items: Items, annotator_aggregation: str, aggregation_mode: TaskAggregationMode
+    ) -> BaselineStatistic:
+        """Leave-one-out: `statistic` with each human as the judge and the others as humans."""
+        key = self.plot_key
+        method = (
+            f"leave-one-out: each human's {key} against the other humans "
+            f"({annotator_aggregation}), as the judge's is computed, on the judge's items; "
+            "the mean over the humans with a defined value"
+        )
+        shared = int(np.count_nonzero(items.human_counts() >= 2))
+        problem = baseline_problem(items, shared)
+        if problem is not None:
+            return BaselineStatistic.undefined(key, method, shared, problem)
+        functions = []
+        for layout in items.leave_one_out():
+            await self.prepare(layout)
+            functions.append(self.statistic(layout, annotator_aggregation, aggregation_mode)[0])
+
+        def per_human(weights: Any) -> Any:
+            return np.column_stack([f(weights)[key] for f in functions])
+
+        return BaselineStatistic(key, method, shared, tuple(items.humans), per_human)
+
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """The scores as a function of item weights over `ids` (items absent weigh nothing)."""
         items = Items.build(call.judge_data, call.human_data, ids)
         return self.statistic(items, call.annotator_aggregation, call.aggregation_mode)[0]
+
+
+def baseline_problem(items: Items, shared: int) -> str | None:
+    """Why there is no human baseline on `items` (None when there can be one)."""
+    if len(items.humans) < 2:
+        return f"{len(items.humans)} human annotator(s): a baseline needs two humans to compare"
+    if shared == 0:
+        return "no item the judge labelled has labels from two humans"
+    return None
 
 
 def _number(value: Any) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,6 +45,11 @@ class Items:
     humans: list[str]
     judge: pl.Series
     human: list[pl.Series]
+    encoded: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Codes given with the layout (`leave_one_out`), as `codes()` returns them; None: encoded
+    from the labels on first use."""
 
     @classmethod
     def of_call(cls, call: ScoringCall) -> Items | None:
@@ -112,11 +117,57 @@ class Items:
 
     @functools.cached_property
     def _codes(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
+        if self.encoded is not None:
+            return self.encoded
         codes, categories = encode_labels(self.judge, *self.human)
         human = np.column_stack(codes[1:]) if self.human else np.empty((self.n, 0), np.int64)
         judge = codes[0]
         judge.flags.writeable = human.flags.writeable = False
         return judge, human, categories
+
+    def human_counts(self) -> npt.NDArray[np.int64]:
+        """How many humans labelled each item the judge labelled (0 where the judge did not)."""
+        counts = np.zeros(self.n, dtype=np.int64)
+        for column in self.human:
+            counts += column.is_not_null().to_numpy()
+        return np.where(self.judge.is_not_null().to_numpy(), counts, 0)
+
+    def leave_one_out(self) -> list[Items]:
+        """Per human h, the layout with h in the judge's place and the other humans in theirs.
+
+        What a human baseline scores: the same items (those the judge labelled; the humans'
+        labels of other items are left out) in the same order, so one weight vector resamples
+        judge and humans alike, and the same codes and category list as the judge's score.
+        The other humans come in turn after h (h+1, ..., h-1): every layout's codes are then
+        a view of one array of the humans' codes, side by side twice, not a copy per human.
+        """
+        judge, human, categories = self.codes()
+        on_judge = judge >= 0
+        twice = np.tile(np.where(on_judge[:, None], human, -1), 2)
+        twice.flags.writeable = False
+        columns = self.human
+        if not on_judge.all():
+            keep = pl.Series("keep", on_judge)
+            columns = [
+                pl.DataFrame({"label": c, "keep": keep})
+                .select(pl.when(pl.col("keep")).then(pl.col("label")))
+                .to_series()
+                for c in columns
+            ]
+        count = len(self.humans)
+        layouts = []
+        for h in range(count):
+            others = [(h + step) % count for step in range(1, count)]
+            layouts.append(
+                Items(
+                    self.ids,
+                    [self.humans[g] for g in others],
+                    columns[h].alias("label"),
+                    [columns[g] for g in others],
+                    encoded=(twice[:, h], twice[:, h + 1 : h + count], categories),
+                )
+            )
+        return layouts
 
     def rows(self) -> list[list[Any]]:
         """The humans' labels of each item, as Python values."""

@@ -10,8 +10,9 @@ import numpy.typing as npt
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import ResamplingStatistic
 from meta_evaluator.scores.enums import TaskAggregationMode
+from meta_evaluator.scores.human_baseline import BaselineStatistic
 from meta_evaluator.scores.metrics._arguments import one_of_problems, refuse
-from meta_evaluator.scores.metrics._base import LabelScorer
+from meta_evaluator.scores.metrics._base import LabelScorer, baseline_problem
 from meta_evaluator.scores.metrics._items import Items
 from meta_evaluator.stats.agreement import Level, alpha_from_coincidences, distance_function
 
@@ -26,11 +27,11 @@ class KrippendorffAlphaScorer(LabelScorer):
     `alpha` counts the judge as one more coder beside the humans; `alpha_humans` leaves it out,
     so their difference shows what the judge does to reliability (METRICS.md D). Items with a
     single value are not pairable and do not count. Ordinal, interval and ratio levels need
-    numeric labels. Score keys: `alpha`, `alpha_humans`.
+    numeric labels. Score keys: `alpha`, `alpha_humans`; `alpha_humans` is also the human
+    baseline (`metadata["human_baseline"]`, on the items the judge labelled).
     """
 
     plot_key = "alpha"
-    plot_reference_key = "alpha_humans"
 
     def __init__(self, level_of_measurement: Level = "nominal") -> None:
         problems = one_of_problems("level_of_measurement", level_of_measurement, get_args(Level))
@@ -76,6 +77,26 @@ class KrippendorffAlphaScorer(LabelScorer):
         if len(items.humans) < 2:
             metadata["alpha_humans_undefined"] = "a single human annotator: nothing to compare"
         return alphas, metadata
+
+    async def human_baseline(
+        self, items: Items, annotator_aggregation: str, aggregation_mode: TaskAggregationMode
+    ) -> BaselineStatistic:
+        """Alpha of the humans alone on the judge's items: one value for all of them."""
+        method = "Krippendorff's alpha of the humans alone (alpha_humans), on the judge's items"
+        shared = int(np.count_nonzero(items.human_counts() >= 2))
+        problem = baseline_problem(items, shared)
+        if problem is not None:
+            return BaselineStatistic.undefined("alpha", method, shared, problem)
+        judge, human, categories = items.codes()
+        masked = np.where(judge[:, None] >= 0, human, -1)  # the judge's items only
+        on_items = Items(items.ids, items.humans, items.judge, items.human,
+                         encoded=(judge, masked, categories))  # fmt: skip
+        function, _ = self.statistic(on_items, annotator_aggregation, aggregation_mode)
+
+        def pooled(weights: Any) -> Any:
+            return function(weights)["alpha_humans"][:, None]
+
+        return BaselineStatistic("alpha", method, shared, tuple(items.humans), pooled, pooled=True)
 
 
 def _unit_coincidences(codes: npt.NDArray[np.int64], k: int) -> FloatArray:
