@@ -4,8 +4,9 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 (Cohen's and Fleiss' kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test),
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
-(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity) and
-`bootstrap` (paired percentile intervals). Undefined values are None.
+(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
+`paired` (two labellings of the same items: what changed, McNemar's exact test) and `bootstrap`
+(paired percentile intervals). Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -16,6 +17,7 @@ from meta_evaluator.stats import (
     counterfactual,
     fairness,
     multiple_choice,
+    paired,
     preference,
     stereotype,
     text,
@@ -29,6 +31,7 @@ __all__ = [
     "counterfactual",
     "fairness",
     "multiple_choice",
+    "paired",
     "preference",
     "stereotype",
     "text",
