@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.agreement import kappa_from_confusion
@@ -33,6 +34,7 @@ __all__ = [
     "mcnemar_exact",
 ]
 
+Labels: TypeAlias = Sequence[Any] | pl.Series
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -157,9 +159,9 @@ class LabelChange:
 
 
 def label_change(
-    labels_a: Sequence[Any],
-    labels_b: Sequence[Any],
-    humans: Sequence[Sequence[Any]] = (),
+    labels_a: Labels,
+    labels_b: Labels,
+    humans: Sequence[Labels] = (),
     *,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
@@ -181,7 +183,8 @@ def label_change(
 
     Args:
         labels_a: The first labelling, one label per item (text, numbers, or lists compared as a
-            whole); None or NaN where it has none (the item is left out).
+            whole; a sequence or a polars Series); None or NaN where it has none (the item is
+            left out).
         labels_b: The second labelling, same items in the same order.
         humans: One sequence per human annotator, the same length, None where that human did not
             label the item. Empty: the figures measured against humans are None.
