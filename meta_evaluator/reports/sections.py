@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from meta_evaluator.reports.html import escape, html_table, markdown_table_html
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.run_comparisons import run_comparisons
 
 __all__ = ["JUDGE_COLUMNS", "SCORE_COLUMNS", "SECTIONS", "Section"]
 
@@ -125,4 +126,4 @@ def plots(inputs: ReportInputs) -> str:
 
 
 #: The page's sections, in order.
-SECTIONS: tuple[Section, ...] = (heading, scores, trait_tables, judges, plots)
+SECTIONS: tuple[Section, ...] = (heading, scores, trait_tables, judges, run_comparisons, plots)

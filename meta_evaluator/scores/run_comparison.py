@@ -29,6 +29,7 @@ from meta_evaluator.storage import read_json
 
 __all__ = [
     "COMPARISONS_FOLDER",
+    "SCORE_TITLES",
     "FlippedRow",
     "RunComparison",
     "RunSide",
@@ -39,6 +40,13 @@ __all__ = [
 
 COMPARISONS_FOLDER = "compare-runs"
 """The folder under the project's `reports/` that holds every saved comparison."""
+
+SCORE_TITLES = {
+    "accuracy_majority_vote": "accuracy (humans' majority)",
+    "cohens_kappa_majority_vote": "Cohen's kappa (humans' majority)",
+    "accuracy_individual_average": "accuracy (mean over humans)",
+}
+"""How the command line and the report name each score of a comparison."""
 
 _COLUMNS = ("original_id", "outcome", "status", "fingerprint")
 """The columns of a run read besides the task's (a million raw answers stay on disk)."""
@@ -128,6 +136,13 @@ class RunComparison(BaseModel):
     individual humans, for both runs, with the change and its paired bootstrap interval."""
     bootstrap: BootstrapConfig
     """How the intervals were drawn."""
+
+    def side_names(self) -> tuple[str, str]:
+        """How each side is named to a reader: its run id, `run:judge` when the judges differ."""
+        a, b = self.run_a, self.run_b
+        if a.judge_id == b.judge_id and a.run_id != b.run_id:
+            return a.run_id, b.run_id
+        return f"{a.run_id}:{a.judge_id}", f"{b.run_id}:{b.judge_id}"
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON data (ids keep their type)."""

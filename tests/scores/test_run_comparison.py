@@ -41,9 +41,11 @@ def make_project(
     ids: list[Any] = IDS,
     humans: bool = True,
     extra_task: dict[str, Any] | None = None,
+    runs: tuple[list[Any], list[Any]] = (A, B),
 ) -> MetaEvaluator:
     """Six chats, the task `verdict` (yes/no) and free-text `note`; runs `mon` (A) and `tue`
-    (B) of judge `j` imported; annotators ana and ben (unless `humans` is False)."""
+    (B) of judge `j` imported (or the labels of `runs`); annotators ana and ben (unless `humans`
+    is False)."""
     evaluator = MetaEvaluator(folder / "proj")
     frame = pl.DataFrame({"qid": ids, "text": [f"chat {i}" for i in ids]})
     evaluator.add_data(DataLoader.load_from_dataframe("chats", frame, "qid"))
@@ -53,7 +55,7 @@ def make_project(
                  required_tasks=["verdict"])
     )  # fmt: skip
     evaluator.save_state()
-    for run, labels in (("mon", A), ("tue", B)):
+    for run, labels in zip(("mon", "tue"), runs, strict=True):
         source = _write(folder / f"{run}.csv", ids, "verdict", labels)
         evaluator.add_external_judge_results(source, "j", run_id=run, tasks=["verdict"])
     if humans:
