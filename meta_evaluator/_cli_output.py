@@ -3,7 +3,8 @@
 `run`: the endpoint check (`--check`), the dry-run plan, each judge's counts and top error
 reasons at the end of a run, and what was saved when a run is stopped (Ctrl-C, SIGTERM).
 `score`: each metric's scores and trait tables, and why a judge was not scored with the command
-that fixes it. The commands, their exit codes and signal handling stay in `meta_evaluator.cli`.
+that fixes it. `compare-runs`: the rows that flipped and the change in agreement. The commands,
+their exit codes and signal handling stay in `meta_evaluator.cli`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.unfinished import Unscored
     from meta_evaluator.scores.compare import ScoreTable
+    from meta_evaluator.scores.run_comparison import RunComparison
 
 
 def print_checks(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> bool:
@@ -245,6 +247,81 @@ def unscored_line(project_dir: Path, judge: Unscored) -> str:
     else:
         fix = f"run `{command}` to finish it"
     return f"judge {judge.judge_id!r} not scored: {judge.reason}; {fix}"
+
+
+#: Flipped rows `compare-runs` prints; the JSON (`--json`, and the saved file) has them all.
+FLIPS_SHOWN = 50
+
+
+def print_run_comparison(comparison: RunComparison, saved: Path) -> None:
+    """What changed from run A to run B: the flipped rows, the scores, McNemar; where it went."""
+    from meta_evaluator.scores.run_comparison import SCORE_TITLES
+
+    c = comparison
+    a, b = c.side_names()
+    judge = f", judge {c.run_a.judge_id}" if c.run_a.judge_id == c.run_b.judge_id else ""
+    same = c.run_a.fingerprint is not None and c.run_a.fingerprint == c.run_b.fingerprint
+    how = "same judge configuration" if same else "the judge configuration differs"
+    print(f"Runs {a} -> {b}{judge}, task {c.task} ({how})")
+    print(
+        f"Rows compared: {c.items} (labelled by both; {c.only_in_a} only by {a}, "
+        f"{c.only_in_b} only by {b})"
+    )
+    flips = len(c.flipped)
+    if c.toward is None:
+        moved = f"no direction: {c.human_reason}"
+    else:
+        moved = (
+            f"{c.toward} toward the humans' majority, {c.away} away, {c.neither} wrong both "
+            f"times" + (f", {c.unrated} without a human label" if c.unrated else "")
+        )
+    print(f"Flipped: {flips} of {c.items} rows ({moved})")
+    if flips:
+        rows = [
+            (str(f.id), _label(f.a), _label(f.b), _label(f.human), f.direction)
+            for f in c.changes[:FLIPS_SHOWN]
+        ]
+        head = ("id", a, b, "humans", "direction")
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        for row in [head, *rows]:
+            print("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        if flips > FLIPS_SHOWN:
+            print(f"  ... and {flips - FLIPS_SHOWN} more (all of them: --json, or {saved})")
+    level = f"{c.bootstrap.confidence_level:.0%}"
+    head = ("score", a, b, "change", f"{level} interval")
+    table = [head]
+    for score in c.scores:
+        interval = (
+            f"[{score.low:+.3f}, {score.high:+.3f}]"
+            if score.low is not None and score.high is not None
+            else "n/a"
+        )
+        change = "n/a" if score.difference is None else f"{score.difference:+.3f}"
+        table.append((SCORE_TITLES.get(score.name, score.name), _number(score.a),
+                      _number(score.b), change, interval))  # fmt: skip
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for row in table:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w)
+                        for i, (v, w) in enumerate(zip(row, widths, strict=True))))  # fmt: skip
+    reasons = dict.fromkeys(s.reason for s in c.scores if s.reason)
+    for reason in reasons:
+        print(f"  n/a: {reason}")
+    if c.mcnemar_p is not None:
+        print(
+            f"McNemar's exact test on the rows right in one run and wrong in the other "
+            f"({c.toward} toward, {c.away} away): p = {c.mcnemar_p:.3g}"
+        )
+    else:
+        print(f"McNemar's exact test: n/a ({c.mcnemar_reason})")
+    print(f"Saved to {saved}")
+
+
+def _label(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
 
 
 def _number(value: object) -> str:

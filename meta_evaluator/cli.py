@@ -27,6 +27,7 @@ import typer
 from meta_evaluator._cli_output import (
     print_checks,
     print_plan,
+    print_run_comparison,
     print_run_summary,
     print_saved,
     print_scores,
@@ -397,6 +398,45 @@ def score(
     print(f"Scores are in {evaluator.paths.scores_dir}")
     if failed:
         raise typer.Exit(1)
+
+
+@app.command("compare-runs")
+def compare_runs(
+    project_dir: Annotated[Path, typer.Argument(help="The project folder.", file_okay=False)],
+    run_a: Annotated[str, typer.Argument(help="The first run: RUN, or RUN:JUDGE.")],
+    run_b: Annotated[str, typer.Argument(help="The second run: RUN, or RUN:JUDGE.")],
+    judge: Annotated[
+        str | None,
+        typer.Option(help="The judge of a run given without one (needed when it holds several)."),
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option(help="The task compared (default: the only task with labels).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the comparison as JSON instead of a table.")
+    ] = False,
+) -> None:
+    """Show what changed between two runs: the rows whose label flipped, and the agreement.
+
+    The change in agreement with the humans comes with a paired bootstrap interval and
+    McNemar's exact test. RUN_B may be the same judge run again (a new prompt, a re-run) or,
+    as RUN:JUDGE, another judge. Every call also saves the comparison as
+    reports/compare-runs/<A>__<B>[__<judge>].json, which the report shows. Exit status: 0, or 2
+    when a run, judge or task is unknown (what exists is named) or the runs share no labelled
+    row.
+    """
+    import json
+
+    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.scores.run_comparison import COMPARISONS_FOLDER
+
+    evaluator = MetaEvaluator(project_dir, load=True)
+    comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
+    saved = evaluator.paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
+    if as_json:
+        print(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print_run_comparison(comparison, saved)
 
 
 @app.command()

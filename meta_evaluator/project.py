@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.settings import RunOptions
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
-    from meta_evaluator.scores import MetricsConfig
+    from meta_evaluator.scores import BootstrapConfig, MetricsConfig
     from meta_evaluator.scores.compare import ScoreTable, ScoringColumns
+    from meta_evaluator.scores.run_comparison import RunComparison
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
 
@@ -911,6 +912,54 @@ class MetaEvaluator:
             task=self._eval_task,
             data=self._data,
         )
+
+    def compare_runs(
+        self,
+        run_a: str,
+        run_b: str,
+        *,
+        judge_id: str | None = None,
+        task: str | None = None,
+        bootstrap: BootstrapConfig | None = None,
+    ) -> RunComparison:
+        """What changed from run A to run B: the rows whose label flipped, and the agreement.
+
+        Each flipped row says whether it moved toward the humans' majority label or away; the
+        accuracy and Cohen's kappa of both runs against the humans are compared with a paired
+        bootstrap interval and McNemar's exact test (docs/scoring.md). Without human labels the
+        flips are still listed and those figures are None, saying why. The record is also saved
+        as `reports/compare-runs/<key>.json`, which the report shows.
+
+        Args:
+            run_a: The first run's id, or `run_id:judge_id` to name its judge.
+            run_b: The second run, likewise (another judge compares two models).
+            judge_id: The judge of a run given without one (needed when it holds several).
+            task: The task compared (default: the only task with labels).
+            bootstrap: How the intervals are drawn (default `BootstrapConfig()`: 1,000
+                resamples, 95 %, seed 0).
+
+        Raises:
+            ProjectError: An unknown run (the runs there are listed), a judge not in a run (its
+                judges are listed), several judges and none named, or an unfinished run.
+            UnsafeNameError: A run or judge id is not a safe file name.
+            TaskError: No such labelled task, several and none named, or a run without it.
+            ScoringError: The runs share no labelled row, or `bootstrap` is not a
+                BootstrapConfig.
+            StorageError: The record cannot be written.
+        """
+        from meta_evaluator.scores.run_comparison import COMPARISONS_FOLDER, compare_runs
+
+        if judge_id is not None:
+            check_safe_name(judge_id, field="judge_id")
+        comparison = compare_runs(
+            self._paths.results_dir, self._paths.annotations_dir, self._eval_task, run_a, run_b,
+            judge_id=judge_id, task=task, bootstrap=bootstrap,
+            ids=self._data.ids if self._data is not None else None,
+        )  # fmt: skip
+        self._paths.check_inside()
+        target = self._paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
+        write_json(target, comparison.to_json(), root=self._paths.root)
+        return comparison
 
     def _judges_to_score(self, wanted: ScoringColumns | None) -> dict[str, JudgeResults]:
         """The judges' latest complete results, read as scoring needs them; warns of the rest."""

@@ -49,6 +49,9 @@ __all__ = [
     "latest_tables",
     "new_run_id",
     "now_iso",
+    "run_ids",
+    "run_judges",
+    "run_table",
     "shard_states",
 ]
 
@@ -273,15 +276,16 @@ class _Complete(NamedTuple):
     """The judge fingerprints of its parts (one, unless shards were run differently)."""
 
 
-def _complete_runs(results_dir: Path) -> dict[str, list[_Complete]]:
-    """Every complete run under `results_dir` with its table(s) written, by judge id.
+def _complete_runs(results_dir: Path, run_id: str = "*") -> dict[str, list[_Complete]]:
+    """Every complete run under `results_dir` (or run `run_id` only) with its table(s), by judge.
 
     Shards of one run count only together: all N of them (the same N), each complete; the
     run's completion time is the last shard's.
     """
     found: dict[str, list[_Complete]] = {}
     shards: dict[tuple[str, str, int], dict[int, tuple[RunState, RunFiles]]] = {}
-    for path in sorted(results_dir.glob("*/*_state.json")) if results_dir.is_dir() else []:
+    states = results_dir.glob(f"{run_id}/*_state.json") if results_dir.is_dir() else []
+    for path in sorted(states):
         judge_id, shard = _parse_stem(path.name.removesuffix("_state.json"))
         try:
             files = RunFiles(results_dir, path.parent.name, judge_id, shard=shard)
@@ -369,6 +373,59 @@ def latest_tables(
             frame = _merge_shards(tables, ids)
         found[judge_id] = (latest.run_id, frame)
     return found
+
+
+def run_ids(results_dir: Path) -> list[str]:
+    """The runs under `results_dir`: folders holding a judge's state file, sorted by name."""
+    if not results_dir.is_dir():
+        return []
+    return sorted({path.parent.name for path in results_dir.glob("*/*_state.json")})
+
+
+def run_judges(results_dir: Path, run_id: str) -> dict[str, bool]:
+    """The judges with files in run `run_id`, sorted, and whether each is complete.
+
+    A sharded judge is complete once all its N shards are. Empty when there is no such run.
+
+    Raises:
+        UnsafeNameError: `run_id` is not a safe file name.
+    """
+    check_safe_name(run_id, field="run_id")
+    folder = results_dir / run_id
+    if not folder.is_dir():
+        return {}
+    complete = _complete_runs(results_dir, run_id)
+    judges = {judge_of_state_file(path) for path in folder.glob("*_state.json")}
+    return {judge: judge in complete for judge in sorted(judges | set(complete))}
+
+
+def run_table(
+    results_dir: Path,
+    run_id: str,
+    judge_id: str,
+    ids: pl.Series | None = None,
+    *,
+    columns: Collection[str] | None = None,
+    categories: Collection[str] = (),
+) -> pl.DataFrame | None:
+    """The rows of one judge in one complete run (shards merged as `latest_tables` does).
+
+    None when the run has no complete rows of the judge (no such run or judge, unfinished, or
+    its table missing). `ids`, `columns` and `categories` as in `latest_tables`.
+
+    Raises:
+        UnsafeNameError: `run_id` or `judge_id` is not a safe file name.
+        LfsPointerError, StateError, StorageError: The table cannot be read.
+    """
+    check_safe_name(run_id, field="run_id")
+    check_safe_name(judge_id, field="judge_id")
+    runs = _complete_runs(results_dir, run_id).get(judge_id)
+    if not runs:
+        return None
+    run = max(runs, key=lambda one: (one.completed_at, len(one.parts)))
+    if len(run.parts) == 1 and run.parts[0].shard is None:
+        return run.parts[0].read_table(columns, categories)
+    return _merge_shards([part.read_table(columns, categories) for part in run.parts], ids)
 
 
 def _merge_shards(tables: list[pl.DataFrame], ids: pl.Series | None) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from meta_evaluator.reports.html import escape, html_table, markdown_table_html
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.run_comparisons import run_comparisons
 from meta_evaluator.reports.verdicts import verdicts
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
@@ -147,4 +148,6 @@ def plots(inputs: ReportInputs) -> str:
 
 
 #: The page's sections, in order.
-SECTIONS: tuple[Section, ...] = (heading, verdicts, scores, trait_tables, judges, plots)
+SECTIONS: tuple[Section, ...] = (
+    heading, verdicts, scores, trait_tables, judges, run_comparisons, plots,
+)  # fmt: skip

@@ -5,7 +5,8 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
 (change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
-`bootstrap` (paired percentile intervals), `proportions` (Wilson interval, binomial test),
+`bootstrap` (paired percentile intervals), `paired` (two labellings of the same items: what
+changed, McNemar's exact test), `proportions` (Wilson interval, binomial test),
 `verdict` (may a judge stand in for the humans?), and the judge diagnostics `position`
 (position bias: `position_bias`), `consistency` (a judge's agreement with itself:
 `self_consistency`), `label_budget` (how many human labels a study needs: `plan_labels`) and
@@ -23,6 +24,7 @@ from meta_evaluator.stats import (
     fairness,
     label_budget,
     multiple_choice,
+    paired,
     position,
     preference,
     proportions,
@@ -44,6 +46,7 @@ __all__ = [
     "fairness",
     "label_budget",
     "multiple_choice",
+    "paired",
     "position",
     "position_bias",
     "preference",
