@@ -4,8 +4,9 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 (Cohen's and Fleiss' kappa, Krippendorff's alpha), `alt_test` (the alternative annotator test),
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
-(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity) and
-`bootstrap` (paired percentile intervals). Undefined values are None.
+(change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
+`bootstrap` (paired percentile intervals) and `proportions` (Wilson intervals of rates).
+Undefined values are None.
 """
 
 from meta_evaluator.stats import (
@@ -17,6 +18,7 @@ from meta_evaluator.stats import (
     fairness,
     multiple_choice,
     preference,
+    proportions,
     stereotype,
     text,
 )
@@ -30,6 +32,7 @@ __all__ = [
     "fairness",
     "multiple_choice",
     "preference",
+    "proportions",
     "stereotype",
     "text",
 ]

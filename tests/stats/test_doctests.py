@@ -10,6 +10,7 @@ MODULES = [
     "meta_evaluator.stats.alt_test",
     "meta_evaluator.stats.bootstrap",
     "meta_evaluator.stats.classification",
+    "meta_evaluator.stats.proportions",
     "meta_evaluator.stats.text",
 ]
 

@@ -22,7 +22,10 @@ class MultipleChoiceScorer(ScorerWithOptions):
     (`language_column`).
 
     Score keys: `format_error_rate`, `overall_accuracy`, `accuracy_on_valid`. Metadata:
-    `counts`, `per_language[language][metric]`.
+    `counts`, `per_language[language][metric]` (with its `counts`), `language_column`, and
+    `rate_intervals`: the
+    Wilson interval of each rate, `overall` and `per_language[language]`
+    (`stats.multiple_choice.rate_intervals`), at the level `rate_interval` names.
     """
 
     include_invalid = True
@@ -54,7 +57,7 @@ class MultipleChoiceScorer(ScorerWithOptions):
             ScoringError: No answer, options are unreadable, or a gold answer is not one of
                 its options.
         """
-        from meta_evaluator.stats.multiple_choice import grade, rates
+        from meta_evaluator.stats.multiple_choice import grade, rate_intervals, rates
 
         judge_data = call.judge_data
         no_answer(self.scorer_name, call)
@@ -73,9 +76,22 @@ class MultipleChoiceScorer(ScorerWithOptions):
         languages = column(judge_data, self.language_column) if self.language_column else None
         found = rates(outcomes, languages)
         keys = ("format_error_rate", "overall_accuracy", "accuracy_on_valid")
+        per_language = found.get("per_language")
+        intervals: dict[str, Any] = {"overall": rate_intervals(found["counts"])}
+        if per_language is not None:
+            intervals["per_language"] = {
+                language: rate_intervals(values["counts"])
+                for language, values in per_language.items()
+            }
         return Scored(
             {k: found[k] for k in keys},
-            {"counts": found["counts"], "per_language": found.get("per_language")},
+            {
+                "counts": found["counts"],
+                "per_language": per_language,
+                "language_column": self.language_column,
+                "rate_intervals": intervals,
+                "rate_interval": {"method": "wilson", "confidence_level": 0.95},
+            },
             len(outcomes),
         )
 
