@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
@@ -105,6 +107,19 @@ class CounterfactualScorer(ScorerWithOptions):
                 "rate_interval": {"method": "wilson", "confidence_level": 0.95},
             },
             len(pairs),
+        )
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `change_rate_by_group.png`: the change rate overall and per group, by judge."""
+        from meta_evaluator.scores.model_plots import change_rate_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        change_rate_chart(
+            results,
+            folder / "change_rate_by_group.png",
+            title=f"change rate by group: {unique_name}",
         )
 
 

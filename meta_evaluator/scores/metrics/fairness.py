@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
@@ -179,6 +181,19 @@ class FairnessScorer(ScorerWithOptions):
             label = majority_label(by_id.get(row_id, []))
             out.append(None if label is None else _is(label, self.positive_label))
         return out
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `group_rates.png`: selection rate, TPR and FPR per group, by judge and column."""
+        from meta_evaluator.scores.model_plots import group_rate_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        group_rate_chart(
+            results,
+            folder / "group_rates.png",
+            title=f"selection rate, TPR and FPR by group: {unique_name}",
+        )
 
 
 def _overall(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:

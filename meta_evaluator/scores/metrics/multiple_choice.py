@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
@@ -93,6 +95,17 @@ class MultipleChoiceScorer(ScorerWithOptions):
                 "rate_interval": {"method": "wilson", "confidence_level": 0.95},
             },
             len(outcomes),
+        )
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `rates_by_language.png`: accuracies and format error rate per language, by judge."""
+        from meta_evaluator.scores.model_plots import language_rate_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        language_rate_chart(
+            results, folder / "rates_by_language.png", title=f"accuracy by language: {unique_name}"
         )
 
 
