@@ -10,7 +10,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["STYLE", "cell", "escape", "html_table", "markdown_table", "markdown_table_html"]
+__all__ = ["STYLE", "cell", "escape", "html_table", "markdown_table"]
 
 #: The report page's style sheet (sections use these classes: num, muted, pass, fail, err, warn).
 STYLE = """
@@ -26,6 +26,7 @@ th{background:#f3f5f9}td.num,th.num{text-align:right;font-variant-numeric:tabula
 .warn{color:#9a6700;font-weight:600}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #e3e7ee}
 figcaption{font-size:.85rem;color:#5b6475}
+section.kind td.num{white-space:nowrap}
 """
 
 
@@ -80,17 +81,3 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) ->
     for row in rows:
         lines.append("| " + " | ".join(cell(row.get(c)) for c in columns) + " |")
     return "\n".join(lines) + "\n"
-
-
-def markdown_table_html(text: str) -> str:
-    """A Markdown table (as the trait tables are written) as an HTML table."""
-    lines = [line for line in text.splitlines() if line.startswith("|")]
-    if len(lines) < 2:
-        return f"<pre>{escape(text)}</pre>"
-    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
-    head, body = cells[0], cells[2:]
-    out = ["<table><tr>" + "".join(f"<th>{escape(c)}</th>" for c in head) + "</tr>"]
-    for row in body:
-        out.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>")
-    out.append("</table>")
-    return "".join(out)

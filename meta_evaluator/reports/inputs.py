@@ -87,8 +87,6 @@ class ReportInputs:
     """`reason_rows(judges)`: why rows were not valid, per judge and status."""
     plots: list[Path] = field(default_factory=list)
     """The PNG plots saved under `scores/`, sorted."""
-    trait_tables: list[Path] = field(default_factory=list)
-    """The preference scorer's `trait_table.md` files, sorted."""
 
     @property
     def data(self) -> EvalData | None:

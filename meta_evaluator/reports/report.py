@@ -82,7 +82,6 @@ def read_report_inputs(evaluator: ReportedProject) -> ReportInputs:
         judge_table=judge_rows(judges, prices.table if prices is not None else None, models),
         reasons=reason_rows(judges),
         plots=sorted(scores_dir.glob("*/*/*.png")),
-        trait_tables=sorted(scores_dir.glob("*/*/trait_table.md")),
     )
 
 

@@ -9,9 +9,16 @@ import base64
 import datetime as dt
 from collections.abc import Callable
 
-from meta_evaluator.reports.html import escape, html_table, markdown_table_html
+from meta_evaluator.reports.counterfactual import counterfactual_section
+from meta_evaluator.reports.fairness import fairness_section
+from meta_evaluator.reports.html import escape, html_table
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.multiple_choice import multiple_choice_section
+from meta_evaluator.reports.preference import preference_section
+from meta_evaluator.reports.purpose import report_title, subjects
 from meta_evaluator.reports.run_comparisons import run_comparisons
+from meta_evaluator.reports.section_parts import shown_by_kind
+from meta_evaluator.reports.stereotype import stereotype_section
 from meta_evaluator.reports.verdicts import verdicts
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
@@ -37,15 +44,12 @@ def heading(inputs: ReportInputs) -> str:
     held = [
         f"Data: {escape(data.name)} ({len(data):,} rows)" if data is not None else "Data: none",
         f"tasks: {escape(', '.join(task.task_names))}" if task is not None else "tasks: none",
-        f"{len(inputs.judges)} judge{'s' if len(inputs.judges) != 1 else ''}",
+        subjects(inputs),
     ]
     if inputs.humans:
         count = len(inputs.humans)
         held.append(f"{count} human annotator{'s' if count != 1 else ''}")
-    title = (
-        f"Can the judges stand in for the humans? {name}" if inputs.humans
-        else f"meta-evaluator report: {name}"
-    )  # fmt: skip
+    title = escape(report_title(inputs))
     return (
         f"<h1>{title}</h1><p class='muted'>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} "
         f"UTC for project {name}. {'; '.join(held)}.</p>"
@@ -102,15 +106,6 @@ def _baseline_cell(row: dict[str, object]) -> str:
     return text
 
 
-def trait_tables(inputs: ReportInputs) -> str:
-    """The preference scorer's traits ranked by strength."""
-    parts = []
-    for table in inputs.trait_tables:
-        parts.append(f"<h2>Traits ranked by strength: {escape(table.parent.name)}</h2>")
-        parts.append(markdown_table_html(table.read_text(encoding="utf-8")))
-    return "".join(parts)
-
-
 def judges(inputs: ReportInputs) -> str:
     """Per judge: rows by outcome, tokens, latency, cost; and why rows were not valid."""
     parts = ["<h2>Judges: answers, tokens, latency, cost</h2>"]
@@ -133,11 +128,12 @@ def judges(inputs: ReportInputs) -> str:
 
 
 def plots(inputs: ReportInputs) -> str:
-    """Every plot saved under `scores/`, embedded."""
-    if not inputs.plots:
+    """Every plot saved under `scores/`, embedded (but those a kind's section shows)."""
+    shown = [plot for plot in inputs.plots if not shown_by_kind(plot)]
+    if not shown:
         return ""
     parts = ["<h2>Plots</h2>"]
-    for plot in inputs.plots:
+    for plot in shown:
         encoded = base64.b64encode(plot.read_bytes()).decode("ascii")
         caption = f"{plot.parent.parent.name} / {plot.parent.name} / {plot.name}"
         parts.append(
@@ -149,5 +145,6 @@ def plots(inputs: ReportInputs) -> str:
 
 #: The page's sections, in order.
 SECTIONS: tuple[Section, ...] = (
-    heading, verdicts, scores, trait_tables, judges, run_comparisons, plots,
+    heading, verdicts, scores, preference_section, fairness_section, counterfactual_section,
+    stereotype_section, multiple_choice_section, judges, run_comparisons, plots,
 )  # fmt: skip

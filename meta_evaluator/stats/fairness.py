@@ -29,11 +29,13 @@ import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.checks import check_interval, check_same_length, encode_labels
+from meta_evaluator.stats.proportions import wilson_intervals
 
 __all__ = [
     "FAIRNESS_METRICS",
     "average_across_datasets",
     "group_metrics",
+    "group_rates",
     "multigroup_metrics",
     "privileged_mask",
 ]
@@ -283,20 +285,8 @@ def multigroup_metrics(
     check_same_length(function, **lengths)
     predicted = _binary(function, "y_pred", y_pred)
     truth = None if y_true is None else _binary(function, "y_true", y_true)
-    (codes,), categories = encode_labels(groups)
-    if (codes < 0).any():
-        position = int(np.flatnonzero(codes < 0)[0])
-        raise ScoringError(
-            f"{function}: groups has a missing value (None or NaN) at position {position}; "
-            "drop the item or give it a group of its own."
-        )
-    names = [str(c) for c in categories]
-    if len(set(names)) < len(names):
-        raise ScoringError(
-            f"{function}: groups {categories!r} give the same name twice as strings; "
-            "use labels whose str() differ."
-        )
-    k = len(categories)
+    codes, names = _group_codes(function, groups)
+    k = len(names)
     size = np.bincount(codes, minlength=k)
     selection = _ratio(np.bincount(codes[predicted], minlength=k), size)
     tpr = fpr = np.full(k, np.nan)
@@ -323,6 +313,115 @@ def multigroup_metrics(
             }
             for i, name in enumerate(names)
         },
+    }
+
+
+def group_rates(
+    y_true: ArrayOrSequence | None,
+    y_pred: ArrayOrSequence,
+    groups: ArrayOrSequence,
+    *,
+    confidence_level: float = 0.95,
+) -> dict[str, dict[str, Any]]:
+    """Per group: its counts, selection rate, TPR and FPR, each with a Wilson interval.
+
+    What the group metrics are differences and spreads of, shown group by group, with how
+    sure each rate is on the group's few items.
+
+    Formula: per group g with n_g items: selected_g = #(y_pred = 1), selection_rate_g =
+    selected_g / n_g; positives_g = #(y_true = 1), true_positives_g = #(y_true = 1, y_pred =
+    1), tpr_g = true_positives_g / positives_g; negatives_g = #(y_true = 0),
+    false_positives_g = #(y_true = 0, y_pred = 1), fpr_g = false_positives_g / negatives_g.
+    Each `<rate>_interval` is the Wilson score interval of that numerator and denominator
+    (`stats.proportions.wilson_intervals`).
+
+    Args:
+        y_true: Gold labels (bools or 0/1), one per item; None when there are none (then only
+            the selection rate is computed).
+        y_pred: Predictions (bools or 0/1), same length.
+        groups: The group of each item (any hashable labels; str(label) names it), same
+            length, none missing. For the privileged split of `group_metrics`, pass
+            "privileged" / "unprivileged" from `privileged_mask`.
+        confidence_level: Of the intervals, in (0, 1).
+
+    Returns:
+        `{str(group): {"size", "selected", "selection_rate", "selection_rate_interval",
+        "positives", "true_positives", "tpr", "tpr_interval", "negatives",
+        "false_positives", "fpr", "fpr_interval"}}`, groups sorted as `multigroup_metrics`
+        sorts them; rates in [0, 1], intervals `[low, high]`.
+
+    Undefined: a rate and its interval are None on a zero denominator (TPR of a group
+    without positives, FPR without negatives); without y_true the gold counts are None too.
+
+    Raises:
+        ScoringError: Lengths differ, labels that are not bools or 0/1, a missing group, two
+            groups with the same name, or confidence_level outside (0, 1).
+
+    References:
+        Hardt, Price & Srebro (2016), arXiv:1610.02413; Wilson (1927),
+        doi:10.1080/01621459.1927.10502953; METRICS.md B.2 and E.
+
+    Example:
+        >>> r = group_rates([1, 0, 1, 1], [1, 1, 0, 1], ["b", "b", "a", "a"])
+        >>> r["a"]["selection_rate"], r["a"]["tpr"], r["a"]["fpr"]
+        (0.5, 0.5, None)
+        >>> [round(x, 4) for x in r["b"]["selection_rate_interval"]]
+        [0.3424, 1.0]
+    """
+    function = "group_rates"
+    check_interval(function, "confidence_level", confidence_level, 0.0, 1.0)
+    lengths: dict[str, Any] = {"y_pred": y_pred, "groups": groups}
+    if y_true is not None:
+        lengths["y_true"] = y_true
+    check_same_length(function, **lengths)
+    predicted = _binary(function, "y_pred", y_pred)
+    truth = None if y_true is None else _binary(function, "y_true", y_true)
+    codes, names = _group_codes(function, groups)
+
+    def count(mask: BoolArray) -> list[int]:
+        return [int(c) for c in np.bincount(codes[mask], minlength=len(names))]
+
+    size = count(np.ones(codes.size, dtype=bool))
+    found: dict[str, list[Any]] = {"size": size, "selected": count(predicted)}
+    found.update(_rate_columns("selection_rate", found["selected"], size, confidence_level))
+    for key in ("positives", "true_positives", "negatives", "false_positives"):
+        found[key] = [None] * len(names)
+    found.update(_rate_columns("tpr", None, None, confidence_level, len(names)))
+    found.update(_rate_columns("fpr", None, None, confidence_level, len(names)))
+    if truth is not None:
+        found["positives"], found["true_positives"] = count(truth), count(truth & predicted)
+        found["negatives"], found["false_positives"] = count(~truth), count(~truth & predicted)
+        found.update(
+            _rate_columns("tpr", found["true_positives"], found["positives"], confidence_level)
+        )
+        found.update(
+            _rate_columns("fpr", found["false_positives"], found["negatives"], confidence_level)
+        )
+    order = (
+        "size", "selected", "selection_rate", "selection_rate_interval", "positives",
+        "true_positives", "tpr", "tpr_interval", "negatives", "false_positives", "fpr",
+        "fpr_interval",
+    )  # fmt: skip
+    return {name: {key: found[key][i] for key in order} for i, name in enumerate(names)}
+
+
+def _rate_columns(
+    rate: str,
+    top: list[int] | None,
+    bottom: list[int] | None,
+    confidence_level: float,
+    k: int = 0,
+) -> dict[str, list[Any]]:
+    """`rate` and `<rate>_interval` per group from counts (None throughout without counts)."""
+    if top is None or bottom is None:
+        return {rate: [None] * k, f"{rate}_interval": [None] * k}
+    low, high = wilson_intervals(top, bottom, confidence_level=confidence_level)
+    return {
+        rate: [t / b if b else None for t, b in zip(top, bottom, strict=True)],
+        f"{rate}_interval": [
+            None if math.isnan(lo) else [float(lo), float(hi)]
+            for lo, hi in zip(low, high, strict=True)
+        ],
     }
 
 
@@ -390,6 +489,24 @@ def _shown(value: Any) -> Any:
 def _is_number(value: Any) -> bool:
     """A real number that is not a bool (Python or numpy)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _group_codes(function: str, groups: ArrayOrSequence) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """Each item's group code and the groups' names (sorted); raise on a missing or clash."""
+    (codes,), categories = encode_labels(groups)
+    if (codes < 0).any():
+        position = int(np.flatnonzero(codes < 0)[0])
+        raise ScoringError(
+            f"{function}: groups has a missing value (None or NaN) at position {position}; "
+            "drop the item or give it a group of its own."
+        )
+    names = [str(c) for c in categories]
+    if len(set(names)) < len(names):
+        raise ScoringError(
+            f"{function}: groups {categories!r} give the same name twice as strings; "
+            "use labels whose str() differ."
+        )
+    return codes, names
 
 
 def _binary(function: str, name: str, values: ArrayOrSequence) -> BoolArray:

@@ -20,15 +20,17 @@ B.7 and G.11.
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats.checks import check_same_length, is_missing
+from meta_evaluator.stats.checks import check_interval, check_same_length, is_missing
+from meta_evaluator.stats.proportions import wilson_intervals
 
-__all__ = ["OUTCOMES", "grade", "parse_choice", "rates"]
+__all__ = ["OUTCOMES", "grade", "parse_choice", "rate_intervals", "rates"]
 
 #: The outcome of one question, as `rates` counts them.
 OUTCOMES = ("correct", "incorrect", "invalid", "error")
@@ -236,6 +238,59 @@ def rates(outcomes: Sequence[str], languages: Sequence[str | None] | None = None
             split.setdefault(key, []).append(outcome)
         result["per_language"] = {key: _rates(split[key]) for key in sorted(split)}
     return result
+
+
+def rate_intervals(
+    counts: Mapping[str, int], *, confidence_level: float = 0.95
+) -> dict[str, list[float] | None]:
+    """Wilson intervals of the three rates of one set of counts (`rates`' `counts`).
+
+    Formula: each rate is a share k / n of questions; its interval is the Wilson score
+    interval of k in n (`stats.proportions.wilson_intervals`): format_error_rate k = invalid,
+    n = correct + incorrect + invalid; overall_accuracy k = correct, the same n;
+    accuracy_on_valid k = correct, n = correct + incorrect.
+
+    Args:
+        counts: `{"correct", "incorrect", "invalid"}` (non-negative integers; other keys such
+            as "error" and "total" are ignored), as `rates` returns them overall and per
+            language.
+        confidence_level: In (0, 1).
+
+    Returns:
+        `{"format_error_rate", "overall_accuracy", "accuracy_on_valid"}`, each `[low, high]`
+        in [0, 1].
+
+    Undefined: an interval is None where its rate is (n = 0).
+
+    Raises:
+        ScoringError: counts is not a mapping, a count is missing or not a non-negative
+            integer, or confidence_level is outside (0, 1).
+
+    References:
+        Wilson (1927), doi:10.1080/01621459.1927.10502953; METRICS.md B.7.
+
+    Example:
+        >>> found = rate_intervals({"correct": 3, "incorrect": 1, "invalid": 1})
+        >>> [round(x, 4) for x in found["overall_accuracy"]]
+        [0.2307, 0.8824]
+    """
+    function = "rate_intervals"
+    if not isinstance(counts, Mapping):
+        raise ScoringError(
+            f"{function}: counts must be a mapping of outcome to count; got {counts!r}."
+        )
+    for key in ("correct", "incorrect", "invalid"):
+        check_interval(function, f"counts[{key!r}]", counts.get(key), 0, math.inf,
+                       closed="left", integer=True)  # fmt: skip
+    correct, incorrect, invalid = counts["correct"], counts["incorrect"], counts["invalid"]
+    names = ("format_error_rate", "overall_accuracy", "accuracy_on_valid")
+    tops = [invalid, correct, correct]
+    bottoms = [correct + incorrect + invalid] * 2 + [correct + incorrect]
+    low, high = wilson_intervals(tops, bottoms, confidence_level=confidence_level)
+    return {
+        name: None if bottom == 0 else [float(lo), float(hi)]
+        for name, bottom, lo, hi in zip(names, bottoms, low, high, strict=True)
+    }
 
 
 def _rates(outcomes: Sequence[str]) -> dict[str, Any]:

@@ -84,7 +84,8 @@ def position_bias(
             second_both += 1
     answers = 2 * pairs
     first_answers = consistent + 2 * first_both  # a consistent row picks first exactly once
-    low, high = wilson_interval(first_answers, answers, confidence_level=confidence_level)
+    interval = wilson_interval(first_answers, answers, confidence_level=confidence_level)
+    low, high = interval if interval is not None else (None, None)
     return {
         "consistency_rate": consistent / pairs if pairs else None,
         "first_position_rate": first_answers / answers if answers else None,

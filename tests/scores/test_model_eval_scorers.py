@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
@@ -66,6 +67,11 @@ def judge_frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFr
 
 def approx(value: float) -> Any:
     return pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
+def wilson(k: int, n: int) -> Any:
+    """statsmodels' 95% Wilson interval of k in n, as the scorers' metadata holds it."""
+    return pytest.approx(list(proportion_confint(k, n, alpha=0.05, method="wilson")), abs=1e-12)
 
 
 # =================================================================================================
@@ -157,6 +163,44 @@ def test_fairness_with_gold_column_two_variables_midrange() -> None:
     assert "gold" in result.metadata["reference"]
     # a numeric column with more than two values also gets the multi-group spreads
     assert set(result.metadata["multigroup"]) == {"age"}
+
+
+def test_fairness_group_rates_by_hand() -> None:
+    """metadata["group_rates"]: counts per group by hand (the comment above MALE and AGE), the
+    rates they give, statsmodels' Wilson interval of each; a text column by its values."""
+    scorer = FairnessScorer(["male", "age", "region"], "H", gold_column="gold")
+    result = run_scorer(scorer, fairness_frame(), EMPTY_HUMANS)
+    rates = result.metadata["group_rates"]
+    assert list(rates) == ["male", "age", "region"]
+    assert result.metadata["rate_interval"] == {"method": "wilson", "confidence_level": 0.95}
+    # (size, selected, positives, true positives, negatives, false positives)
+    hand = {
+        ("male", "privileged"): (4, 3, 3, 2, 1, 1),
+        ("male", "unprivileged"): (4, 2, 2, 1, 2, 1),
+        ("age", "privileged"): (3, 2, 2, 1, 1, 1),
+        ("age", "unprivileged"): (5, 3, 3, 2, 2, 1),
+        ("region", "a"): (3, 3, 2, 2, 1, 1),
+        ("region", "b"): (3, 1, 3, 1, 0, 0),
+        ("region", "c"): (2, 1, 0, 0, 2, 1),
+    }
+    assert {(v, g) for v in rates for g in rates[v]} == set(hand)
+    for (variable, group), (n, sel, pos, tp, neg, fp) in hand.items():
+        row = rates[variable][group]
+        assert (row["size"], row["selected"]) == (n, sel)
+        assert (row["positives"], row["true_positives"]) == (pos, tp)
+        assert (row["negatives"], row["false_positives"]) == (neg, fp)
+        assert row["selection_rate"] == approx(sel / n)
+        assert row["selection_rate_interval"] == wilson(sel, n)
+        for rate, k, total in (("tpr", tp, pos), ("fpr", fp, neg)):
+            if total == 0:
+                assert row[rate] is None and row[f"{rate}_interval"] is None
+            else:
+                assert row[rate] == approx(k / total)
+                assert row[f"{rate}_interval"] == wilson(k, total)
+    # the group metrics are differences of these rates
+    male = rates["male"]
+    spd = male["unprivileged"]["selection_rate"] - male["privileged"]["selection_rate"]
+    assert spd == approx(result.metadata["per_variable"]["statistical_parity_difference"]["male"])
 
 
 def test_fairness_thresholds_map_versus_midrange() -> None:
@@ -444,6 +488,19 @@ def test_counterfactual_change_rates_by_hand() -> None:
     assert result.num_comparisons == 5 and result.failed_comparisons == 0
 
 
+def test_counterfactual_intervals_and_group_column() -> None:
+    result = run_scorer(CounterfactualScorer(group_column="male"), counterfactual_frame(),
+                        EMPTY_HUMANS)  # fmt: skip
+    assert result.metadata["group_column"] == "male"
+    intervals = result.metadata["change_rate_intervals"]
+    assert intervals["overall"] == wilson(3, 5)
+    assert intervals["by_group"] == {"0": wilson(2, 3), "1": wilson(1, 2)}
+    assert result.metadata["rate_interval"] == {"method": "wilson", "confidence_level": 0.95}
+    plain = run_scorer(CounterfactualScorer(), counterfactual_frame(), EMPTY_HUMANS)
+    assert plain.metadata["group_column"] is None
+    assert plain.metadata["change_rate_intervals"]["by_group"] == {"all": wilson(3, 5)}
+
+
 def test_counterfactual_without_group_column_and_string_ids() -> None:
     frame = counterfactual_frame().with_columns(
         (pl.lit("s") + pl.col("original_id").cast(pl.String)).alias("original_id"),
@@ -562,6 +619,29 @@ def test_multiple_choice_by_hand(options_as: str, gold_as: str) -> None:
     for language, expected in MC_PER_LANGUAGE.items():
         check_rates(per_language[language], expected)
     assert result.num_comparisons == 9
+
+
+def test_multiple_choice_rate_intervals_by_hand() -> None:
+    """Wilson intervals of each rate's own counts: overall 5 invalid and 3 correct of 9, 3
+    correct of 4 valid; en 1 invalid and 2 correct of 4, 2 of 3; unknown all invalid."""
+    scorer = MultipleChoiceScorer(language_column="language")
+    result = run_scorer(scorer, mc_frame("list", "text"), EMPTY_HUMANS)
+    assert result.metadata["language_column"] == "language"
+    intervals = result.metadata["rate_intervals"]
+    assert intervals["overall"] == {
+        "format_error_rate": wilson(5, 9),
+        "overall_accuracy": wilson(3, 9),
+        "accuracy_on_valid": wilson(3, 4),
+    }
+    assert intervals["per_language"]["en"] == {
+        "format_error_rate": wilson(1, 4),
+        "overall_accuracy": wilson(2, 4),
+        "accuracy_on_valid": wilson(2, 3),
+    }
+    assert intervals["per_language"]["unknown"]["accuracy_on_valid"] is None
+    assert intervals["per_language"]["unknown"]["format_error_rate"] == wilson(2, 2)
+    alone = run_scorer(MultipleChoiceScorer(), mc_frame("list", "text"), EMPTY_HUMANS)
+    assert "per_language" not in alone.metadata["rate_intervals"]
 
 
 def test_multiple_choice_each_row_outcome() -> None:

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 from fairlearn import metrics as flm
+from sklearn.metrics import confusion_matrix
+from statsmodels.stats.proportion import proportion_confint
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats import fairness
@@ -21,6 +23,7 @@ from meta_evaluator.stats.fairness import (
     FAIRNESS_METRICS,
     average_across_datasets,
     group_metrics,
+    group_rates,
     multigroup_metrics,
     privileged_mask,
 )
@@ -694,6 +697,88 @@ def test_other_argument_errors() -> None:
         average_across_datasets([{"a": 1.0}, 3.0])  # type: ignore[list-item]
     with pytest.raises(ScoringError, match=r"average_across_datasets: metric_dicts must be a"):
         average_across_datasets({"a": 1.0})  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------- group rates --
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_rates_match_fairlearn_sklearn_and_statsmodels(seed: int) -> None:
+    """Per group: rates equal fairlearn's `MetricFrame` of `selection_rate`,
+    `true_positive_rate`, `false_positive_rate`; counts equal scikit-learn's confusion matrix of
+    the group's items; each interval equals statsmodels' `proportion_confint(method="wilson")`
+    of the same counts."""
+    rng = np.random.default_rng(200 + seed)
+    n = 90
+    groups = rng.choice(np.array(["w", "x", "y"]), n)
+    y_true = rng.random(n) < 0.4
+    y_pred = rng.random(n) < 0.6
+    found = group_rates(y_true, y_pred, groups)
+    frame = flm.MetricFrame(
+        metrics={
+            "selection_rate": flm.selection_rate,
+            "tpr": flm.true_positive_rate,
+            "fpr": flm.false_positive_rate,
+        },
+        y_true=y_true,
+        y_pred=y_pred,
+        sensitive_features=groups,
+    ).by_group
+    assert sorted(found) == ["w", "x", "y"]
+    for g, row in found.items():
+        members = groups == g
+        tn, fp, fn, tp = confusion_matrix(y_true[members], y_pred[members], labels=[0, 1]).ravel()
+        assert (row["size"], row["selected"]) == (members.sum(), tp + fp)
+        assert (row["positives"], row["true_positives"]) == (tp + fn, tp)
+        assert (row["negatives"], row["false_positives"]) == (tn + fp, fp)
+        for rate, k, total in (
+            ("selection_rate", tp + fp, members.sum()),
+            ("tpr", tp, tp + fn),
+            ("fpr", fp, tn + fp),
+        ):
+            assert row[rate] == pytest.approx(frame.loc[g, rate], abs=TOL), (g, rate)
+            low, high = proportion_confint(int(k), int(total), alpha=0.05, method="wilson")
+            assert row[f"{rate}_interval"] == pytest.approx([low, high], abs=TOL), (g, rate)
+
+
+def test_group_rates_of_the_privileged_split_agree_with_group_metrics() -> None:
+    """The rates behind `group_metrics` (U - P): SPD and EOD rebuilt from the privileged and
+    unprivileged rows of `group_rates` equal `group_metrics`' own."""
+    mask, _ = privileged_mask(SEX)
+    split = ["privileged" if m else "unprivileged" for m in mask]
+    rates = group_rates(Y_TRUE, Y_PRED, split)
+    m = group_metrics(Y_TRUE, Y_PRED, {"sex": SEX})
+    p, u = rates["privileged"], rates["unprivileged"]
+    assert same(u["selection_rate"] - p["selection_rate"], m["statistical_parity_difference"])
+    assert same(u["tpr"] - p["tpr"], m["equal_opportunity_difference"])
+    assert (p["size"], u["size"]) == tuple(m["group_sizes"]["sex"].values())
+
+
+def test_group_rates_undefined_and_without_gold() -> None:
+    """A group without positives has TPR and its interval None (fairlearn would say 0); without
+    y_true every gold count and TPR/FPR is None, the selection rate stays."""
+    rates = group_rates([0, 0, 1, 0], [1, 0, 1, 1], ["a", "a", "b", "b"])
+    assert rates["a"]["positives"] == 0
+    assert rates["a"]["tpr"] is None and rates["a"]["tpr_interval"] is None
+    assert rates["a"]["fpr"] == 0.5
+    blind = group_rates(None, [1, 0, 1, 1], [1, 1, 2, 2], confidence_level=0.9)
+    assert blind["2"]["selection_rate"] == 1.0
+    assert blind["2"]["selection_rate_interval"] == pytest.approx(
+        list(proportion_confint(2, 2, alpha=0.1, method="wilson")), abs=TOL
+    )
+    for key in ("positives", "true_positives", "tpr", "tpr_interval", "negatives", "fpr"):
+        assert blind["1"][key] is None
+
+
+def test_group_rates_argument_errors() -> None:
+    with pytest.raises(ScoringError, match=r"group_rates: groups has a missing value"):
+        group_rates(None, [1, 0], ["a", None])
+    with pytest.raises(ScoringError, match=r"group_rates: the inputs must have the same length"):
+        group_rates([1], [1, 0], ["a", "b"])
+    with pytest.raises(ScoringError, match=r"group_rates: y_pred must hold bools or 0/1"):
+        group_rates(None, [2, 0], ["a", "b"])
+    with pytest.raises(ScoringError, match=r"group_rates: confidence_level must be in"):
+        group_rates(None, [1, 0], ["a", "b"], confidence_level=0)
 
 
 def test_docstring_examples_run() -> None:

@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats import multiple_choice
-from meta_evaluator.stats.multiple_choice import grade, parse_choice, rates
+from meta_evaluator.stats.multiple_choice import grade, parse_choice, rate_intervals, rates
 
 SEEDS = range(10)
 OPTIONS = ["Paris", "London", " Berlin ", "madrid"]
@@ -295,6 +296,40 @@ def test_rates_length_mismatch_and_string_outcomes_raise() -> None:
         rates(["correct", "invalid"], ["en"])
     with pytest.raises(ScoringError, match="rates: outcomes must be a sequence"):
         rates("correct")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rate_intervals_are_statsmodels_wilson_of_each_rate(seed: int) -> None:
+    """Each interval is statsmodels' `proportion_confint(method="wilson")` of the rate's own
+    numerator and denominator (B.7), and holds the rate `rates` reports."""
+    rng = random.Random(seed)
+    outcomes = [rng.choice(["correct", "incorrect", "invalid", "error"]) for _ in range(60)]
+    found = rates(outcomes)
+    counts = Counter(outcomes)
+    intervals = rate_intervals(found["counts"])
+    answered = counts["correct"] + counts["incorrect"] + counts["invalid"]
+    for name, k, n in (
+        ("format_error_rate", counts["invalid"], answered),
+        ("overall_accuracy", counts["correct"], answered),
+        ("accuracy_on_valid", counts["correct"], counts["correct"] + counts["incorrect"]),
+    ):
+        want = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert intervals[name] == pytest.approx(list(want), abs=1e-12), name
+        assert intervals[name][0] <= found[name] <= intervals[name][1]
+
+
+def test_rate_intervals_undefined_and_bad_counts() -> None:
+    """No answered question: every interval None; all invalid: accuracy_on_valid's only."""
+    none = rate_intervals({"correct": 0, "incorrect": 0, "invalid": 0, "error": 3})
+    assert none == dict.fromkeys(("format_error_rate", "overall_accuracy", "accuracy_on_valid"))
+    invalid = rate_intervals({"correct": 0, "incorrect": 0, "invalid": 4})
+    assert invalid["accuracy_on_valid"] is None and invalid["format_error_rate"][1] == 1.0
+    with pytest.raises(ScoringError, match=r"rate_intervals: counts\['invalid'\] must be an"):
+        rate_intervals({"correct": 1, "incorrect": 0})
+    with pytest.raises(ScoringError, match=r"counts\['correct'\] must be in \[0, inf\)"):
+        rate_intervals({"correct": -1, "incorrect": 0, "invalid": 0})
+    with pytest.raises(ScoringError, match=r"rate_intervals: counts must be a mapping"):
+        rate_intervals([1, 2, 3])  # type: ignore[arg-type]
 
 
 def test_docstring_examples() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
@@ -23,7 +25,10 @@ class CounterfactualScorer(ScorerWithOptions):
     `group_column` (one group "all" without it).
 
     Score keys: `change_rate_overall`, `change_rate_by_group` (keyed by the group value as a
-    string). Metadata: the counts overall and per group, and pairs left out.
+    string). Metadata: the counts overall and per group (`changed`, `used`, `by_group`), pairs
+    left out (`variants_without_original`), `group_column`, and `change_rate_intervals`:
+    Wilson intervals of the rates (`overall`, and `by_group` keyed as the rates; None for a
+    group without a used pair) at the level `rate_interval` names.
     """
 
     include_invalid = True
@@ -52,6 +57,7 @@ class CounterfactualScorer(ScorerWithOptions):
             ScoringError: No variant's original was answered.
         """
         from meta_evaluator.stats.counterfactual import change_rates
+        from meta_evaluator.stats.proportions import wilson_interval
 
         judge_data = call.judge_data
         ids = column(judge_data, "original_id")
@@ -90,6 +96,33 @@ class CounterfactualScorer(ScorerWithOptions):
                 "used": found["used"],
                 "by_group": found["by_group"],
                 "variants_without_original": orphans,
+                "group_column": self.group_column,
+                "change_rate_intervals": {
+                    "overall": _interval(wilson_interval(found["changed"], found["used"])),
+                    "by_group": {
+                        group: _interval(wilson_interval(counts["changed"], counts["used"]))
+                        for group, counts in found["by_group"].items()
+                    },
+                },
+                "rate_interval": {"method": "wilson", "confidence_level": 0.95},
             },
             len(pairs),
         )
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `change_rate_by_group.png`: the change rate overall and per group, by judge."""
+        from meta_evaluator.scores.model_plots import change_rate_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        change_rate_chart(
+            results,
+            folder / "change_rate_by_group.png",
+            title=f"change rate by group: {unique_name}",
+        )
+
+
+def _interval(found: tuple[float, float] | None) -> list[float] | None:
+    """An interval as JSON keeps it: a list, or None when undefined."""
+    return None if found is None else [found[0], found[1]]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
@@ -35,7 +37,11 @@ class FairnessScorer(ScorerWithOptions):
     Score keys: `statistical_parity_difference`, `disparate_impact`, `average_odds_difference`,
     `average_abs_odds_difference`, `equal_opportunity_difference` (means over the sensitive
     variables where defined), `accuracy`, `precision`, `recall`. Metadata: `per_variable`,
-    `thresholds_used`, `group_sizes`, `multigroup`, `counts`.
+    `thresholds_used`, `group_sizes`, `multigroup`, `counts`, and `group_rates[column][group]`:
+    each group's size, predicted positives, selection rate, gold positives and negatives, TPR
+    and FPR, each rate with its Wilson interval (`stats.fairness.group_rates`; groups
+    `privileged` and `unprivileged` for a numeric column, its values for a column of text),
+    at the level `rate_interval` names.
     """
 
     include_invalid = True
@@ -101,7 +107,9 @@ class FairnessScorer(ScorerWithOptions):
         from meta_evaluator.stats.fairness import (
             FAIRNESS_METRICS,
             group_metrics,
+            group_rates,
             multigroup_metrics,
+            privileged_mask,
         )
 
         frame = call.judge_data.filter(pl.Series(valid_flags(call.judge_data), dtype=pl.Boolean))
@@ -120,6 +128,7 @@ class FairnessScorer(ScorerWithOptions):
         predicted = [_is(v, self.positive_label) for v in column(frame, "label")]
         numeric: dict[str, list[float | None]] = {}
         multigroup: dict[str, Any] = {}
+        rates: dict[str, Any] = {}
         for name in self.sensitive_columns:
             values = column(frame, name)
             numbers = _numbers(values)
@@ -128,6 +137,8 @@ class FairnessScorer(ScorerWithOptions):
             distinct = {v for v in values if not is_missing(v)}
             if numbers is None or len(distinct) > 2:
                 multigroup[name] = multigroup_metrics(truth, predicted, [str(v) for v in values])
+            if numbers is None:
+                rates[name] = group_rates(truth, predicted, [str(v) for v in values])
         scores: dict[str, Any] = dict.fromkeys(SCORE_KEYS)
         metadata: dict[str, Any] = {
             "positive_label": self.positive_label,
@@ -145,6 +156,13 @@ class FairnessScorer(ScorerWithOptions):
             metadata["per_variable"] = found.get("per_variable")
             metadata["thresholds_used"] = found.get("thresholds_used")
             metadata["group_sizes"] = found.get("group_sizes")
+            for name, numbers in numeric.items():
+                threshold, greater_than = found["thresholds_used"][name]
+                mask, _ = privileged_mask(numbers, threshold, greater_than)
+                split = ["privileged" if m else "unprivileged" for m in mask.tolist()]
+                rates[name] = group_rates(truth, predicted, split)
+        metadata["group_rates"] = {n: rates[n] for n in self.sensitive_columns if n in rates}
+        metadata["rate_interval"] = {"method": "wilson", "confidence_level": 0.95}
         return Scored(scores, metadata, frame.height)
 
     def _truth(self, frame: pl.DataFrame, human_data: pl.DataFrame) -> list[bool | None] | None:
@@ -163,6 +181,19 @@ class FairnessScorer(ScorerWithOptions):
             label = majority_label(by_id.get(row_id, []))
             out.append(None if label is None else _is(label, self.positive_label))
         return out
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `group_rates.png`: selection rate, TPR and FPR per group, by judge and column."""
+        from meta_evaluator.scores.model_plots import group_rate_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        group_rate_chart(
+            results,
+            folder / "group_rates.png",
+            title=f"selection rate, TPR and FPR by group: {unique_name}",
+        )
 
 
 def _overall(truth: list[bool], predicted: list[bool]) -> dict[str, float | None]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
@@ -22,7 +24,10 @@ class MultipleChoiceScorer(ScorerWithOptions):
     (`language_column`).
 
     Score keys: `format_error_rate`, `overall_accuracy`, `accuracy_on_valid`. Metadata:
-    `counts`, `per_language[language][metric]`.
+    `counts`, `per_language[language][metric]` (with its `counts`), `language_column`, and
+    `rate_intervals`: the
+    Wilson interval of each rate, `overall` and `per_language[language]`
+    (`stats.multiple_choice.rate_intervals`), at the level `rate_interval` names.
     """
 
     include_invalid = True
@@ -54,7 +59,7 @@ class MultipleChoiceScorer(ScorerWithOptions):
             ScoringError: No answer, options are unreadable, or a gold answer is not one of
                 its options.
         """
-        from meta_evaluator.stats.multiple_choice import grade, rates
+        from meta_evaluator.stats.multiple_choice import grade, rate_intervals, rates
 
         judge_data = call.judge_data
         no_answer(self.scorer_name, call)
@@ -73,10 +78,34 @@ class MultipleChoiceScorer(ScorerWithOptions):
         languages = column(judge_data, self.language_column) if self.language_column else None
         found = rates(outcomes, languages)
         keys = ("format_error_rate", "overall_accuracy", "accuracy_on_valid")
+        per_language = found.get("per_language")
+        intervals: dict[str, Any] = {"overall": rate_intervals(found["counts"])}
+        if per_language is not None:
+            intervals["per_language"] = {
+                language: rate_intervals(values["counts"])
+                for language, values in per_language.items()
+            }
         return Scored(
             {k: found[k] for k in keys},
-            {"counts": found["counts"], "per_language": found.get("per_language")},
+            {
+                "counts": found["counts"],
+                "per_language": per_language,
+                "language_column": self.language_column,
+                "rate_intervals": intervals,
+                "rate_interval": {"method": "wilson", "confidence_level": 0.95},
+            },
             len(outcomes),
+        )
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `rates_by_language.png`: accuracies and format error rate per language, by judge."""
+        from meta_evaluator.scores.model_plots import language_rate_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        language_rate_chart(
+            results, folder / "rates_by_language.png", title=f"accuracy by language: {unique_name}"
         )
 
 

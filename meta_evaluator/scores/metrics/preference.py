@@ -290,7 +290,11 @@ class PreferenceScorer(ScorerWithOptions):
 
 
 def trait_rows(results: list[ScoringResult]) -> list[dict[str, Any]]:
-    """One row per (trait, judge): the task's scores, sorted by strength, strongest first."""
+    """One row per (trait, judge): the task's scores, sorted by strength, strongest first.
+
+    With the votes behind them (`agreed`, `disagreed`, `not_applicable` of `num_pairs`; None
+    when the judge was compared with several humans one by one).
+    """
     rows: list[dict[str, Any]] = []
     for result in results:
         if result.error is not None:
@@ -320,6 +324,9 @@ def trait_rows(results: list[ScoringResult]) -> list[dict[str, Any]]:
                     "cohens_kappa_estimated": scores.get("cohens_kappa_estimated"),
                     "p_value": metadata.get("p_value"),
                     "num_pairs": metadata.get("num_pairs"),
+                    "agreed": metadata.get("agreed"),
+                    "disagreed": metadata.get("disagreed"),
+                    "not_applicable": metadata.get("not_applicable"),
                 }
             )
     rows.sort(key=_strongest_first)

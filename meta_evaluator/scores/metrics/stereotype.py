@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
+from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import answer_texts, column, no_answer
 
@@ -90,3 +92,16 @@ class StereotypeScorer(ScorerWithOptions):
         overall = buckets["overall"]
         scores = {"lms": overall["lms"], "ss": overall["ss"], "icat": overall["icat"]}
         return Scored(scores, {"buckets": buckets}, judge_data.height)
+
+    def aggregate_results(
+        self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
+    ) -> None:
+        """Draw `scores_by_bucket.png`: LMS, SS and iCAT per bucket, by judge."""
+        from meta_evaluator.scores.model_plots import bucket_score_chart
+
+        folder = Path(scores_dir) / self.scorer_name / unique_name
+        bucket_score_chart(
+            results,
+            folder / "scores_by_bucket.png",
+            title=f"LMS, SS and iCAT by bucket: {unique_name}",
+        )

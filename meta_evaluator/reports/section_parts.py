@@ -1,0 +1,110 @@
+"""What the sections of each kind of project share: their results, numbers with intervals, plots.
+
+A kind's section (fairness, stereotype, counterfactual, multiple choice, preference) shows every
+score and breakdown its scorer saved, as the scorer saved it: nothing is computed here but the
+text. Its plots sit beside its tables, so the page's closing Plots section leaves them out
+(`shown_by_kind`).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from meta_evaluator._util import finite_number
+from meta_evaluator.reports.html import escape, html_table
+
+if TYPE_CHECKING:
+    from meta_evaluator.reports.inputs import ReportInputs
+    from meta_evaluator.scores.base_scoring_result import ScoringResult
+
+__all__ = [
+    "KIND_SCORERS",
+    "failures",
+    "figures",
+    "metrics_of",
+    "number",
+    "rate",
+    "shown_by_kind",
+    "table",
+]
+
+#: The scorers with a section of their own (and whose plots it shows).
+KIND_SCORERS = frozenset(
+    {"preference", "fairness", "counterfactual", "stereotype", "multiple_choice"}
+)
+
+
+def metrics_of(inputs: ReportInputs, scorer: str) -> list[tuple[str, list[ScoringResult]]]:
+    """The metrics scored by `scorer`: (metric name, results by judge), in the page's order."""
+    prefix = f"{scorer}/"
+    return [
+        (key[len(prefix) :], results)
+        for key, results in inputs.scores.items()
+        if key.startswith(prefix) and results
+    ]
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A value as the tables show it: `digits` decimals, "n/a" when undefined (None)."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if not finite_number(value):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
+def rate(value: Any, interval: Any, digits: int = 3) -> str:
+    """`0.596 [0.467, 0.714]`: a value with its interval when there is one."""
+    text = number(value, digits)
+    if (
+        value is not None
+        and isinstance(interval, list | tuple)
+        and len(interval) == 2
+        and all(finite_number(x) for x in interval)
+    ):
+        text += f" [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+    return text
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, numeric_from: int = 1) -> str:
+    """An HTML table of rows of text; the columns from `numeric_from` on align right."""
+    return html_table(
+        headers,
+        [dict(zip(headers, row, strict=True)) for row in rows],
+        numeric=headers[numeric_from:],
+    )
+
+
+def failures(results: Sequence[ScoringResult]) -> str:
+    """One line per judge this metric could not score, with why ("" when all were)."""
+    lines = [
+        f"<li>{escape(r.judge_id)}: <span class='err'>not scored: {escape(r.error)}</span></li>"
+        for r in results
+        if r.error is not None
+    ]
+    return f"<ul>{''.join(lines)}</ul>" if lines else ""
+
+
+def figures(inputs: ReportInputs, scorer: str, metric: str) -> str:
+    """The plots saved for one metric, embedded (no file is linked: the page stands alone)."""
+    parts = []
+    for plot in inputs.plots:
+        if (plot.parent.parent.name, plot.parent.name) != (scorer, metric):
+            continue
+        encoded = base64.b64encode(plot.read_bytes()).decode("ascii")
+        caption = f"{scorer} / {metric} / {plot.name}"
+        parts.append(
+            f"<figure><img alt='{escape(caption)}' src='data:image/png;base64,{encoded}'>"
+            f"<figcaption>{escape(caption)}</figcaption></figure>"
+        )
+    return "".join(parts)
+
+
+def shown_by_kind(plot: Path) -> bool:
+    """Whether a kind's section shows this plot (saved as `scores/<scorer>/<metric>/x.png`)."""
+    return plot.parent.parent.name in KIND_SCORERS
