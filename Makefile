@@ -1,13 +1,14 @@
 # Two commands for a fresh machine with Python >= 3.11 and pip:
 #   make demo   set up .venv and run the built-in example project offline (no API key, no network)
 #   make test   set up .venv with the dev tools and run ruff, mypy, the layer contract and pytest
+#               (every core; the tests marked slow run with `make test-slow`)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test lint typecheck layers format projects clean
+.PHONY: demo test test-slow lint typecheck layers format projects clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "meta-evaluator needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -54,7 +55,11 @@ test: lint typecheck layers
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
 		(apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1)) || \
 		echo "chromium not installed: the browser test will be skipped"; }
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses=4 --dist loadfile
+
+# The tests marked slow (minutes each), left out of `make test`.
+test-slow: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n auto --maxprocesses=4 --dist loadfile -m slow
 
 # Regenerate the example project folders kept under version control in projects/.
 projects: $(VENV)/.installed
