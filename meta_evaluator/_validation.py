@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from meta_evaluator._util import shown
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 
-__all__ = ["ConfigModel", "describe_errors", "location"]
+__all__ = ["ConfigModel", "describe_errors", "location", "unknown_key"]
 
 # Fields whose rejected values are never repeated in a message: they may hold credentials.
 _SENSITIVE = re.compile(r"key|token|secret|password|auth|header|url|cookie", re.IGNORECASE)
@@ -29,6 +29,24 @@ def location(loc: Iterable[str | int], *, root: str = "") -> str:
             name = name if len(name) <= 40 else name[:37] + "..."  # an unknown key may be huge
             text += f".{name}" if text else name
     return text or "(top level)"
+
+
+def unknown_key(
+    key: object, known: Iterable[str], synonyms: Mapping[str, str] | None = None
+) -> str:
+    """`unknown key 'max_concurency'; did you mean 'max_concurrency'?` for a configuration file.
+
+    The closest known key is named when one is close, else a synonym the file's kind uses for
+    another key (`file` for `path`), else every known key.
+    """
+    names = sorted(known)
+    message = f"unknown key {shown(key)}"
+    match = difflib.get_close_matches(str(key), names, n=1)
+    if not match and synonyms and str(key) in synonyms:
+        match = [synonyms[str(key)]]
+    if match:
+        return f"{message}; did you mean {match[0]!r}?"
+    return f"{message}; known keys: {', '.join(names)}" if names else message
 
 
 def describe_errors(
@@ -49,13 +67,7 @@ def describe_errors(
         where = location(loc, root=root)
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden" and loc:
-            key = str(loc[-1])
-            message = f"unknown key {shown(key)}"
-            match = difflib.get_close_matches(key, known, n=1)
-            if match:
-                message += f"; did you mean {match[0]!r}?"
-            elif known:
-                message += f"; known keys: {', '.join(sorted(known))}"
+            message = unknown_key(str(loc[-1]), known)
         elif (
             error["type"] not in ("missing", "value_error")
             and "input" in error
