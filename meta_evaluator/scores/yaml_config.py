@@ -141,21 +141,18 @@ def _read_entry(entry: Any, where: str, problems: list[dict[str, Any]]) -> Metri
         except MetricConfigError as exc:
             problems.append(_problem(where, exc.message.replace("\n", f"\n{where}: ")))
             bootstrap = None
-    fields = {
-        "task_names": entry.get("task_names"),
-        "aggregation_name": entry.get("aggregation_name"),
-        "annotator_aggregation": entry.get("annotator_aggregation", "individual_average"),
-        "display_name": entry.get("display_name"),
-        "bootstrap": bootstrap,
-    }
+    fields = {key: entry[key] for key in _ENTRY_KEYS[2:] if key in entry}  # missing: said so
+    if "bootstrap" in fields:
+        fields["bootstrap"] = bootstrap
     try:
-        # Without its own scorer, the entry's other fields are checked with a stand-in one.
+        # Without its own scorer, the entry's other fields are checked with a stand-in one;
+        # each problem is placed at its key.
         metric = MetricConfig(scorer=scorer or _stand_in(), **fields)
     except ScoringError as exc:
-        if scorer is not None:
-            problems.append(_problem(where, exc.message.replace("\n", f"\n{where}: ")))
-        else:
-            problems += [_problem(f"{where}.{p['loc']}", p["msg"]) for p in exc.errors]
+        problems += [
+            _problem(where if p["loc"] == "(top level)" else f"{where}.{p['loc']}", p["msg"])
+            for p in exc.errors
+        ] or [_problem(where, exc.message.replace("\n", f"\n{where}: "))]
         return None
     return metric if len(problems) == before else None
 

@@ -291,10 +291,8 @@ def test_every_problem_is_listed_with_file_and_place(tmp_path: Path) -> None:
         assert any(line.startswith(start) for line in lines), (start, message)
     assert "'epsilonn'" in message
     # the missing task_names of metrics[1] and the two tasks of a single metric in metrics[4]
-    assert "metrics[1]: MetricConfig(accuracy).task_names" in message
-    assert "metrics[4]: MetricConfig(accuracy): aggregation 'single' takes exactly one task" in (
-        message
-    )
+    assert "metrics[1].task_names: Field required" in message
+    assert "metrics[4]: aggregation 'single' takes exactly one task" in message
     assert "metrics[6]" not in message  # the valid entry is not blamed
 
 
