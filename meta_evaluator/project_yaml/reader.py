@@ -50,6 +50,7 @@ __all__ = [
     "JudgesSource",
     "LabelsSource",
     "ProjectSpec",
+    "check_project",
     "parse_project_yaml",
     "read_project_judges",
     "read_project_yaml",
@@ -137,8 +138,20 @@ def read_project_yaml(path: str | Path) -> ProjectSpec:
         ProjectFileError: Any problem of the file or of what it names; every one is listed.
     """
     file, raw = _read_mapping(path)
+    return check_project(raw, file=file)
+
+
+def check_project(raw: dict[str, Any], *, file: Path, base: Path | None = None) -> ProjectSpec:
+    """Check the content of a project file (`raw`, as read from YAML) as `read_project_yaml` does.
+
+    `file` names the content in messages; paths are relative to `base` (default: its folder).
+    For content that is not a file of its own (`meta-evaluator init --data`).
+
+    Raises:
+        ProjectFileError: Any problem, every one listed.
+    """
     model, problems = _sections(raw)
-    base = file.parent
+    base = file.parent if base is None else base
     data, data_file = _check_data(model.data, base, problems) if model.data else (None, None)
     task = model.task
     if task is not None and data is not None:
@@ -154,9 +167,13 @@ def read_project_yaml(path: str | Path) -> ProjectSpec:
     results: tuple[LabelsSource, ...] = ()
     if data is not None and task is not None:
         annotations = tuple(
-            _check_labels(model.annotations, "annotations", base, data, task, problems)
+            _check_labels(
+                _entries(raw, model, "annotations"), "annotations", base, data, task, problems
+            )
         )
-        results = tuple(_check_labels(model.results, "results", base, data, task, problems))
+        results = tuple(
+            _check_labels(_entries(raw, model, "results"), "results", base, data, task, problems)
+        )
     metrics, metrics_file = _check_metrics(model.metrics, base, task, problems)
     raise_problems(file, problems, what="project", error=ProjectFileError)
     return ProjectSpec(
@@ -363,8 +380,25 @@ def _check_judges(
     return sources
 
 
+def _entries(raw: dict[str, Any], model: ProjectFile, section: str) -> list[tuple[int, Any]]:
+    """The entries of a labels section to check in depth, with their places.
+
+    Of a section refused for some entries, the entries that are valid alone.
+    """
+    if section in model.model_fields_set:
+        return list(enumerate(getattr(model, section)))
+    entries = raw.get(section)
+    valid = []
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        try:
+            valid.append((index, getattr(ProjectFile(**{section: [entry]}), section)[0]))
+        except ProjectFileError:
+            continue  # said already, with the section's problems
+    return valid
+
+
 def _check_labels(
-    entries: list[E],
+    entries: list[tuple[int, E]],
     section: str,
     base: Path,
     data: EvalData,
@@ -376,7 +410,7 @@ def _check_labels(
 
     sources = []
     owner = "annotator_id" if section == "annotations" else "judge_id"
-    for index, entry in enumerate(entries):
+    for index, entry in entries:
         where = f"{section}[{index}]"
         file = base / entry.path
         source = LabelsSource(index, entry, file)

@@ -28,8 +28,9 @@ from pydantic import ConfigDict, Field, field_validator
 
 from meta_evaluator._util import shown
 from meta_evaluator._validation import ConfigModel
-from meta_evaluator.errors import MetaEvaluatorError, ProjectFileError
+from meta_evaluator.errors import MetaEvaluatorError, ProjectFileError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.storage import check_safe_name
 
 __all__ = [
     "DATA_FORMATS",
@@ -109,6 +110,11 @@ class _LabelsFile(_Section):
     """Only these tasks were labelled (the others stay empty and are not required); default:
     every required task."""
 
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str | None) -> str | None:
+        return None if value is None else _safe(value, "run_id")
+
 
 class AnnotationsEntry(_LabelsFile):
     """One annotator's labels: `MetaEvaluator.add_external_annotation_results`' arguments."""
@@ -120,6 +126,11 @@ class AnnotationsEntry(_LabelsFile):
     annotator_id: str
     """Whose labels these are (a safe file name: letters, digits, `_`, `-`, `.`)."""
 
+    @field_validator("annotator_id")
+    @classmethod
+    def _safe_annotator(cls, value: str) -> str:
+        return _safe(value, "annotator_id")
+
 
 class ResultsEntry(_LabelsFile):
     """A judge's labels made elsewhere: `MetaEvaluator.add_external_judge_results`' arguments."""
@@ -130,6 +141,11 @@ class ResultsEntry(_LabelsFile):
 
     judge_id: str
     """The judge that made these labels (a safe file name); imported as its complete run."""
+
+    @field_validator("judge_id")
+    @classmethod
+    def _safe_judge(cls, value: str) -> str:
+        return _safe(value, "judge_id")
 
 
 class ProjectFile(_Section):
@@ -197,6 +213,14 @@ class ProjectFile(_Section):
     @classmethod
     def _error_root(cls, data: dict[str, Any]) -> str:
         return "project.yaml"
+
+
+def _safe(name: str, field: str) -> str:
+    """`name`, which names files in the project: a safe file name."""
+    try:
+        return check_safe_name(name, field=field)
+    except UnsafeNameError as exc:
+        raise ValueError(exc.message.removeprefix(f"{field} ")) from None
 
 
 def _distinct(owners: list[str], field: str) -> None:

@@ -18,9 +18,23 @@ HEADER = (
 )
 
 
+_FIRST = ("path", "annotator_id", "judge_id")
+"""The keys a labels entry starts with, whatever the schema's order."""
+
+
 def dump_project_yaml(model: ProjectFile) -> dict[str, Any]:
     """The file's content as plain data: sections in schema order, defaults left out."""
-    return model.model_dump(mode="json", exclude_defaults=True)
+    raw = model.model_dump(mode="json", exclude_defaults=True)
+    for section in ("annotations", "results"):
+        if section in raw:
+            raw[section] = [
+                {
+                    **{k: e[k] for k in _FIRST if k in e},
+                    **{k: v for k, v in e.items() if k not in _FIRST},
+                }
+                for e in raw[section]
+            ]
+    return raw
 
 
 def write_project_yaml(path: Path, model: ProjectFile, *, root: Path) -> None:

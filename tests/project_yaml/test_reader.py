@@ -151,16 +151,17 @@ def test_the_paths_lead_to_usable_files(configs: Path) -> None:
         read_project_yaml(path)
     found = {p["loc"]: p["msg"] for p in caught.value.errors}
     assert list(found) == [
+        "annotations[3].annotator_id",  # the schema's problems first: a name of a file
         "task.prompt_columns",
         "task.response_columns",
         "judges[0].prompt",
-        "annotations[0].tasks",
+        "annotations[0].tasks",  # the other entries are checked all the same
         "annotations[1].id_column",
         "annotations[2].path",
-        "annotations[3].annotator_id",
         "results[0].id_column",
         "metrics[0].task_names",
     ]
+    assert "'../x' is not a safe file name" in found["annotations[3].annotator_id"]
     assert "['customer'] not in the data's columns" in found["task.prompt_columns"]
     assert "['answer']" in found["task.response_columns"]
     assert "{custmer}" in found["judges[0].prompt"]
