@@ -535,7 +535,10 @@ class MetaEvaluator:
                 (US dollars all judges' calls may cost, priced by the project's `prices.yaml`;
                 no call starts once spent plus in flight would pass it), `cache=True` (answer
                 a request sent before, by any run on this machine, from the response cache),
-                `cache_dir=None` (the user cache folder), `cache_max_mb=1024`.
+                `cache_dir=None` (the user cache folder), `cache_max_mb=1024`,
+                `progress="auto"` (a bar on a terminal; off one, or with `CI=true`, log lines
+                per judge every `progress_every=10.0` percent or `progress_seconds=30.0`;
+                `"bar"`, `"lines"`, `"off"`).
 
         Raises:
             ProjectError: The project has no data or no task yet.

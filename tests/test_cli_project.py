@@ -355,3 +355,47 @@ def test_every_key_of_the_schema_is_in_the_guide() -> None:
         if f"`{name}`" not in guide
     ]
     assert not missing
+
+
+def test_a_judges_yaml_whose_prompts_lie_elsewhere_is_copied_with_them(
+    entry: Main, tmp_path: Path
+) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "support.md").write_text("Resolved? {agent_reply}")
+    (tmp_path / "yaml").mkdir()
+    judges = tmp_path / "yaml" / "more.yaml"
+    judges.write_text(
+        "# a comment that the rewritten copy loses\njudges:\n"
+        "  - {id: far, llm_client: mock, model: m, prompt_file: ../prompts/support.md}\n"
+    )
+    project_yaml = tmp_path / "project.yaml"
+    project_yaml.write_text(
+        f"data: {{file: {CONFIGS / 'data/support_tickets.csv'}, id_column: ticket_id}}\n"
+        "task: {task_schemas: {resolved: [resolved, not resolved]}, "
+        "response_columns: [agent_reply]}\n"
+        "judges: [yaml/more.yaml]\n"
+    )
+    project = tmp_path / "p"
+    assert entry("init", project, "--from", project_yaml).returncode == 0
+    copy = yaml.safe_load((project / "judges" / "more.yaml").read_text())
+    assert copy["judges"][0]["prompt_file"] == "prompts/support.md"
+    assert (project / "judges" / "prompts" / "support.md").read_text() == "Resolved? {agent_reply}"
+    done = entry("run", project, "--json")
+    assert json.loads(done.stdout)["judges"]["far"]["rows"] == 32
+
+
+def test_run_json_when_a_judge_is_stopped(
+    entry: Main, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY_VARIABLE", raising=False)
+    (project / "judges").mkdir()
+    (project / "judges" / "keyed.yaml").write_text(
+        "judges:\n  - {id: keyed, llm_client: openai, model: gpt-4o-mini, "
+        "api_key_env: NO_SUCH_KEY_VARIABLE, prompt: 'Did {llm_response} refuse?'}\n"
+    )
+    done = entry("run", project, "--json", "--progress", "off")
+    assert done.returncode == 2
+    summary = json.loads(done.stdout)
+    assert summary["exit_status"] == 2 and "NO_SUCH_KEY_VARIABLE" in summary["error"]
+    assert summary["judges"]["mock_refusal_judge"]["complete"] is True  # the other judge ran
+    assert "error: " in done.stderr and "Traceback" not in done.stderr

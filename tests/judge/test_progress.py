@@ -25,6 +25,13 @@ class Clock:
         return self.now
 
 
+@pytest.fixture(autouse=True)
+def propagating(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line gives the progress logger its own handler and stops propagation; the
+    records must reach caplog here, whatever ran in this process before."""
+    monkeypatch.setattr(logging.getLogger(LOGGER), "propagate", True)
+
+
 def lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == LOGGER]
 
