@@ -33,6 +33,7 @@ from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError, ProjectFileError
 from meta_evaluator.judge import Judge
 from meta_evaluator.judge.yaml_config import read_judges_yaml
+from meta_evaluator.locks import ProjectLock
 from meta_evaluator.project import MetaEvaluator
 from meta_evaluator.project_yaml import (
     PROJECT_FILE,
@@ -154,13 +155,15 @@ def add_task_file(project_dir: Path, file: Path, *, overwrite: bool) -> MetaEval
         TaskError: The task does not fit the project's data.
     """
     task = read_task_yaml(file)
-    evaluator = MetaEvaluator(project_dir, load=True)
-    evaluator.add_eval_task(task, overwrite=overwrite)
-    evaluator.save_state(include_data=False)
-    _update_project_file(
-        evaluator.project_dir,
-        lambda raw: {**raw, "task": task.model_dump(mode="json", exclude_defaults=True)},
-    )
+    MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
+    with ProjectLock(Path(project_dir)):  # not while a run saves the registry
+        evaluator = MetaEvaluator(project_dir, load=True)
+        evaluator.add_eval_task(task, overwrite=overwrite)
+        evaluator.save_state(include_data=False)
+        _update_project_file(
+            evaluator.project_dir,
+            lambda raw: {**raw, "task": task.model_dump(mode="json", exclude_defaults=True)},
+        )
     return evaluator
 
 
@@ -173,6 +176,12 @@ def add_judges_file(project_dir: Path, file: Path, *, overwrite: bool) -> list[J
     Raises:
         JudgeConfigError: The file has a problem, or (without `overwrite`) an id is taken.
     """
+    MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
+    with ProjectLock(Path(project_dir)):  # not while a run saves the registry
+        return _add_judges_file(project_dir, file, overwrite=overwrite)
+
+
+def _add_judges_file(project_dir: Path, file: Path, *, overwrite: bool) -> list[Judge]:
     evaluator = MetaEvaluator(project_dir, load=True)
     try:
         judges = read_judges_yaml(

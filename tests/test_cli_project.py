@@ -124,6 +124,7 @@ def test_the_same_project_from_separate_commands_gets_the_same_scores(
         done = entry(*command)
         assert done.returncode == 0, (command, done.stdout, done.stderr)
     assert scores_of(parts) == scores_of(whole)
+    assert not (parts / ".meta-evaluator.lock").exists()  # each command let the lock go
     assert len(scores_of(whole)) == 4 and all(len(j) == 3 for j in scores_of(whole).values())
     # the commands kept the project's own project.yaml up to date: it builds the same again
     own = yaml.safe_load((parts / "project.yaml").read_text())
