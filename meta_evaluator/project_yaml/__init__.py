@@ -1,16 +1,14 @@
 """`project.yaml`: a whole project (data, task, judges, labels, metrics) described in one file.
 
 `schema` declares the file (`ProjectFile`, each key documented), `reader` checks it and what
-its paths lead to, every problem at once (`read_project_yaml` → `ProjectSpec`), and `writer`
-writes a project's own copy. The commands that build a project from it (`meta-evaluator init
---from`, `add-judges`, ...) live with the command line, above the facade.
+its paths lead to (with `_checks`), every problem at once (`read_project_yaml` → `ProjectSpec`,
+declared in `spec`), and `writer` writes a project's own copy. The commands that build a
+project from it (`meta-evaluator init --from`, `add-judges`, ...) live with the command line,
+above the facade.
 """
 
 from meta_evaluator.project_yaml.reader import (
     PROJECT_FILE,
-    JudgesSource,
-    LabelsSource,
-    ProjectSpec,
     check_project,
     parse_project_yaml,
     read_project_judges,
@@ -24,6 +22,7 @@ from meta_evaluator.project_yaml.schema import (
     ResultsEntry,
     SampleSection,
 )
+from meta_evaluator.project_yaml.spec import JudgesSource, LabelsSource, ProjectSpec
 from meta_evaluator.project_yaml.writer import dump_project_yaml, write_project_yaml
 
 __all__ = [
