@@ -1,7 +1,7 @@
 """Projects from files: the commands that build and extend them, and the judges `run` reads.
 
-`init --from` and `--data`, `add-task`, `add-judges`, `import-annotations`, `import-results`;
-`sync_judges` registers the judges of the project's files before every `run`.
+`init --from` and `--data`, `add-data`, `add-task`, `add-judges`, `import-annotations`,
+`import-results`; `sync_judges` registers the judges of the project's files before every `run`.
 
 A project built from files keeps its own `project.yaml`, whose paths lead inside the project:
 `init` writes it, and `add-task`, `add-judges`, `import-annotations` and `import-results` add
@@ -23,13 +23,19 @@ A file already inside the project stays where it is; a `project.yaml` inside the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from meta_evaluator._cli_copy import INPUTS, Copier
 from meta_evaluator.data.persist import DataFormat
-from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError, ProjectFileError
+from meta_evaluator.errors import (
+    AlreadySetError,
+    JudgeConfigError,
+    MetaEvaluatorError,
+    ProjectFileError,
+)
 from meta_evaluator.judge import Judge
 from meta_evaluator.judge.yaml_config import read_judges_yaml
 from meta_evaluator.locks import ProjectLock
@@ -52,6 +58,7 @@ from meta_evaluator.storage import removed_on_error
 
 __all__ = [
     "INPUTS",
+    "add_data_file",
     "add_judges_file",
     "add_task_file",
     "import_labels",
@@ -89,13 +96,72 @@ def init_from_data(
         ProjectFileError: The file cannot be read as data, or its id column is unusable.
         ProjectExistsError: The folder already holds a project.
     """
+    spec = _data_spec(data_file, id_column=id_column, data_format=data_format, label="--data")
+    return _build(Path(project_dir), spec, in_place=False)
+
+
+def add_data_file(
+    project_dir: Path,
+    data_file: Path,
+    *,
+    id_column: str | None,
+    data_format: str | None,
+    overwrite: bool,
+) -> MetaEvaluator:
+    """Set the data of an existing project from a file (for a project made empty).
+
+    Raises:
+        ProjectFileError: The file cannot be read as data, or its id column is unusable.
+        AlreadySetError: The project has data and `overwrite` is False.
+        TaskError: The project's task does not fit the data.
+    """
+    spec = _data_spec(data_file, id_column=id_column, data_format=data_format, label="add-data")
+    assert spec.data is not None and spec.data_file is not None
+    MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
+    with ProjectLock(Path(project_dir)):  # not while a run reads the data
+        evaluator = MetaEvaluator(project_dir, load=True)
+        with _said_as_flags():
+            evaluator.add_data(spec.data, overwrite=overwrite)
+        evaluator.save_state(data_format=_saved_format(spec))
+        root = evaluator.project_dir
+        if (root / PROJECT_FILE).is_file():
+            data = dump_project_yaml(spec.model)["data"]
+            data["file"] = Copier(root, Path.cwd()).copy(
+                spec.data_file, f"{INPUTS}/data/{spec.data_file.name}"
+            )
+            _update_project_file(root, lambda raw: {**raw, "data": data})
+    return evaluator
+
+
+@contextlib.contextmanager
+def _said_as_flags() -> Iterator[None]:
+    """An AlreadySetError says how to replace with the command's flag, not the argument."""
+    try:
+        yield
+    except AlreadySetError as exc:
+        exc.message = exc.message.replace("pass overwrite=True", "pass --overwrite")
+        exc.args = (exc.message,)
+        raise
+
+
+def _data_spec(
+    data_file: Path, *, id_column: str | None, data_format: str | None, label: str
+) -> ProjectSpec:
+    """A data file given on the command line, checked as project.yaml's `data` would be."""
     section: dict[str, Any] = {"file": str(data_file)}
     if id_column is not None:
         section["id_column"] = id_column
     if data_format is not None:
         section["format"] = data_format
-    spec = check_project({"data": section}, file=Path("--data"), base=Path.cwd())
-    return _build(Path(project_dir), spec, in_place=False)
+    return check_project({"data": section}, file=Path(label), base=Path.cwd())
+
+
+def _saved_format(spec: ProjectSpec) -> DataFormat:
+    """How the project saves the data: CSV or JSON as given, Parquet for the others."""
+    given: str | None = spec.model.data.format if spec.model.data else None
+    if given is None and spec.data_file is not None:
+        given = DATA_FORMATS.get(spec.data_file.suffix.lower())
+    return _SAVED_AS.get(given or "", "parquet")
 
 
 def _build(root: Path, spec: ProjectSpec, *, in_place: bool) -> MetaEvaluator:
@@ -117,10 +183,7 @@ def _build(root: Path, spec: ProjectSpec, *, in_place: bool) -> MetaEvaluator:
         if spec.task is not None:
             evaluator.add_eval_task(spec.task)
         evaluator.add_judges(spec.all_judges)
-        given: str | None = spec.model.data.format if spec.model.data else None
-        if given is None and spec.data_file is not None:
-            given = DATA_FORMATS.get(spec.data_file.suffix.lower())
-        evaluator.save_state(data_format=_SAVED_AS.get(given or "", "parquet"))
+        evaluator.save_state(data_format=_saved_format(spec))
         model = spec.model if in_place else copier.copy_all(spec)
         for source in spec.annotations:
             entry = source.entry
@@ -154,7 +217,8 @@ def add_task_file(project_dir: Path, file: Path, *, overwrite: bool) -> MetaEval
     MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
     with ProjectLock(Path(project_dir)):  # not while a run saves the registry
         evaluator = MetaEvaluator(project_dir, load=True)
-        evaluator.add_eval_task(task, overwrite=overwrite)
+        with _said_as_flags():
+            evaluator.add_eval_task(task, overwrite=overwrite)
         evaluator.save_state(include_data=False)
         _update_project_file(
             evaluator.project_dir,

@@ -25,7 +25,10 @@ def print_status(project_dir: Path) -> None:
     print(f"Project {evaluator.project_dir.resolve()}")
     eval_data = evaluator.data
     if eval_data is None:
-        print("  data:   none (add it with MetaEvaluator.add_data)")
+        print(
+            "  data:   none (add it with `meta-evaluator add-data DIR FILE --id-column C`, or "
+            "MetaEvaluator.add_data)"
+        )
     else:
         id_dtype = eval_data.ids.dtype
         print(
@@ -40,7 +43,10 @@ def print_status(project_dir: Path) -> None:
             )
     task = evaluator.eval_task
     if task is None:
-        print("  task:   none (add it with MetaEvaluator.add_eval_task)")
+        print(
+            "  task:   none (add it with `meta-evaluator add-task DIR task.yaml`, or "
+            "MetaEvaluator.add_eval_task)"
+        )
     else:
         print(f"  task:   answering method {task.answering_method!r}; shows {task.columns_shown()}")
         required = set(task.get_required_tasks())
@@ -51,7 +57,13 @@ def print_status(project_dir: Path) -> None:
             print(f"          {name}{' (required)' if name in required else ''}: {shown}")
     judges = evaluator.judge_registry
     rows = len(eval_data) if eval_data is not None else None
-    print(f"  judges: {len(judges) or 'none'}")
+    if judges:
+        print(f"  judges: {len(judges)}")
+    else:
+        print(
+            "  judges: none (add them with `meta-evaluator add-judges DIR judges.yaml`, or "
+            "MetaEvaluator.add_judge)"
+        )
     for judge in judges.values():
         where = f" at {judge.base_url}" if judge.base_url else ""
         print(

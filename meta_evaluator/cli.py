@@ -145,6 +145,29 @@ def init(
     print_status(project_dir)
 
 
+@app.command("add-data")
+def add_data(
+    project_dir: ProjectDir,
+    data_file: Annotated[Path, typer.Argument(help="The data file.", dir_okay=False)],
+    id_column: Annotated[
+        str | None, typer.Option(help="The column of unique ids (default: ids are assigned).")
+    ] = None,
+    data_format: Annotated[
+        DataFormatOption | None,
+        typer.Option("--format", help="The file's format (default: its extension)."),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace the project's data.")] = False,
+) -> None:
+    """Set the data of a project (made empty by `init`) from a file."""
+    from meta_evaluator._cli_project import add_data_file
+
+    evaluator = add_data_file(
+        project_dir, data_file, id_column=id_column, data_format=data_format, overwrite=overwrite
+    )
+    assert evaluator.data is not None
+    print(f"The data of {project_dir} is now {evaluator.data.name!r}: {len(evaluator.data)} rows.")
+
+
 @app.command("add-task")
 def add_task(
     project_dir: ProjectDir,

@@ -400,3 +400,22 @@ def test_run_json_when_a_judge_is_stopped(
     assert summary["exit_status"] == 2 and "NO_SUCH_KEY_VARIABLE" in summary["error"]
     assert summary["judges"]["mock_refusal_judge"]["complete"] is True  # the other judge ran
     assert "error: " in done.stderr and "Traceback" not in done.stderr
+
+
+def test_add_data_to_an_empty_project(entry: Main, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    done = entry("init", project)
+    assert "add-data DIR FILE" in done.stdout and "add-task DIR task.yaml" in done.stdout
+    data = CONFIGS / "data/support_tickets.csv"
+    done = entry("add-data", project, data, "--id-column", "ticket_id")
+    assert done.returncode == 0, done.stderr
+    assert MetaEvaluator(project, load=True).data is not None
+    again = entry("add-data", project, data)
+    assert again.returncode == 2 and "pass --overwrite to replace it" in again.stderr
+    assert entry("add-task", project, PROJECT_YAML).returncode == 0
+    other = tmp_path / "other.csv"
+    pl.DataFrame({"ticket_id": [1, 2], "agent_reply": ["a", "b"]}).write_csv(other)
+    done = entry("add-data", project, other, "--id-column", "ticket_id", "--overwrite")
+    assert done.returncode == 2 and "customer_message" in done.stderr  # the task's column
+    done = entry("add-data", project, other, "--id-column", "id")
+    assert done.returncode == 2 and "add-data: data.id_column" in done.stderr
