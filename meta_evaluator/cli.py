@@ -15,9 +15,11 @@ This module reads the options and wires the commands; what they do lives in `_cl
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -640,16 +642,26 @@ def annotate(
     MetaEvaluator(project_dir, load=True).launch_annotator(port=port, host=host, token=token)
 
 
-def _log_progress_lines() -> None:
-    """Show a run's progress lines (INFO of the progress logger) on standard error, once."""
+@contextlib.contextmanager
+def _progress_lines_shown() -> Iterator[None]:
+    """Show a run's progress lines (INFO of the progress logger) on standard error meanwhile.
+
+    The logger is put back as it was afterwards, so calling `main` in a process (tests, a
+    script) leaves its logging as it found it.
+    """
     progress = logging.getLogger("meta_evaluator.judge._progress")
-    if any(isinstance(h, _StderrHandler) for h in progress.handlers):
-        return
+    level, propagate = progress.level, progress.propagate
     handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s progress %(message)s", "%H:%M:%S"))
     progress.addHandler(handler)
     progress.setLevel(logging.INFO)
     progress.propagate = False
+    try:
+        yield
+    finally:
+        progress.removeHandler(handler)
+        progress.setLevel(level)
+        progress.propagate = propagate
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -671,9 +683,9 @@ def main() -> None:
     `OutsideProjectError`), 2 for every other error in the input.
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    _log_progress_lines()
     try:
-        app()
+        with _progress_lines_shown():
+            app()
     except MetaEvaluatorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if isinstance(exc, ProjectNotFoundError):
