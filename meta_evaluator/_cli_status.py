@@ -1,4 +1,4 @@
-"""What `meta-evaluator status` prints: a project's data, task, judges and annotators.
+"""What `meta-evaluator status` prints (or `status --json`): data, task, judges, annotators.
 
 Each judge gets one line on its latest run (rows done, outcomes, complete or not, last change,
 rows still in submitted batches, whether its configuration changed since); results of judges no
@@ -25,7 +25,10 @@ def print_status(project_dir: Path) -> None:
     print(f"Project {evaluator.project_dir.resolve()}")
     eval_data = evaluator.data
     if eval_data is None:
-        print("  data:   none (add it with MetaEvaluator.add_data)")
+        print(
+            "  data:   none (add it with `meta-evaluator add-data DIR FILE --id-column C`, or "
+            "MetaEvaluator.add_data)"
+        )
     else:
         id_dtype = eval_data.ids.dtype
         print(
@@ -40,7 +43,10 @@ def print_status(project_dir: Path) -> None:
             )
     task = evaluator.eval_task
     if task is None:
-        print("  task:   none (add it with MetaEvaluator.add_eval_task)")
+        print(
+            "  task:   none (add it with `meta-evaluator add-task DIR task.yaml`, or "
+            "MetaEvaluator.add_eval_task)"
+        )
     else:
         print(f"  task:   answering method {task.answering_method!r}; shows {task.columns_shown()}")
         required = set(task.get_required_tasks())
@@ -51,7 +57,13 @@ def print_status(project_dir: Path) -> None:
             print(f"          {name}{' (required)' if name in required else ''}: {shown}")
     judges = evaluator.judge_registry
     rows = len(eval_data) if eval_data is not None else None
-    print(f"  judges: {len(judges) or 'none'}")
+    if judges:
+        print(f"  judges: {len(judges)}")
+    else:
+        print(
+            "  judges: none (add them with `meta-evaluator add-judges DIR judges.yaml`, or "
+            "MetaEvaluator.add_judge)"
+        )
     for judge in judges.values():
         where = f" at {judge.base_url}" if judge.base_url else ""
         print(
@@ -78,6 +90,93 @@ def print_status(project_dir: Path) -> None:
         )
 
 
+def status_json(project_dir: Path) -> dict[str, Any]:
+    """What `status --json` prints: the project's data, task, judges and annotators as data.
+
+    Each judge's latest run has its rows per outcome, `cached` (answered from the response
+    cache) and `cost_usd` (by `prices.yaml`, when the project has one and the run is complete).
+    """
+    from meta_evaluator.llm.prices import read_prices
+    from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.results.human_results import latest_annotations
+
+    evaluator = MetaEvaluator(project_dir, load=True)
+    data, task = evaluator.data, evaluator.eval_task
+    prices = read_prices(evaluator.project_dir / "prices.yaml")
+    registry = evaluator.judge_registry
+    judges: dict[str, Any] = {}
+    imported = sorted(_judges_with_runs(evaluator.paths.results_dir) - set(registry))
+    for judge_id in [*registry, *imported]:
+        judge = registry.get(judge_id)
+        entry: dict[str, Any] = {"registered": judge is not None}
+        if judge is not None:
+            entry.update(llm_client=judge.llm_client, model=judge.model, base_url=judge.base_url)
+        info = latest_run_info(evaluator, judge_id)
+        entry["latest_run"] = None if info is None else _run_json(judge_id, info, judge, prices)
+        judges[judge_id] = entry
+    humans = latest_annotations(evaluator.paths.annotations_dir, columns=("outcome",))
+    return {
+        "command": "status",
+        "project": str(evaluator.project_dir.resolve()),
+        "data": None
+        if data is None
+        else {
+            "name": data.name,
+            "rows": len(data),
+            "id_column": data.id_column,
+            "id_dtype": str(data.ids.dtype),
+            "columns": data.columns,
+        },
+        "task": None
+        if task is None
+        else {
+            "answering_method": task.answering_method,
+            "columns_shown": task.columns_shown(),
+            "tasks": {
+                name: {
+                    "kind": task.task_kind(name),
+                    "labels": task.allowed_labels(name),
+                    "required": name in task.get_required_tasks(),
+                }
+                for name in task.task_names
+            },
+        },
+        "judges": judges,
+        "annotators": {
+            annotator_id: {**human.counts(), "run_id": human.run_id}
+            for annotator_id, human in humans.items()
+        },
+    }
+
+
+def _run_json(judge_id: str, info: dict[str, Any], judge: Any, prices: Any) -> dict[str, Any]:
+    """A latest run for `status --json`: counts, cached rows and cost read from its table."""
+    import polars as pl
+
+    counts = info["counts"]
+    cached, cost = None, None
+    if info["table"] is not None:
+        from meta_evaluator.reports import judge_rows
+
+        frame = pl.read_parquet(info["table"])
+        cached = int(frame["cached"].sum()) if "cached" in frame.columns else 0
+        if prices is not None:
+            models = {judge_id: judge.model} if judge is not None else {}
+            (row,) = judge_rows({judge_id: frame}, prices.table, models)
+            cost = row["cost_usd"]
+    return {
+        "run_id": info["run_id"],
+        "rows_done": info["rows_done"],
+        **{k: counts.get(k, 0) for k in ("valid", "invalid", "error", "skipped")},
+        "cached": cached,
+        "cost_usd": cost,
+        "complete": info["complete"],
+        "last_changed": info["last_changed"],
+        "rows_in_batches": sum(len(record.ids) for record in info["pending"]),
+        "configuration_changed": info["configuration_changed"],
+    }
+
+
 def _judges_with_runs(results_dir: Path) -> set[str]:
     if not results_dir.is_dir():
         return set()
@@ -88,6 +187,29 @@ def _judges_with_runs(results_dir: Path) -> set[str]:
 
 def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> str:
     """One line on a judge's latest run (by start): rows done, outcomes, complete, last change."""
+    info = latest_run_info(evaluator, judge_id)
+    if info is None:
+        return _sharded_run(evaluator.paths.results_dir, judge_id) or "no runs yet"
+    counts = info["counts"]
+    shown = ", ".join(
+        f"{outcome} {counts.get(outcome, 0)}"
+        for outcome in ("valid", "invalid", "error", "skipped")
+        if outcome != "skipped" or counts.get(outcome)
+    )
+    line = (
+        f"latest run {info['run_id']}: {info['rows_done']}"
+        f"{f' of {rows}' if rows is not None else ''} rows done ({shown}), "
+        f"{'complete' if info['complete'] else 'unfinished'}, last changed "
+        f"{info['last_changed'] or 'unknown'}"
+    )
+    line += _in_batches(info["pending"])
+    if info["configuration_changed"]:
+        line += "; the judge's configuration has changed since, so `run` starts a new run"
+    return line
+
+
+def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] | None:
+    """A judge's latest run (by start) as data; None when it has none (sharded runs aside)."""
     from meta_evaluator.judge import fingerprint
     from meta_evaluator.judge.batch_ledger import BatchLedger
     from meta_evaluator.judge.row_store import read_rows
@@ -95,19 +217,13 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
 
     files = latest_run(evaluator.paths.results_dir, judge_id, complete=None)
     if files is None:
-        return _sharded_run(evaluator.paths.results_dir, judge_id) or "no runs yet"
+        return None
     state = files.read_state()
     assert state is not None  # latest_run only finds runs with a state file
     if state.complete and state.counts:
         counts = dict(state.counts)
     else:  # an unfinished run's counts are in its rows only; the last line of an id wins
         counts = _outcome_counts(read_rows(files.rows))
-    done = sum(counts.values())
-    shown = ", ".join(
-        f"{outcome} {counts.get(outcome, 0)}"
-        for outcome in ("valid", "invalid", "error", "skipped")
-        if outcome != "skipped" or counts.get(outcome)
-    )
     changed = max(
         (p.stat().st_mtime for p in (files.rows, files.table, files.state) if p.is_file()),
         default=None,
@@ -115,18 +231,22 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
     when = (
         dt.datetime.fromtimestamp(changed, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         if changed is not None
-        else "unknown"
+        else None
     )
-    line = (
-        f"latest run {state.run_id}: {done}{f' of {rows}' if rows is not None else ''} rows "
-        f"done ({shown}), {'complete' if state.complete else 'unfinished'}, last changed {when}"
-    )
-    line += _in_batches(BatchLedger(files).pending())
     judge = evaluator.judge_registry.get(judge_id)
     task = evaluator.eval_task
-    if judge is not None and task is not None and fingerprint(judge, task) != state.fingerprint:
-        line += "; the judge's configuration has changed since, so `run` starts a new run"
-    return line
+    return {
+        "run_id": state.run_id,
+        "rows_done": sum(counts.values()),
+        "counts": counts,
+        "complete": state.complete,
+        "last_changed": when,
+        "pending": BatchLedger(files).pending(),
+        "configuration_changed": judge is not None
+        and task is not None
+        and fingerprint(judge, task) != state.fingerprint,
+        "table": files.table if state.complete and files.table.is_file() else None,
+    }
 
 
 def _outcome_counts(records: list[dict[str, Any]]) -> dict[str, int]:

@@ -1,12 +1,16 @@
 """The `meta-evaluator` command line: `meta-evaluator COMMAND [PROJECT_DIR]`.
 
-Exit codes a scheduler can act on: 0 success, 1 failures in the run (rows that ended in an
-error, judges that could not be scored), 2 bad input or configuration, or another `run` of the
+Exit codes a scheduler can act on (one table for every command in docs/cli.md#exit-codes):
+0 success, 1 failures in the run (rows that ended in an error, judges that could not be
+scored, an endpoint check that failed), 2 bad input or configuration, or another `run` of the
 project holding its lock (the message names what to fix; no traceback), 3 batches still running,
 4 the file system stopped the command (disk full, read-only folder, no permission, a symlink out
 of the project: fix the path named, run again, finished rows are reused), 5 `run` stopped at its
-cost ceiling (`--max-cost`; rows not asked remain, run again to go on). Any other exception is a
-bug and keeps its traceback.
+cost ceiling (`--max-cost`; rows not asked remain, run again to go on), 130 and 143 a run stopped
+by Ctrl-C or SIGTERM. Any other exception is a bug and keeps its traceback.
+
+This module reads the options and wires the commands; what they do lives in `_cli_run`
+(`run`, `all`, `score`), `_cli_project` (projects from files) and `_cli_status`.
 """
 
 from __future__ import annotations
@@ -14,38 +18,28 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import signal
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
-from meta_evaluator._cli_output import (
-    print_checks,
-    print_plan,
-    print_run_comparison,
-    print_run_summary,
-    print_saved,
-    print_scores,
-    unscored_line,
+from meta_evaluator._cli_output import print_checks, print_run_comparison
+from meta_evaluator._cli_run import (
+    EXIT_BAD_INPUT,
+    EXIT_COST_CEILING,
+    EXIT_ENVIRONMENT,
+    RunRequest,
+    exit_code_of,
+    print_json,
+    run_command,
+    score_project,
 )
-from meta_evaluator._cli_status import print_status
-from meta_evaluator.errors import (
-    CostCeilingError,
-    DiskFullError,
-    JudgeConfigError,
-    JudgeRunError,
-    MetaEvaluatorError,
-    OutsideProjectError,
-    PermissionDeniedError,
-    ProjectNotFoundError,
-)
+from meta_evaluator._cli_status import print_status, status_json
+from meta_evaluator._version import __version__
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError, ProjectNotFoundError
 from meta_evaluator.judge.settings import RunSettings
-from meta_evaluator.locks import ProjectLock
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -55,13 +49,36 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_BAD_INPUT = 2
-EXIT_ENVIRONMENT = 4
-EXIT_COST_CEILING = 5
+__all__ = ["EXIT_BAD_INPUT", "EXIT_COST_CEILING", "EXIT_ENVIRONMENT", "app", "main"]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"meta-evaluator {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print the version of meta-evaluator and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Tell whether an LLM judge can stand in for human annotators."""
+
 
 ProjectDir = Annotated[
     Path, typer.Argument(help="The project folder.", show_default=True, file_okay=False)
 ]
+
+
+DataFormatOption = Literal["csv", "json", "jsonl", "parquet"]
 
 
 @app.command()
@@ -71,27 +88,202 @@ def init(
         str | None,
         typer.Option(help="Fill the project from a built-in example (for instance 'refusal')."),
     ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            metavar="PROJECT_YAML",
+            help="Build the project from a project.yaml (data, task, judges, labels, metrics); "
+            "what it names is copied in.",
+            dir_okay=False,
+        ),
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Start the project with this data file.", dir_okay=False),
+    ] = None,
+    id_column: Annotated[
+        str | None,
+        typer.Option(help="With --data: the column of unique ids (default: ids are assigned)."),
+    ] = None,
+    data_format: Annotated[
+        DataFormatOption | None,
+        typer.Option("--format", help="With --data: the file's format (default: its extension)."),
+    ] = None,
 ) -> None:
-    """Create a new project folder (empty, or from a built-in example).
+    """Create a new project: empty, from a built-in example, a project.yaml, or a data file.
 
     If it fails half-way (a full disk: exit 4), what it made is removed again: the folder if it
-    was new, else only the files and folders it added.
+    was new, else only the files and folders it added. A project.yaml is checked whole first:
+    every problem is listed at once (exit 2) and nothing is made.
     """
+    from meta_evaluator._cli_project import init_from_data, init_from_file
     from meta_evaluator.examples import create_example_project
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.storage import removed_on_error
 
-    with removed_on_error(project_dir):
-        if example is None:
-            MetaEvaluator(project_dir, load=False).save_state()
-        else:
-            create_example_project(example, project_dir)
-    if example is None:
-        print(f"Created an empty project in {project_dir}.")
+    given = [name for name, value in (("--example", example), ("--from", from_file),
+                                      ("--data", data)) if value is not None]  # fmt: skip
+    if len(given) > 1:
+        raise typer.BadParameter(f"give one of {' and '.join(given)}", param_hint=given[1])
+    if data is None and (id_column is not None or data_format is not None):
+        raise typer.BadParameter("goes with --data", param_hint="--id-column / --format")
+    if from_file is not None:
+        init_from_file(project_dir, from_file)
+        print(f"Created project {project_dir} from {from_file}.")
+    elif data is not None:
+        init_from_data(project_dir, data, id_column=id_column, data_format=data_format)
+        print(f"Created project {project_dir} with the data of {data}.")
     else:
-        print(f"Created project {project_dir} from the example {example!r}.")
+        with removed_on_error(project_dir):
+            if example is None:
+                MetaEvaluator(project_dir, load=False).save_state()
+            else:
+                create_example_project(example, project_dir)
+        if example is None:
+            print(f"Created an empty project in {project_dir}.")
+        else:
+            print(f"Created project {project_dir} from the example {example!r}.")
     print_status(project_dir)
 
+
+@app.command("add-data")
+def add_data(
+    project_dir: ProjectDir,
+    data_file: Annotated[Path, typer.Argument(help="The data file.", dir_okay=False)],
+    id_column: Annotated[
+        str | None, typer.Option(help="The column of unique ids (default: ids are assigned).")
+    ] = None,
+    data_format: Annotated[
+        DataFormatOption | None,
+        typer.Option("--format", help="The file's format (default: its extension)."),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace the project's data.")] = False,
+) -> None:
+    """Set the data of a project (made empty by `init`) from a file."""
+    from meta_evaluator._cli_project import add_data_file
+
+    evaluator = add_data_file(
+        project_dir, data_file, id_column=id_column, data_format=data_format, overwrite=overwrite
+    )
+    assert evaluator.data is not None
+    print(f"The data of {project_dir} is now {evaluator.data.name!r}: {len(evaluator.data)} rows.")
+
+
+@app.command("add-task")
+def add_task(
+    project_dir: ProjectDir,
+    task_file: Annotated[
+        Path,
+        typer.Argument(
+            help="A YAML file with a `task:` mapping (a task file, or a project.yaml).",
+            dir_okay=False,
+        ),
+    ],
+    overwrite: Annotated[bool, typer.Option(help="Replace the project's task.")] = False,
+) -> None:
+    """Set the project's task (the tasks and labels, the columns judges see) from a YAML file."""
+    from meta_evaluator._cli_project import add_task_file
+
+    task = add_task_file(project_dir, task_file, overwrite=overwrite).eval_task
+    assert task is not None
+    print(f"The task of {project_dir} is now {task.task_names} (from {task_file}).")
+
+
+@app.command("add-judges")
+def add_judges(
+    project_dir: ProjectDir,
+    judges_file: Annotated[
+        Path,
+        typer.Argument(help="A judges YAML file (prompt files relative to it).", dir_okay=False),
+    ],
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace registered judges of the same ids.")
+    ] = False,
+) -> None:
+    """Copy a judges YAML file (with its prompts) into the project's judges/ and add its judges.
+
+    Every problem of the file is listed at once (exit 2), placeholders naming no column of the
+    project's data and ids already registered included. `run` reads judges/ each time.
+    """
+    from meta_evaluator._cli_project import add_judges_file
+
+    judges = add_judges_file(project_dir, judges_file, overwrite=overwrite)
+    print(f"Added {len(judges)} judge(s) to {project_dir}: {', '.join(j.id for j in judges)}.")
+
+
+IdColumnOption = Annotated[str, typer.Option(help="The file's column holding the data's ids.")]
+RunIdOption = Annotated[
+    str | None, typer.Option(help="The run the labels are saved as (default: a new id).")
+]
+TasksOption = Annotated[
+    str | None,
+    typer.Option(help="Comma-separated tasks the file labels (default: the required ones)."),
+]
+
+
+@app.command("import-annotations")
+def import_annotations(
+    project_dir: ProjectDir,
+    file: Annotated[
+        Path, typer.Argument(help="CSV, JSON, JSON Lines or Parquet labels.", dir_okay=False)
+    ],
+    annotator: Annotated[str, typer.Option(help="Whose labels these are.")],
+    id_column: IdColumnOption = "original_id",
+    run_id: RunIdOption = None,
+    tasks: TasksOption = None,
+) -> None:
+    """Import one human annotator's labels made elsewhere (add_external_annotation_results)."""
+    from meta_evaluator._cli_project import import_labels
+
+    counts = import_labels(
+        project_dir, file, annotator_id=annotator, run_id=run_id, id_column=id_column,
+        tasks=_names(tasks, "--tasks"),
+    )  # fmt: skip
+    print(f"Imported the labels of {annotator!r}: {counts['valid']} valid, {counts['invalid']} "
+          "invalid.")  # fmt: skip
+
+
+@app.command("import-results")
+def import_results(
+    project_dir: ProjectDir,
+    file: Annotated[
+        Path, typer.Argument(help="CSV, JSON, JSON Lines or Parquet labels.", dir_okay=False)
+    ],
+    judge: Annotated[str, typer.Option(help="The judge that made these labels.")],
+    id_column: IdColumnOption = "original_id",
+    run_id: RunIdOption = None,
+    tasks: TasksOption = None,
+) -> None:
+    """Import a judge's labels made elsewhere as its complete run (add_external_judge_results)."""
+    from meta_evaluator._cli_project import import_labels
+
+    counts = import_labels(
+        project_dir, file, judge_id=judge, run_id=run_id, id_column=id_column,
+        tasks=_names(tasks, "--tasks"),
+    )  # fmt: skip
+    print(f"Imported the results of judge {judge!r}: {counts['valid']} valid, "
+          f"{counts['invalid']} invalid.")  # fmt: skip
+
+
+def _names(text: str | None, flag: str) -> list[str] | None:
+    """A comma-separated option as a list; one naming nothing is refused."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise typer.BadParameter("names nothing; leave it out for the default", param_hint=flag)
+    return names
+
+
+MetricsOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="The metrics YAML file (default: project.yaml's metrics, else metrics.yaml in the "
+        "project).",
+        dir_okay=False,
+    ),
+]
 
 CheckOption = Annotated[
     bool,
@@ -104,9 +296,40 @@ CheckOption = Annotated[
 ]
 
 
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="End with one JSON object on standard output (the text goes to standard error).",
+    ),
+]
+
+
 @app.command()
-def status(project_dir: ProjectDir = Path("."), check: CheckOption = False) -> None:
+def status(
+    project_dir: ProjectDir = Path("."), check: CheckOption = False, json_output: JsonOption = False
+) -> None:
     """Show what a project holds: data, task, judges with their latest run, and annotators."""
+    if json_output:
+        out = sys.stdout
+        sys.stdout = sys.stderr  # the text, if any, is not mixed with the JSON
+        try:
+            summary = status_json(project_dir)
+            code = 0
+            if check:
+                from meta_evaluator.project import MetaEvaluator
+
+                code = 0 if print_checks(MetaEvaluator(project_dir, load=True), None) else 1
+        except MetaEvaluatorError as exc:
+            print_json(out, {"command": "status", "exit_status": exit_code_of(exc),
+                             "error": exc.message})  # fmt: skip
+            raise
+        finally:
+            sys.stdout = out
+        print_json(out, {**summary, "exit_status": code})
+        if code:
+            raise typer.Exit(code)
+        return
     print_status(project_dir)
     if check:
         from meta_evaluator.project import MetaEvaluator
@@ -267,23 +490,51 @@ def run(
             "the rows not asked stay to do (exit 5).",
         ),
     ] = None,
+    progress: Annotated[
+        Literal["auto", "bar", "lines", "off"],
+        typer.Option(
+            help="auto: log lines when standard output is not a terminal or CI=true, else a "
+            "bar per judge; bar; lines (one per judge every --progress-every percent or "
+            "--progress-seconds); off."
+        ),
+    ] = _default("progress"),
+    progress_every: Annotated[
+        float, typer.Option(metavar="PERCENT", help="With progress lines: a line per this much.")
+    ] = _default("progress_every"),
+    progress_seconds: Annotated[
+        float, typer.Option(metavar="S", help="With progress lines: a line at least this often.")
+    ] = _default("progress_seconds"),
+    score: Annotated[
+        bool,
+        typer.Option(
+            "--score",
+            help="Then score the judges (with the metrics of --metrics, project.yaml or "
+            "metrics.yaml, read before any call).",
+        ),
+    ] = False,
+    report: Annotated[bool, typer.Option("--report", help="Then write the report.")] = False,
+    metrics: MetricsOption = None,
+    json_output: JsonOption = False,
 ) -> None:
     """Run the project's judges; finished rows are saved as they arrive and reused on rerun.
 
-    One `run` of a project at a time: a second one exits with 2, naming the process that holds
-    the project's lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer
-    (valid or invalid), 1 when some rows ended in an error, 2 for bad configuration or a judge
-    stopped (key, refused requests, endpoint unreachable), 3 when batches are still running (run
-    again later to collect them; 3 wins over 1 and 2, whose error is printed too), 4 when the file
-    system stopped the run (disk full, read-only, no permission; finished rows are kept), 5 when
-    it stopped at its cost ceiling (--max-cost; run again to go on).
+    The judges of the project's files are read first: every judges YAML in judges/, and the
+    judges of project.yaml (a judge edited there replaces the registered one). One `run` of a
+    project at a time: a second one exits with 2, naming the process that holds the project's
+    lock file (.meta-evaluator.lock). Exit status: 0 when every row has an answer (valid or
+    invalid), 1 when some rows ended in an error (or, with --score, a judge was not scored), 2
+    for bad configuration or a judge stopped (key, refused requests, endpoint unreachable), 3
+    when batches are still running (run again later to collect them; 3 wins over 1 and 2, whose
+    error is printed too), 4 when the file system stopped the run (disk full, read-only, no
+    permission; finished rows are kept), 5 when it stopped at its cost ceiling (--max-cost; run
+    again to go on). --score and --report follow a run that ended with 0 or 1.
     """
-    from meta_evaluator.project import MetaEvaluator
-
     if check and not dry_run:
         raise typer.BadParameter(
             "goes with --dry-run (or use `status --check`)", param_hint="--check"
         )
+    if metrics is not None and not score:
+        raise typer.BadParameter("goes with --score", param_hint="--metrics")
     settings = _flags_as_settings(
         max_concurrency=max_concurrency,
         adaptive_concurrency=adaptive_concurrency,
@@ -305,97 +556,60 @@ def run(
         cache=not no_cache,
         cache_dir=cache_dir,
         cache_max_mb=cache_max_mb,
+        progress=progress,
+        progress_every=progress_every,
+        progress_seconds=progress_seconds,
     )
-    part = settings.shard
     judge_ids = [j.strip() for j in judges.split(",") if j.strip()] if judges is not None else None
     if judge_ids == []:  # an empty $JUDGES in a scheduler must not mean "every judge"
         raise typer.BadParameter(
             "names no judge; leave it out to run them all", param_hint="--judges"
         )
-    evaluator = MetaEvaluator(project_dir, load=True)
-    if dry_run:
-        plan = evaluator.plan_run(judge_ids, run_id, settings=settings)
-        print_plan(plan.summary(), ProjectLock(evaluator.project_dir).holder(), part)
-        problems = plan.problem_error()
-        if problems is not None:
-            raise problems  # the judges the run would stop: exit 2, as the run does
-        if check and not print_checks(evaluator, [judge.judge_id for judge in plan.judges]):
-            raise typer.Exit(1)
-        return
-    asked = judge_ids if judge_ids is not None else list(evaluator.judge_registry)
-    rows = len(evaluator.data) if evaluator.data is not None and part is None else None
-    with (
-        _say_what_was_saved_if_stopped(evaluator.paths.results_dir, asked, rows),
-        _sigterm_as_exit(),
-        ProjectLock(evaluator.project_dir),
-    ):
-        try:
-            results = evaluator.run_judges_async(judge_ids, run_id, settings=settings)
-        except JudgeRunError as exc:  # some judges were stopped: say what the others did
-            stopped = {error["loc"][0] for error in exc.errors}
-            _, waiting = print_run_summary(
-                exc.results, part, evaluator.paths.results_dir, stopped=stopped, max_cost=max_cost
-            )
-            if not waiting:
-                raise
-            # Batches still running win, as over rows in error: a scheduler runs `run` again
-            # to collect them, and the stopped judges' error is said on the way.
-            print(f"error: {exc}", file=sys.stderr)
-            raise typer.Exit(3) from None
-        except CostCeilingError as exc:  # not an error of the input: say what was done, go on
-            print_run_summary(exc.results, part, evaluator.paths.results_dir, max_cost=max_cost)
-            print(exc.message, file=sys.stderr)
-            raise typer.Exit(EXIT_COST_CEILING) from None
-    errors, waiting = print_run_summary(
-        results, part, evaluator.paths.results_dir, max_cost=max_cost
+    request = RunRequest(
+        judge_ids, run_id, settings, dry_run=dry_run, check=check, score=score, report=report,
+        metrics=metrics, json_output=json_output,
+    )  # fmt: skip
+    run_command(project_dir, request)
+
+
+@app.command("all")
+def all_steps(
+    project_dir: ProjectDir = Path("."),
+    metrics: MetricsOption = None,
+    progress: Annotated[
+        Literal["auto", "bar", "lines", "off"],
+        typer.Option(help="As for `run`: auto, bar, lines or off."),
+    ] = _default("progress"),
+    json_output: JsonOption = False,
+) -> None:
+    """Run the judges, score them and write the report: `run --score --report` with defaults.
+
+    Scoring and the report follow a run that ended with 0 or 1; the exit status is the run's,
+    or 1 when a judge could not be scored. For more run options, use `run --score --report`.
+    """
+    settings = _flags_as_settings(progress=progress)
+    request = RunRequest(
+        None, None, settings, score=True, report=True, metrics=metrics, json_output=json_output
     )
-    if waiting:  # not done yet: a scheduler runs it again, whatever the errors so far
-        raise typer.Exit(3)
-    if errors:
-        raise typer.Exit(1)
+    run_command(project_dir, request)
 
 
 @app.command()
-def score(
-    project_dir: ProjectDir = Path("."),
-    metrics: Annotated[
-        Path | None,
-        typer.Option(help="The metrics YAML file (default: metrics.yaml in the project)."),
-    ] = None,
-) -> None:
+def score(project_dir: ProjectDir = Path("."), metrics: MetricsOption = None) -> None:
     """Score every judge against the human annotations with the metrics of a YAML file.
 
-    Results go to scores/<scorer>/<metric>/ (JSON, plots, and for preference metrics the trait
-    table). Each registered judge without a complete run (never run, or its latest run
-    unfinished: stopped by a dead endpoint or interrupted) is named with why. Exit status: 0 when
-    every judge was scored, 1 when some could not be (or have no complete run), 2 for bad
-    configuration.
+    The metrics are those of --metrics, else of the project's project.yaml, else of its
+    metrics.yaml. Results go to scores/<scorer>/<metric>/ (JSON, plots, and for preference
+    metrics the trait table). Each registered judge without a complete run (never run, or its
+    latest run unfinished: stopped by a dead endpoint or interrupted) is named with why. Exit
+    status: 0 when every judge was scored, 1 when some could not be (or have no complete run),
+    2 for bad configuration.
     """
-    import warnings
-
+    from meta_evaluator._cli_project import project_metrics
     from meta_evaluator.project import MetaEvaluator
-    from meta_evaluator.results.unfinished import unscored_judges
-    from meta_evaluator.scores.compare import IncompleteScoresWarning
-    from meta_evaluator.scores.yaml_config import read_metrics_yaml
 
     evaluator = MetaEvaluator(project_dir, load=True)
-    config = read_metrics_yaml(metrics or evaluator.project_dir / "metrics.yaml")
-    judge_results = evaluator.load_all_judge_results()
-    rows = len(evaluator.data) if evaluator.data is not None else None
-    unscored = unscored_judges(
-        evaluator.paths.results_dir, evaluator.judge_registry, judge_results, rows=rows
-    )
-    if unscored and not judge_results:  # nothing to score: say why, judge by judge
-        for judge in unscored:
-            print(unscored_line(project_dir, judge))
-        raise typer.Exit(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
-        table = evaluator.compare_async(config, judge_results)
-    failed = len(unscored) + print_scores(table, evaluator.paths.scores_dir)
-    for judge in unscored:
-        print(unscored_line(project_dir, judge))
-    print(f"Scores are in {evaluator.paths.scores_dir}")
+    failed, _ = score_project(evaluator, project_metrics(evaluator, metrics), project_dir)
     if failed:
         raise typer.Exit(1)
 
@@ -468,67 +682,37 @@ def annotate(
 
 
 @contextlib.contextmanager
-def _say_what_was_saved_if_stopped(
-    results_dir: Path, judge_ids: list[str], rows: int | None
-) -> Iterator[None]:
-    """On Ctrl-C or SIGTERM, once the run has cleaned up: each judge's saved rows and errors.
+def _progress_lines_shown() -> Iterator[None]:
+    """Show a run's progress lines (INFO of the progress logger) on standard error meanwhile.
 
-    The run's row files are those written since the run began; their counts and top error
-    reasons are printed as at the end of a run, and the interrupt goes on (exit 130 or 143).
+    The logger is put back as it was afterwards, so calling `main` in a process (tests, a
+    script) leaves its logging as it found it.
     """
-    from meta_evaluator.results.unfinished import row_files
-
-    before = row_files(results_dir)
+    progress = logging.getLogger("meta_evaluator.judge._progress")
+    level, propagate = progress.level, progress.propagate
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s progress %(message)s", "%H:%M:%S"))
+    progress.addHandler(handler)
+    progress.setLevel(logging.INFO)
+    progress.propagate = False
     try:
         yield
-    except (KeyboardInterrupt, SystemExit) as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            how = "by Ctrl-C"
-        elif exc.code == 128 + signal.SIGTERM:
-            how = "by SIGTERM"
-        else:
-            how = f"(exit {exc.code})"
-        try:
-            print_saved(results_dir, before, judge_ids, rows, how)
-        except MetaEvaluatorError as error:  # a row file that cannot be read: say so, go on
-            print(f"Stopped {how}; what was saved cannot be read: {error}")
-        raise
-
-
-@contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Stop on SIGTERM (a scheduler stopping the job) as on Ctrl-C, then exit with 143.
-
-    SIGTERM goes the way of SIGINT: while the run's event loop turns, its Ctrl-C handler
-    cancels the run, whose rows in flight are dropped and whose files and project lock are
-    released, and the KeyboardInterrupt it ends with becomes SystemExit(143). (Raised from the
-    signal handler, SystemExit would land inside whatever task runs, and asyncio's shutdown
-    would print that task's traceback.) With Ctrl-C ignored (a job started with `nohup` or
-    `&`), SIGTERM raises SystemExit at once. Only the main thread can set signal handlers;
-    elsewhere, nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-        on_ctrl_c = signal.getsignal(signal.SIGINT)
-        if callable(on_ctrl_c):
-            on_ctrl_c(signal.SIGINT, frame)  # asyncio's cancels the run; Python's raises
-        else:
-            raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    except KeyboardInterrupt:
-        if received:
-            raise SystemExit(128 + received[0]) from None
-        raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        progress.removeHandler(handler)
+        progress.setLevel(level)
+        progress.propagate = propagate
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the standard error of the moment (which tests and `--json` replace)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 def main() -> None:
@@ -539,14 +723,13 @@ def main() -> None:
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        app()
+        with _progress_lines_shown():
+            app()
     except MetaEvaluatorError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if isinstance(exc, ProjectNotFoundError):
             print("hint: create a project with `meta-evaluator init DIR`.", file=sys.stderr)
-        environment = (DiskFullError, PermissionDeniedError, OutsideProjectError)
-        code = EXIT_ENVIRONMENT if isinstance(exc, environment) else EXIT_BAD_INPUT
-        raise SystemExit(code) from None
+        raise SystemExit(exit_code_of(exc)) from None
 
 
 if __name__ == "__main__":

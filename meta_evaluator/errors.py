@@ -19,6 +19,7 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 │   ├── ProjectNotFoundError        load=True on a folder that holds no project
 │   ├── StateError (ValueError)     main_state.json is corrupt, foreign or from a newer version
 │   │   └── PricesError             prices.yaml is not a mapping of names to prices
+│   ├── ProjectFileError (ValueError)  project.yaml (or a task file) cannot be used
 │   └── AlreadySetError             data/task/judge added twice without overwrite=True
 └── StorageError (OSError)          a file could not be read or written
     ├── DiskFullError               the disk or the user's quota is full (ENOSPC, EFBIG, EDQUOT)
@@ -58,6 +59,7 @@ __all__ = [
     "PricesError",
     "ProjectError",
     "ProjectExistsError",
+    "ProjectFileError",
     "ProjectNotFoundError",
     "SamplingError",
     "ScoringError",
@@ -280,6 +282,16 @@ class PricesError(StateError):
     tokens (numbers >= 0; optionally `batch_prompt`, `batch_completion`). `path` is the file,
     `field` the first entry and key at fault (`gpt-4o.completion`), `errors` every problem.
     Fix the file as the message says.
+    """
+
+
+class ProjectFileError(ProjectError, ValueError):
+    """A `project.yaml` (the whole project in one file) cannot be used.
+
+    Every problem of the file is listed at once, one line each with its place
+    (`project.yaml: judges[1].temperature: ...`), a close key named for an unknown one; `path` is
+    the file, `field` the first place at fault, `errors` every problem. Fix the file as the
+    message says (docs/project-yaml.md describes every key).
     """
 
 

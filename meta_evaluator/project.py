@@ -358,9 +358,39 @@ class MetaEvaluator:
                 stacklevel=2,
             )
         policy = self._duplicate_policy(on_duplicate, False)
-        judges = read_judges_yaml(yaml_file)
+        # One pass: the file's own problems, ids taken and unknown placeholders, all listed.
+        judges = read_judges_yaml(
+            yaml_file, columns=self._known_columns(), taken=self._judges if policy is None else ()
+        )
         self._register(judges, policy, source=Path(yaml_file))
         return [self._judges[j.id] for j in judges]
+
+    def add_judges(
+        self, judges: Iterable[Judge], *, on_duplicate: Literal["skip", "overwrite"] | None = None
+    ) -> list[Judge]:
+        """Register judges already built (`Judge` objects), all or none of them.
+
+        For judges read from files elsewhere (a `project.yaml`): their ids and placeholders are
+        checked as `add_judge` checks them.
+
+        Raises:
+            JudgeConfigError: An entry is not a Judge, an id is taken and `on_duplicate` is
+                None, or a placeholder names no column; every problem is listed.
+        """
+        listed = list(judges)
+        wrong = [type(j).__name__ for j in listed if not isinstance(j, Judge)]
+        if wrong:
+            raise JudgeConfigError(
+                f"add_judges expects Judge objects, got {wrong}.", field="judges"
+            )
+        self._register(listed, self._duplicate_policy(on_duplicate, False))
+        return [self._judges[j.id] for j in listed]
+
+    def _known_columns(self) -> list[str] | None:
+        """The columns a prompt may name: the data's, else the task's; None before either."""
+        if self._data is not None:
+            return self._data.columns
+        return self._eval_task.columns_shown() if self._eval_task is not None else None
 
     @staticmethod
     def _duplicate_policy(on_duplicate: str | None, overwrite: bool) -> str | None:
@@ -506,7 +536,10 @@ class MetaEvaluator:
                 (US dollars all judges' calls may cost, priced by the project's `prices.yaml`;
                 no call starts once spent plus in flight would pass it), `cache=True` (answer
                 a request sent before, by any run on this machine, from the response cache),
-                `cache_dir=None` (the user cache folder), `cache_max_mb=1024`.
+                `cache_dir=None` (the user cache folder), `cache_max_mb=1024`,
+                `progress="auto"` (a bar on a terminal; off one, or with `CI=true`, log lines
+                per judge every `progress_every=10.0` percent or `progress_seconds=30.0`;
+                `"bar"`, `"lines"`, `"off"`).
 
         Raises:
             ProjectError: The project has no data or no task yet.

@@ -223,7 +223,7 @@ def test_a_run_with_many_rows_in_flight_shows_one_typed_error(
     project: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     faulty_row_store(monkeypatch, FaultyOs(errno.ENOSPC, good=3))
-    done = entry("run", project, "--max-concurrency", "16")
+    done = entry("run", project, "--max-concurrency", "16", "--progress", "off")
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert done.stderr.startswith("error: ") and "ExceptionGroup" not in done.stderr
 

@@ -373,3 +373,21 @@ def test_state_that_names_the_wrong_format(
     state_file.write_text(json.dumps(state))
     with pytest.raises(DataFileError, match="is a Parquet file, but the project state says csv"):
         MetaEvaluator(tmp_path / "p", load=True)
+
+
+def test_add_judges_registers_judges_already_built_all_or_none(tmp_path: Path) -> None:
+    from meta_evaluator.examples import create_example_project
+    from meta_evaluator.judge import Judge, Prompt
+
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    fine = Judge(id="fine", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="{prompt}"))
+    typo = Judge(id="typo", llm_client="mock", model="m", prompt=Prompt(id="p", prompt="{promt}"))
+    with pytest.raises(JudgeConfigError, match=r"'typo'.*\{promt\}"):
+        evaluator.add_judges([fine, typo])
+    assert "fine" not in evaluator.judge_registry
+    with pytest.raises(JudgeConfigError, match="expects Judge objects"):
+        evaluator.add_judges([{"id": "x"}])  # type: ignore[list-item]
+    assert [j.id for j in evaluator.add_judges([fine])] == ["fine"]
+    with pytest.raises(JudgeConfigError, match="already registered"):
+        evaluator.add_judges([fine])
+    assert evaluator.add_judges([fine], on_duplicate="skip") == [fine]

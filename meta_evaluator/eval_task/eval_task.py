@@ -312,6 +312,11 @@ def _check_task_name(name: Any) -> None:
 
 def _check_labels(labels: Sequence[Any], *, minimum: int) -> list[str]:
     for label in labels:
+        if isinstance(label, bool):  # YAML reads an unquoted yes/no/on/off as a boolean
+            raise ValueError(
+                f"labels must be non-empty strings, got {shown(label)}; in YAML, quote yes, "
+                "no, on, off, true and false ('yes') to keep them text"
+            )
         if not isinstance(label, str) or not label.strip():
             raise ValueError(f"labels must be non-empty strings, got {shown(label)}")
     if len(labels) < minimum:

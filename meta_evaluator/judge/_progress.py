@@ -1,16 +1,51 @@
-"""Progress of a run: a live bar per judge on a terminal, one log line per judge otherwise."""
+"""Progress of a run: a live bar per judge on a terminal, log lines per judge otherwise.
+
+Scheduled runs (cron, CI, a batch job) get one line per judge each time it passes another
+`every_percent` of its rows, or once `every_seconds` went by since its last line, whichever
+comes first, and a last line when it ends:
+
+```
+judge=gpt4 done=120/400 (30%) valid=110 invalid=6 error=4 reused=40 cached=12 retries=9
+  rate=3.2 rows/s eta=1m28s spent=$0.0410            (one line, cut here)
+```
+
+`reused` rows were answered by an earlier run (kept, not asked again), `cached` ones came from
+the response cache; both count in `done`. The rate is over the rows this run finished, `eta`
+the rest at that rate; `spent` is shown when the run counts its cost (`max_cost`). Lines go to
+the `meta_evaluator.judge._progress` logger at INFO (the command line shows them on standard
+error); the clock is injectable, so tests never wait.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
+import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["JudgeProgress", "Progress"]
+import anyio
+
+__all__ = ["JudgeProgress", "Progress", "ProgressMode", "progress_mode"]
 
 logger = logging.getLogger(__name__)
+
+ProgressMode = Literal["auto", "bar", "lines", "off"]
+
+TICK_SECONDS = 1.0
+"""How often a running judge is looked at for a line due by time."""
+
+
+def progress_mode(mode: ProgressMode) -> Literal["bar", "lines", "off"]:
+    """`auto` made concrete: lines when stdout is not a terminal or `CI=true`, else a bar."""
+    if mode != "auto":
+        return mode
+    in_ci = os.environ.get("CI", "").strip().lower() in ("true", "1")
+    on_terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    return "bar" if on_terminal and not in_ci else "lines"
 
 
 @dataclass
@@ -19,37 +54,86 @@ class JudgeProgress:
 
     total: int
     done: int = 0
+    """Rows with an outcome, reused ones included."""
+    reused: int = 0
+    """Rows kept from an earlier run (done before this run asked anything)."""
     retries: int = 0
     cached: int = 0
     """Rows answered from the response cache (no call made)."""
     outcomes: dict[str, int] = field(default_factory=lambda: {"valid": 0, "invalid": 0, "error": 0})
     started: float = field(default_factory=time.perf_counter)
+    spent: Callable[[], float] | None = None
+    """US dollars the judge's calls cost so far, when the run counts them."""
+    last_line_at: float = 0.0
+    last_line_done: int = -1
 
-    def line(self, judge_id: str) -> str:
-        """`judge=… done=40/40 valid=38 invalid=1 error=1 cached=12 retries=3 in 2.1s`."""
+    def line(self, judge_id: str, now: float | None = None) -> str:
+        """`judge=… done=40/40 (100%) valid=38 invalid=1 error=1 reused=0 cached=12 …`."""
+        now = time.perf_counter() if now is None else now
+        elapsed = max(now - self.started, 0.0)
+        percent = math.floor(100 * self.done / self.total) if self.total else 100
         counts = " ".join(f"{k}={v}" for k, v in self.outcomes.items())
-        return (
-            f"judge={judge_id} done={self.done}/{self.total} {counts} cached={self.cached} "
-            f"retries={self.retries} in {time.perf_counter() - self.started:.1f}s"
+        asked = self.done - self.reused
+        rate = asked / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.done
+        eta = "0s" if left <= 0 else (_duration(left / rate) if rate > 0 else "unknown")
+        text = (
+            f"judge={judge_id} done={self.done}/{self.total} ({percent}%) {counts} "
+            f"reused={self.reused} cached={self.cached} retries={self.retries} "
+            f"rate={rate:.{2 if rate < 1 else 1}f} rows/s eta={eta}"
         )
+        if self.spent is not None:
+            text += f" spent=${self.spent():.4f}"
+        return text
 
 
 class Progress:
-    """Collects counts; shows a rich progress bar when `live`, else logs a line per judge."""
+    """Collects counts; shows a rich bar (`bar`), logs lines (`lines`), or says nothing (`off`).
 
-    def __init__(self, *, live: bool = False) -> None:
+    Example:
+        >>> clock = iter([0.0, 0.0, 2.0]).__next__
+        >>> progress = Progress(mode="lines", clock=clock)
+        >>> progress.add_judge("j", total=2, done=0)
+        >>> progress.finished("j", "valid")
+        >>> for part in progress.judges["j"].line("j", now=2.0).split(" reused="):
+        ...     print(part)
+        judge=j done=1/2 (50%) valid=1 invalid=0 error=0
+        0 cached=0 retries=0 rate=0.50 rows/s eta=2s
+    """
+
+    def __init__(
+        self,
+        *,
+        live: bool = False,
+        mode: Literal["bar", "lines", "off"] | None = None,
+        every_percent: float = 10.0,
+        every_seconds: float = 30.0,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.judges: dict[str, JudgeProgress] = {}
-        self._live = live
+        self.mode = mode if mode is not None else ("bar" if live else "off")
+        self.every_percent = every_percent
+        self.every_seconds = every_seconds
+        self._clock = clock
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
 
     @classmethod
     def for_terminal(cls) -> Progress:
-        """Live only when standard error is a terminal (scheduled batches get log lines)."""
-        return cls(live=sys.stderr.isatty())
+        """A bar when standard error is a terminal, else log lines."""
+        return cls(mode="bar" if sys.stderr.isatty() else "lines")
+
+    @classmethod
+    def for_settings(
+        cls, mode: ProgressMode, *, every_percent: float, every_seconds: float
+    ) -> Progress:
+        """As a run's settings ask (`RunSettings.progress`, `progress_every`, ...)."""
+        return cls(
+            mode=progress_mode(mode), every_percent=every_percent, every_seconds=every_seconds
+        )
 
     def __enter__(self) -> Progress:
-        if self._live:
+        if self.mode == "bar":
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as Bar
 
@@ -69,11 +153,21 @@ class Progress:
             self._bar.__exit__(*exc_info)
             self._bar = None
         for judge_id, judge in self.judges.items():
-            logger.info("%s", judge.line(judge_id))
+            if self.mode == "lines":
+                if judge.last_line_done != judge.done:  # its end, where no line said it
+                    self._say(judge_id, judge)
+            else:
+                logger.debug("%s", judge.line(judge_id, self._clock()))
 
-    def add_judge(self, judge_id: str, *, total: int, done: int) -> None:
-        """Start counting a judge; `done` rows were kept from before."""
-        self.judges[judge_id] = JudgeProgress(total=total, done=done)
+    def add_judge(
+        self, judge_id: str, *, total: int, done: int, spent: Callable[[], float] | None = None
+    ) -> None:
+        """Start counting a judge; `done` rows were kept from before (reused)."""
+        now = self._clock()
+        self.judges[judge_id] = JudgeProgress(
+            total=total, done=done, reused=done, started=now, spent=spent, last_line_at=now,
+            last_line_done=done,
+        )  # fmt: skip
         if self._bar is not None:
             self._tasks[judge_id] = self._bar.add_task(
                 judge_id, total=total, completed=done, counts=""
@@ -92,12 +186,51 @@ class Progress:
         judge.outcomes[outcome] = judge.outcomes.get(outcome, 0) + 1
         self._refresh(judge_id)
 
+    def tick(self) -> None:
+        """Log a line for each unfinished judge silent for `every_seconds` (lines mode)."""
+        if self.mode != "lines":
+            return
+        now = self._clock()
+        for judge_id, judge in self.judges.items():
+            if judge.done < judge.total and now - judge.last_line_at >= self.every_seconds:
+                self._say(judge_id, judge, now)
+
+    async def tick_forever(self) -> None:
+        """Call `tick` every second until cancelled (the runner cancels it when judges end)."""
+        while True:
+            await anyio.sleep(TICK_SECONDS)
+            self.tick()
+
     def _refresh(self, judge_id: str) -> None:
+        judge = self.judges[judge_id]
+        if self.mode == "lines":
+            now = self._clock()
+            step = judge.total * self.every_percent / 100
+            passed = step > 0 and (
+                math.floor(judge.done / step) > math.floor(max(judge.last_line_done, 0) / step)
+            )
+            if passed or now - judge.last_line_at >= self.every_seconds:
+                self._say(judge_id, judge, now)
+            return
         if self._bar is None:
             return
-        judge = self.judges[judge_id]
         counts = " ".join(f"{k}={v}" for k, v in judge.outcomes.items())
         counts += f" cached={judge.cached}" if judge.cached else ""
         self._bar.update(
             self._tasks[judge_id], completed=judge.done, counts=f"{counts} retries={judge.retries}"
         )
+
+    def _say(self, judge_id: str, judge: JudgeProgress, now: float | None = None) -> None:
+        now = self._clock() if now is None else now
+        judge.last_line_at, judge.last_line_done = now, judge.done
+        logger.info("%s", judge.line(judge_id, now))
+
+
+def _duration(seconds: float) -> str:
+    """`45s`, `3m05s`, `2h07m`."""
+    whole = math.ceil(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"

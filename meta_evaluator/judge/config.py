@@ -83,6 +83,8 @@ class Prompt(ConfigModel):
         """
         file = path_argument(path, what="prompt_file", field="prompt_file", error=JudgeConfigError)
         try:
+            if not file.exists():
+                raise OSError(f"no such file: {file}")
             if not file.is_file():  # not a FIFO, a device (/dev/zero) or a folder
                 raise OSError(f"{file} is not a regular file")
             with file.open("rb") as handle:

@@ -108,7 +108,11 @@ async def execute(
             if price is not None:  # (a mock judge has none: it costs nothing)
                 run.spend = JudgeSpend(spend, price, run.judge.id)
     rows, ids, task = plan.rows, plan.ids, plan.task
-    progress = progress or Progress.for_terminal()
+    progress = progress or Progress.for_settings(
+        settings.progress,
+        every_percent=settings.progress_every,
+        every_seconds=settings.progress_seconds,
+    )
     # Judges on one endpoint and key share its limits; each judge keeps its own in-flight bound,
     # so the endpoint allows the sum of theirs.
     _fit_in_flight(runs, settings)
@@ -166,29 +170,15 @@ async def execute(
                 )
             )
         with progress, our_error_first():  # a full disk: one DiskFullError, not a group
-            async with anyio.create_task_group() as group:
-                for run in runs:
-                    if run.plan.batch:
-                        batch_client = build_batch_client(
-                            run.judge, batch_http[run.endpoint], run.api_key, timeout=BATCH_TIMEOUT
-                        )
-                        group.start_soon(
-                            run_batch_judge, run, batch_client, rows, ids, task, settings, progress
-                        )
-                        continue
-                    client = build_client(
-                        run.judge,
-                        http.get(run.endpoint),
-                        run.api_key,
-                        timeout=settings.timeout,
-                        direct=direct.get(run.endpoint),
-                    )
-                    if cache is not None and run.judge.cache:
-                        run.cache, run.cache_keys = cache, request_keys(run.judge, client)
-                    group.start_soon(
-                        _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
+            async with anyio.create_task_group() as ticking:
+                ticking.start_soon(progress.tick_forever)  # lines due by time, not by rows
+                try:
+                    await _run_judges(
+                        runs, limits, http, batch_http, direct, cache, rows, ids, task, settings,
                         progress,
                     )  # fmt: skip
+                finally:
+                    ticking.cancel_scope.cancel()
     results = {run.judge.id: _finish(run, ids, task, plan.id_dtype, spend) for run in runs}
     ceiling = _ceiling_error(spend, results, len(ids)) if spend is not None else None
     stopped = [(exc.judge_id, exc.field, exc.message) for exc in plan.refused]
@@ -201,6 +191,45 @@ async def execute(
     if ceiling is not None:
         raise ceiling
     return results
+
+
+async def _run_judges(
+    runs: list[JudgeRun],
+    limits: dict[EndpointKey, EndpointLimits],
+    http: dict[EndpointKey, httpx.AsyncClient],
+    batch_http: dict[EndpointKey, httpx.AsyncClient],
+    direct: dict[EndpointKey, PooledTransport],
+    cache: ResponseCache | None,
+    rows: tuple[Mapping[str, Any], ...],
+    ids: tuple[Any, ...],
+    task: EvalTask,
+    settings: RunSettings,
+    progress: Progress,
+) -> None:
+    """Every judge of the run at once, one task each (batch judges through `_batch.py`)."""
+    async with anyio.create_task_group() as group:
+        for run in runs:
+            if run.plan.batch:
+                batch_client = build_batch_client(
+                    run.judge, batch_http[run.endpoint], run.api_key, timeout=BATCH_TIMEOUT
+                )
+                group.start_soon(
+                    run_batch_judge, run, batch_client, rows, ids, task, settings, progress
+                )
+                continue
+            client = build_client(
+                run.judge,
+                http.get(run.endpoint),
+                run.api_key,
+                timeout=settings.timeout,
+                direct=direct.get(run.endpoint),
+            )
+            if cache is not None and run.judge.cache:
+                run.cache, run.cache_keys = cache, request_keys(run.judge, client)
+            group.start_soon(
+                _run_judge, run, client, limits[run.endpoint], rows, ids, task, settings,
+                progress,
+            )  # fmt: skip
 
 
 def _open_cache(runs: list[JudgeRun], settings: RunSettings) -> ResponseCache | None:
@@ -314,7 +343,8 @@ async def _run_judge(
     progress: Progress,
 ) -> None:
     judge = run.judge
-    progress.add_judge(judge.id, total=len(ids), done=len(run.kept))
+    spent = functools.partial(run.spend.spend.judge_usd, judge.id) if run.spend else None
+    progress.add_judge(judge.id, total=len(ids), done=len(run.kept), spent=spent)
     if run.plan.unchanged or not (run.plan.todo or run.plan.seeded):
         return
     if run.plan.fresh_start:

@@ -102,6 +102,17 @@ class RunSettings(ConfigModel):
     """Most MB (10**6 bytes) the cache file keeps; past it, the least recently used answers
     are dropped."""
 
+    progress: Literal["auto", "bar", "lines", "off"] = "auto"
+    """How a run shows its progress: `bar` (a live bar per judge), `lines` (a log line per judge
+    every `progress_every` percent of its rows or `progress_seconds`, whichever first: for
+    cron and CI), `off`, or `auto`: lines when standard output is not a terminal or the
+    environment says `CI=true`, else the bar."""
+    progress_every: StrictFloat = Field(10.0, gt=0, le=100, allow_inf_nan=False)
+    """With progress lines: a judge's line each time it passes another this many percent of
+    its rows."""
+    progress_seconds: StrictFloat = Field(30.0, gt=0, allow_inf_nan=False)
+    """With progress lines: a judge's line at the latest this many seconds after its last."""
+
     @field_validator("shard", mode="before")
     @classmethod
     def _shard(cls, value: Any) -> Any:
@@ -162,3 +173,6 @@ class RunOptions(TypedDict, total=False):
     cache: bool
     cache_dir: str | Path | None
     cache_max_mb: float
+    progress: Literal["auto", "bar", "lines", "off"]
+    progress_every: float
+    progress_seconds: float

@@ -7,9 +7,19 @@ their plots) into `ReportInputs` and writes `reports/report.html` (its sections,
 `meta-evaluator score`) saved. The evaluator is any `ReportedProject` (a `MetaEvaluator` is
 one): reports sit below the facade and never import it. The report names the project by its
 folder's name, never by a path of the machine that made it, so it can be committed and shared.
+`judge_rows` gives the judges table's figures (counts, tokens, latency, cost by `prices.yaml`)
+to whoever else shows them (`meta-evaluator run --json`).
 """
 
+from meta_evaluator.reports._tables import judge_rows
 from meta_evaluator.reports.inputs import ReportedProject, ReportInputs
 from meta_evaluator.reports.report import load_scores, read_report_inputs, write_report
 
-__all__ = ["ReportInputs", "ReportedProject", "load_scores", "read_report_inputs", "write_report"]
+__all__ = [
+    "ReportInputs",
+    "ReportedProject",
+    "judge_rows",
+    "load_scores",
+    "read_report_inputs",
+    "write_report",
+]

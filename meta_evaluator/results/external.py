@@ -22,6 +22,7 @@ __all__ = [
     "ID_COLUMN",
     "ImportOptions",
     "align_ids",
+    "check_import",
     "check_task_columns",
     "checked_frame",
     "filled_table",
@@ -80,6 +81,23 @@ def import_judge_results(
     return import_judge_frame(
         frame, judge_id, source=source, where=path, results_dir=results_dir, **options
     )
+
+
+def check_import(path: str | Path, owner_id: str, field: str, options: ImportOptions) -> None:
+    """Every check an import of `path` makes, saving nothing: the file, its columns, its ids.
+
+    Labels that the task does not allow are not errors of the file (their rows are imported
+    as invalid), so they are not checked here.
+
+    Raises:
+        UnsafeNameError: `owner_id` (the judge or annotator id, `field`) is not a safe name.
+        DataFileError, ColumnError, IdError: The file, its id column or an id is unusable.
+        TaskError: A task has no column, or `tasks` names a task the project does not have.
+    """
+    frame, _ = read_import_file(path, owner_id, field, options)
+    _, columns = import_scope(options["task"], options.get("tasks"), path)
+    check_task_columns(frame, columns, path)
+    align_ids(frame, options.get("id_column", ID_COLUMN), options["data"], path)
 
 
 def read_import_file(

@@ -138,7 +138,7 @@ def test_registration_is_all_or_nothing(tmp_path: Path) -> None:
     )
     with pytest.raises(JudgeConfigError, match=r"'typo'.*\{respons\}") as caught:
         evaluator.load_judges_from_yaml(path)
-    assert caught.value.judge_id == "typo" and caught.value.field == "prompt"
+    assert caught.value.judge_id == "typo" and caught.value.field == "judges[1].prompt"
     assert evaluator.judge_registry == before
 
 
@@ -171,3 +171,84 @@ def test_prompt_file_with_a_byte_order_mark(tmp_path: Path) -> None:
     path = write(tmp_path, "judges:\n  - {id: a, llm_client: mock, model: m, prompt_file: b.md}\n")
     (tmp_path / "b.md").write_bytes("\ufeffJudge {response}".encode())
     assert read_judges_yaml(path)[0].prompt.prompt == "Judge {response}"
+
+
+def test_one_pass_finds_every_problem_of_the_file(tmp_path: Path) -> None:
+    """Before, a file needed three rounds: the entries, then ids taken, then placeholders; an
+    entry whose prompt file was missing hid its other fields' problems."""
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    path = write(
+        tmp_path,
+        """
+judges:
+  - id: a
+    llm_client: mock
+    model: m
+    prompt_file: prompts/missing.md
+    temperature: 9
+  - id: b
+    llm_client: nope
+    model: m
+    prompt: inline
+    prompt_file: prompts/p.md
+  - id: mock_refusal_judge
+    llm_client: mock
+    model: m
+    prompt: 'Did {llm_response} refuse?'
+  - id: c
+    llm_client: mock
+    model: m
+    prompt: 'Did {respons} refuse?'
+    promt_file: x.md
+""",
+    )
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.load_judges_from_yaml(path)
+    lines = str(caught.value).splitlines()
+    assert lines[0] == f"{path}: 7 problem(s) in the judge configuration:"
+    assert [p["loc"] for p in caught.value.errors] == [
+        "judges[0].prompt_file",
+        "judges[0].temperature",
+        "judges[1]",
+        "judges[1].llm_client",
+        "judges[2].id",
+        "judges[3].promt_file",
+        "judges[3].prompt",
+    ]
+    assert "missing.md" in lines[1] and "cannot read the prompt file" in lines[1]
+    assert lines[2:] == [
+        f"{path}: judges[0].temperature: Input should be less than or equal to 2, got 9",
+        f"{path}: judges[1]: give prompt or prompt_file, not both",
+        f"{path}: judges[1].llm_client: Input should be 'openai', 'azure_openai', 'anthropic' or "
+        "'mock', got 'nope'",
+        f"{path}: judges[2].id: judge 'mock_refusal_judge' is already registered; pass "
+        "on_duplicate='overwrite' to replace it or 'skip' to keep it",
+        f"{path}: judges[3].promt_file: unknown key 'promt_file'; did you mean 'prompt_file'?",
+        f"{path}: judges[3].prompt: judge 'c': prompt placeholder(s) ['{{respons}}'] name no "
+        "column (columns: ['sample_id', 'prompt', 'llm_response', 'category']); fix the prompt "
+        "or the data",
+    ]
+    assert caught.value.path == path and caught.value.judge_id == "mock_refusal_judge"
+    assert evaluator.judge_registry.keys() == {"mock_refusal_judge"}
+    path.write_text(path.read_text().replace("promt_file: x.md", "max_tokens: 0"))
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.load_judges_from_yaml(path, on_duplicate="overwrite")
+    text = str(caught.value)
+    assert "judges[3].max_tokens: Input should be greater than or equal to 1" in text
+    assert "judges[2]" not in text  # overwrite: an id taken is no problem
+
+
+def test_placeholders_are_checked_with_the_other_fields(tmp_path: Path) -> None:
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    path = write(
+        tmp_path,
+        "judges:\n"
+        "  - {id: x, llm_client: mock, model: m, prompt: 'See {respons}'}\n"
+        "  - {id: y, llm_client: mock, model: m, prompt: 'See {prompt}', temperature: -1}\n",
+    )
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.load_judges_from_yaml(path)
+    assert [p["loc"] for p in caught.value.errors] == ["judges[0].prompt", "judges[1].temperature"]
+    assert "{respons}" in caught.value.errors[0]["msg"]
+    assert "'llm_response'" in caught.value.errors[0]["msg"]
+    assert evaluator.judge_registry.keys() == {"mock_refusal_judge"}

@@ -291,4 +291,4 @@ def test_bootstrap_given_as_a_dict_inside_metric_config() -> None:
             aggregation_name="single",
             bootstrap={"n_resamples": 0},
         )
-    assert info.value.field == "bootstrap"
+    assert info.value.field == "bootstrap.n_resamples"  # the nested key itself

@@ -291,10 +291,8 @@ def test_every_problem_is_listed_with_file_and_place(tmp_path: Path) -> None:
         assert any(line.startswith(start) for line in lines), (start, message)
     assert "'epsilonn'" in message
     # the missing task_names of metrics[1] and the two tasks of a single metric in metrics[4]
-    assert "metrics[1]: MetricConfig(accuracy).task_names" in message
-    assert "metrics[4]: MetricConfig(accuracy): aggregation 'single' takes exactly one task" in (
-        message
-    )
+    assert "metrics[1].task_names: Field required" in message
+    assert "metrics[4]: aggregation 'single' takes exactly one task" in message
     assert "metrics[6]" not in message  # the valid entry is not blamed
 
 
@@ -422,3 +420,26 @@ def test_metrics_file_must_be_a_path() -> None:
     with pytest.raises(MetricConfigError, match="the metrics file must be a path, got int 3") as e:
         read_metrics_yaml(3)  # type: ignore[arg-type]
     assert e.value.field == "path"
+
+
+def test_an_unknown_scorer_does_not_hide_the_entrys_other_problems(tmp_path: Path) -> None:
+    """One pass: before, the other fields of an entry with an unknown scorer were checked only
+    once the scorer was fixed."""
+    path = write(
+        tmp_path / "m.yaml",
+        """\
+        metrics:
+          - scorer: acuracy
+            task_names: []
+            aggregation_name: singel
+            bootstrap: {n_resamples: 0}
+        """,
+    )
+    with pytest.raises(MetricConfigError) as info:
+        read_metrics_yaml(path)
+    message = str(info.value)
+    assert message.splitlines()[0] == f"{path}: 4 problem(s) in the metrics configuration:"
+    assert "metrics[0]: unknown scorer 'acuracy'; did you mean 'accuracy'?" in message
+    assert "n_resamples" in message
+    assert f"{path}: metrics[0].task_names: List should have at least 1 item" in message
+    assert f"{path}: metrics[0].aggregation_name: Input should be 'single'" in message

@@ -1,0 +1,194 @@
+"""Reading `project.yaml`: its schema, then what its paths lead to; every problem at once.
+
+`read_project_yaml` checks the whole file in one pass, so a user fixes it once: every section's
+keys and values (`schema.ProjectFile`, each section alone so one bad section hides none), then,
+in `_checks`, the data file (read, ids checked, the sample drawn), the task against the data's
+columns, each judge (inline, or every judge of a judges YAML it names, placeholders against the
+columns), each file of labels (its columns and ids, as an import would check them, nothing
+saved), and the metrics (their tasks against the task). Each problem is one line,
+`project.yaml: judges[1].temperature: ...`; a problem inside a file that `project.yaml` names is
+placed at the entry naming it (`judges[2]: judges.yaml: judges[0]...`). Nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+from meta_evaluator.errors import MetaEvaluatorError, ProjectFileError
+from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.project_yaml._checks import (
+    Problems,
+    check_data,
+    check_judges,
+    check_labels,
+    check_metrics,
+    check_task,
+    columns_of,
+    judge_entries,
+    label_entries,
+    problem,
+)
+from meta_evaluator.project_yaml.schema import ProjectFile
+from meta_evaluator.project_yaml.spec import JudgesSource, LabelsSource, ProjectSpec
+from meta_evaluator.storage import path_argument, raise_problems, read_yaml
+
+__all__ = [
+    "PROJECT_FILE",
+    "check_project",
+    "parse_project_yaml",
+    "read_project_judges",
+    "read_project_yaml",
+    "read_task_yaml",
+]
+
+PROJECT_FILE = "project.yaml"
+"""The name of a project folder's own project file."""
+
+
+def parse_project_yaml(path: str | Path) -> tuple[Path, ProjectFile]:
+    """The file's sections, their keys and values checked (not what the paths lead to).
+
+    Raises:
+        ProjectFileError: The file cannot be read, is not YAML, is not a mapping, or any
+            section is invalid: every problem is listed.
+    """
+    file, raw = _read_mapping(path)
+    model, problems = _sections(raw)
+    raise_problems(file, problems, what="project", error=ProjectFileError)
+    return file, model
+
+
+def read_project_yaml(path: str | Path) -> ProjectSpec:
+    """Read and check a whole `project.yaml` (see the module); nothing is written.
+
+    A section whose keys or values are wrong is reported, and the others are still checked in
+    depth, so one error lists everything.
+
+    Raises:
+        ProjectFileError: Any problem of the file or of what it names; every one is listed.
+    """
+    file, raw = _read_mapping(path)
+    return check_project(raw, file=file)
+
+
+def check_project(raw: dict[str, Any], *, file: Path, base: Path | None = None) -> ProjectSpec:
+    """Check the content of a project file (`raw`, as read from YAML) as `read_project_yaml` does.
+
+    `file` names the content in messages; paths are relative to `base` (default: its folder).
+    For content that is not a file of its own (`meta-evaluator init --data`).
+
+    Raises:
+        ProjectFileError: Any problem, every one listed.
+    """
+    model, problems = _sections(raw)
+    base = file.parent if base is None else base
+    data, data_file = check_data(model.data, base, problems) if model.data else (None, None)
+    task = model.task
+    if task is not None and data is not None:
+        check_task(task, data, problems)
+    columns = columns_of(data, task)
+    judges = check_judges(judge_entries(raw, model), base, columns, problems)
+    labelled = [s for s in ("annotations", "results") if raw.get(s)]
+    if labelled and (raw.get("data") is None or raw.get("task") is None):
+        problems.append(
+            problem(labelled[0], "labels need the data and task sections, which they fit")
+        )
+    annotations: tuple[LabelsSource, ...] = ()
+    results: tuple[LabelsSource, ...] = ()
+    if data is not None and task is not None:
+        labels = {
+            section: tuple(
+                check_labels(
+                    label_entries(raw, model, section), section, base, data, task, problems
+                )
+            )
+            for section in ("annotations", "results")
+        }
+        annotations, results = labels["annotations"], labels["results"]
+    metrics, metrics_file = check_metrics(model.metrics, base, task, problems)
+    raise_problems(file, problems, what="project", error=ProjectFileError)
+    return ProjectSpec(
+        file, model, data, data_file, task, tuple(judges), annotations, results, metrics,
+        metrics_file,
+    )  # fmt: skip
+
+
+def read_project_judges(
+    path: str | Path, *, columns: Collection[str] | None
+) -> tuple[JudgesSource, ...]:
+    """The judges of a `project.yaml` (every section's schema is checked, only judges deeper).
+
+    What `meta-evaluator run` reads of a project's own `project.yaml` each time.
+
+    Raises:
+        ProjectFileError: The file or one of its judges is invalid; every problem is listed.
+    """
+    file, model = parse_project_yaml(path)
+    problems: Problems = []
+    judges = check_judges(list(enumerate(model.judges)), file.parent, columns, problems)
+    raise_problems(file, problems, what="project", error=ProjectFileError)
+    return tuple(judges)
+
+
+def read_task_yaml(path: str | Path) -> EvalTask:
+    """The `task:` of a YAML file: a task file, or a `project.yaml` (its other sections unread).
+
+    Raises:
+        ProjectFileError: The file has no `task`, or the task is invalid, or a top-level key is
+            neither `task` nor a section of `project.yaml`.
+    """
+    file, raw = _read_mapping(path)
+    problems: Problems = []
+    for key in raw:
+        if key not in ProjectFile.model_fields:
+            try:
+                ProjectFile(**{str(key): raw[key]})
+            except ProjectFileError as exc:
+                problems += exc.errors
+    task = None
+    if raw.get("task") is None:
+        problems.append(problem("task", "missing: the file must hold a `task:` mapping"))
+    else:
+        try:
+            task = ProjectFile(task=raw["task"]).task
+        except ProjectFileError as exc:
+            problems += exc.errors
+    raise_problems(file, problems, what="task", error=ProjectFileError)
+    assert task is not None, "no problem, so a task"
+    return task
+
+
+# ----- the sections -----------------------------------------------------------------------------
+
+
+def _sections(raw: dict[str, Any]) -> tuple[ProjectFile, Problems]:
+    """The valid sections as a model, and every problem of the others (each checked alone)."""
+    problems: Problems = []
+    valid = {}
+    for key, value in raw.items():
+        try:
+            ProjectFile(**{str(key): value})  # one bad section hides none of the others
+        except ProjectFileError as exc:
+            problems += exc.errors
+            continue
+        valid[str(key)] = value
+    return ProjectFile(**valid), problems
+
+
+def _read_mapping(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    file = path_argument(path, what="project.yaml", field="path", error=ProjectFileError)
+    try:
+        raw = read_yaml(file)
+    except MetaEvaluatorError as exc:
+        raise ProjectFileError(exc.message, path=file) from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ProjectFileError(
+            f"{file}: must be a mapping of sections (data, task, judges, annotations, results, "
+            f"metrics), got {type(raw).__name__}.",
+            path=file,
+        )
+    return file, raw
