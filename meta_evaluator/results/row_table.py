@@ -24,7 +24,7 @@ Python loop over rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -84,6 +84,10 @@ class RowSources:
 
     judges: Mapping[str, pl.DataFrame]
     humans: Mapping[str, pl.DataFrame]
+    judge_runs: Mapping[str, str] = field(default_factory=dict)
+    """The run each judge's rows come from, by judge id (when known)."""
+    human_runs: Mapping[str, str] = field(default_factory=dict)
+    """The set each annotator's labels come from, by annotator id (when known)."""
 
 
 def read_row_sources(
@@ -110,6 +114,8 @@ def read_row_sources(
     return RowSources(
         judges={j: r.results_data for j, r in judges.items()},
         humans={h: r.results_data for h, r in humans.items()},
+        judge_runs={j: r.run_id for j, r in judges.items()},
+        human_runs={h: r.run_id for h, r in humans.items()},
     )
 
 
