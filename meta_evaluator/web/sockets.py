@@ -111,7 +111,10 @@ def _bind_all(
     chosen = port
     unavailable: OSError | None = None
     for family, address in addresses:
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY on accepted connections only
+        # when the socket says it is TCP; without it a reply's body waits ~40 ms for the
+        # client's delayed ACK on every keep-alive request.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:  # as asyncio does: `::` is IPv6 only, 0.0.0.0 apart
