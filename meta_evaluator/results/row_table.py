@@ -23,9 +23,10 @@ Python loop over rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
@@ -39,6 +40,7 @@ __all__ = [
     "FLAGS",
     "HUMAN_PREFIX",
     "KEY_PREFIX",
+    "MOST_LABELS_SIDE_BY_SIDE",
     "RowSources",
     "RowTable",
     "build_row_table",
@@ -50,6 +52,7 @@ __all__ = [
     "majority_labels",
     "most_disagreed",
     "read_row_sources",
+    "wide_majority",
 ]
 
 #: The flags of a row, each a Boolean column of the table (never null).
@@ -60,6 +63,8 @@ DATA_PREFIX = "data."
 HUMAN_PREFIX = "human."
 #: Prefix of each annotator's label text (`key.ana`).
 KEY_PREFIX = "key."
+#: The most labels counted side by side (`wide_majority`); more go through `majority_labels`.
+MOST_LABELS_SIDE_BY_SIDE = 32
 
 
 def judge_columns(task: EvalTask, *, raw_answers: bool = True) -> list[str]:
@@ -206,17 +211,23 @@ def build_row_table(
             how="left",
             maintain_order="left",
         )
-    long = pl.concat(
-        [part.select("original_id", "label") for part in humans.values()]
-        or [pl.DataFrame(schema={"original_id": id_dtype, "label": dtype})]
-    )
-    majority = majority_labels(long)
-    rows = rows.join(
-        majority.with_columns(label_key("human_majority", dtype).alias("majority_key")),
-        on="original_id",
-        how="left",
-        maintain_order="left",
-    )
+    found = _few_labels(humans.values()) if dtype == pl.String else None
+    if found is not None:
+        keys = [KEY_PREFIX + a for a in annotators]
+        rows = rows.with_columns(wide_majority(keys, found).alias("human_majority"))
+        rows = rows.with_columns(pl.col("human_majority").alias("majority_key"))
+    else:
+        long = pl.concat(
+            [part.select("original_id", "label") for part in humans.values()]
+            or [pl.DataFrame(schema={"original_id": id_dtype, "label": dtype})]
+        )
+        majority = majority_labels(long)
+        rows = rows.join(
+            majority.with_columns(label_key("human_majority", dtype).alias("majority_key")),
+            on="original_id",
+            how="left",
+            maintain_order="left",
+        )
     rows = rows.with_columns(_counts_and_flags(annotators))
     return RowTable(
         judge_id=judge_id,
@@ -290,7 +301,7 @@ def _judge_part(
         pl.col("outcome").cast(pl.String),
         pl.col("status").cast(pl.String),
         pl.col("error_message").cast(pl.String),
-    ).unique("original_id", keep="first", maintain_order=True)
+    ).pipe(_one_per_id, keep="first")
 
 
 def _human_part(
@@ -310,8 +321,27 @@ def _human_part(
     return (
         frame.filter(_usable() & label.is_not_null())
         .select("original_id", label.alias("label"), label_key(label, dtype).alias("key"))
-        .unique("original_id", keep="last", maintain_order=True)
+        .pipe(_one_per_id, keep="last")
     )
+
+
+def _few_labels(parts: Iterable[pl.DataFrame]) -> list[str] | None:
+    """The labels (`key`) the parts hold, if at most `MOST_LABELS_SIDE_BY_SIDE`; else None."""
+    found: set[str] = set()
+    for part in parts:
+        found.update(
+            part.get_column("key").drop_nulls().unique().head(MOST_LABELS_SIDE_BY_SIDE + 1)
+        )
+        if len(found) > MOST_LABELS_SIDE_BY_SIDE:
+            return None
+    return sorted(found)
+
+
+def _one_per_id(frame: pl.DataFrame, *, keep: Literal["first", "last"]) -> pl.DataFrame:
+    """`frame` with one row per `original_id` (results hold one; a copy only when not)."""
+    if frame.get_column("original_id").n_unique() == frame.height:
+        return frame
+    return frame.unique("original_id", keep=keep, maintain_order=True)
 
 
 def _check_label_dtype(frame: pl.DataFrame, task: str, dtype: pl.DataType, owner: str) -> None:
@@ -353,6 +383,30 @@ def _counts_and_flags(annotators: Sequence[str]) -> list[pl.Expr]:
         (outcome == "invalid").fill_null(False).alias("invalid"),
         (outcome == "error").fill_null(False).alias("error"),
     ]
+
+
+def wide_majority(columns: Sequence[str], labels: Sequence[str]) -> pl.Expr:
+    """The most frequent text among `columns`, row by row; ties to the largest; null if none.
+
+    The rule of `majority_labels`, for labels held side by side (one column per human), as
+    one expression: a count per label of `labels` (every label the columns hold), the best
+    kept label by label in ascending order, so a later (larger) label wins a tie.
+
+    Example:
+        >>> frame = pl.DataFrame({"a": ["x", "y", None], "b": ["y", "y", None]})
+        >>> frame.select(wide_majority(["a", "b"], ["x", "y"]).alias("m"))["m"].to_list()
+        ['y', 'y', None]
+    """
+    best: pl.Expr = pl.lit(None, dtype=pl.String)
+    most: pl.Expr = pl.lit(0, dtype=pl.UInt32)
+    for label in sorted(labels):
+        votes = pl.sum_horizontal(
+            (pl.col(c) == label).fill_null(False).cast(pl.UInt32) for c in columns
+        )
+        wins = (votes > 0) & (votes >= most)
+        best = pl.when(wins).then(pl.lit(label)).otherwise(best)
+        most = pl.when(wins).then(votes).otherwise(most)
+    return best
 
 
 def majority_labels(labels: pl.DataFrame) -> pl.DataFrame:

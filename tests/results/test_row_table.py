@@ -343,6 +343,36 @@ def test_label_lists_vote_as_scoring_does(items: list[list[list[str] | None]]) -
     assert dict(majority_labels(frame).rows()) == _scoring_majority(frame)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    votes=st.lists(
+        st.lists(st.one_of(st.none(), LABEL), min_size=3, max_size=3), min_size=1, max_size=15
+    ),
+    side_by_side=st.booleans(),
+)
+def test_the_tables_majority_is_scorings(
+    votes: list[list[str | None]], side_by_side: bool, monkeypatch_module: Any
+) -> None:
+    """Both ways the table counts votes (side by side when few labels, else by id)."""
+    from meta_evaluator.results import row_table
+    from meta_evaluator.scores.metrics._items import majority_label
+
+    monkeypatch_module.setattr(row_table, "MOST_LABELS_SIDE_BY_SIDE", 32 if side_by_side else 0)
+    ids = list(range(len(votes)))
+    humans = {h: _human(ids, [v[k] for v in votes]) for k, h in enumerate(("ana", "ben", "chen"))}
+    judge = _judge(ids, [("valid", "success", "a", None)] * len(ids))
+    task = _task(verdict=["a", "b", "c", "d", "not rejection", "rejection", "Z", "é"])
+    table = build_row_table(_data(ids), task, "verdict", "j", RowSources({"j": judge}, humans))
+    assert table.frame["human_majority"].to_list() == [majority_label(v) for v in votes]
+    assert table.frame["majority_key"].to_list() == [majority_label(v) for v in votes]
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Any:
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
 def test_the_table_agrees_with_scorings_items_on_the_example() -> None:
     """The refusal example's majority per row, as `Items.majority_codes` encodes it."""
     from meta_evaluator.scores.metrics._items import Items
