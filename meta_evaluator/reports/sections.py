@@ -9,6 +9,7 @@ import base64
 import datetime as dt
 from collections.abc import Callable
 
+from meta_evaluator.reports.disagreements import disagreements
 from meta_evaluator.reports.html import escape, html_table, markdown_table_html
 from meta_evaluator.reports.inputs import ReportInputs
 
@@ -125,4 +126,4 @@ def plots(inputs: ReportInputs) -> str:
 
 
 #: The page's sections, in order.
-SECTIONS: tuple[Section, ...] = (heading, scores, trait_tables, judges, plots)
+SECTIONS: tuple[Section, ...] = (heading, scores, disagreements, trait_tables, judges, plots)

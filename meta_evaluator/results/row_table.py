@@ -51,6 +51,7 @@ __all__ = [
     "label_key",
     "majority_labels",
     "most_disagreed",
+    "ordered_labels",
     "read_row_sources",
     "wide_majority",
 ]
@@ -171,6 +172,8 @@ def build_row_table(
     task_name: str,
     judge_id: str,
     sources: RowSources,
+    *,
+    shown: Sequence[str] | None = None,
 ) -> RowTable:
     """The row table of `judge_id` on `task_name` (see the module docstring).
 
@@ -180,6 +183,8 @@ def build_row_table(
         task_name: One of `task.task_names`.
         judge_id: A judge of `sources.judges`.
         sources: The judges' and annotators' latest rows (`read_row_sources`).
+        shown: The data columns to keep (default: those the task shows); fewer make a
+            smaller table (the report keeps one).
 
     Raises:
         TaskError: `task_name` is not a task of `task`, or `judge_id` has no results.
@@ -193,7 +198,7 @@ def build_row_table(
             f"no results of judge {judge_id!r}; judges with results are {sorted(sources.judges)}."
         )
     id_dtype = data.ids.dtype
-    shown = tuple(task.columns_shown())
+    shown = tuple(task.columns_shown() if shown is None else shown)
     rows = data.data.select(
         pl.int_range(pl.len(), dtype=pl.UInt32).alias("position"),
         data.ids.alias("original_id"),
@@ -509,6 +514,22 @@ def confusion(table: RowTable) -> pl.DataFrame:
         .agg(pl.len().cast(pl.Int64).alias("rows"))
         .sort("judge_key", "majority_key")
     )
+
+
+def ordered_labels(task: EvalTask, task_name: str, found: Iterable[str]) -> list[str]:
+    """Labels (as text) in the order tables show them: a single-choice task's own, then others.
+
+    The task's labels come in its order, any other label found after them, sorted.
+
+    Example:
+        >>> task = EvalTask({"r": ["yes", "no"]}, None, ["text"])
+        >>> ordered_labels(task, "r", {"no", "maybe", "yes"})
+        ['yes', 'no', 'maybe']
+    """
+    held = set(found)
+    own = task.allowed_labels(task_name) if task.task_kind(task_name) == "single" else None
+    first = [label for label in own or [] if label in held]
+    return first + sorted(held - set(first))
 
 
 def most_disagreed(table: RowTable, limit: int = 20) -> pl.DataFrame:

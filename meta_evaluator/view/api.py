@@ -9,14 +9,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from meta_evaluator.results.row_table import DATA_PREFIX, FLAGS, HUMAN_PREFIX, RowTable
+from meta_evaluator.results.row_table import (
+    DATA_PREFIX,
+    FLAGS,
+    HUMAN_PREFIX,
+    RowTable,
+    ordered_labels,
+)
 from meta_evaluator.view.query import RowPage, RowQuery
 from meta_evaluator.view.store import RowStore
 
 __all__ = [
     "annotate_links",
     "confusion_json",
-    "label_order",
     "plain",
     "row_detail",
     "row_json",
@@ -76,13 +81,6 @@ def rows_json(page: RowPage, query: RowQuery, table: RowTable) -> dict[str, Any]
     }
 
 
-def label_order(store: RowStore, task: str, found: set[str]) -> list[str]:
-    """Labels in the order a matrix shows them: the task's own first, then others sorted."""
-    own = store.task.allowed_labels(task) if store.task.task_kind(task) == "single" else None
-    first = [label for label in own or [] if label in found]
-    return first + sorted(found - set(first))
-
-
 def confusion_json(store: RowStore, judge: str, task: str) -> dict[str, Any]:
     """`GET /api/confusion`: rows per (judge label, humans' majority), labels as text."""
     cells = store.confusion(judge, task)
@@ -94,7 +92,7 @@ def confusion_json(store: RowStore, judge: str, task: str) -> dict[str, Any]:
     return {
         "judge": judge,
         "task": task,
-        "labels": label_order(store, task, found),
+        "labels": ordered_labels(store.task, task, found),
         "cells": [{"judge_label": a, "human_label": b, "rows": n} for a, b, n in cells.iter_rows()],
         "rows": counts["rows"],
         "rows_compared": int(cells["rows"].sum()),

@@ -30,7 +30,7 @@ from urllib.parse import urlencode, urlsplit
 import anyio.to_thread
 
 from meta_evaluator.errors import MetaEvaluatorError, ProjectError, QueryError
-from meta_evaluator.results.row_table import RowTable
+from meta_evaluator.results.row_table import RowTable, ordered_labels
 from meta_evaluator.view import api, pages
 from meta_evaluator.view.query import (
     PARAMETERS,
@@ -220,8 +220,8 @@ class ViewerApp:
             rows=[api.row_json(r, table) for r in page.rows.iter_rows(named=True)],
             counts=store.counts(query.judge, query.task),
             confusion=api.confusion_json(store, query.judge, query.task),
-            judge_labels=api.label_order(store, query.task, set(judged)),
-            human_labels=api.label_order(store, query.task, set(voted)),
+            judge_labels=ordered_labels(store.task, query.task, judged),
+            human_labels=ordered_labels(store.task, query.task, voted),
         )
         return pages.list_page(view)
 
