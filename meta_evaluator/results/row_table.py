@@ -188,8 +188,9 @@ def build_row_table(
 
     Raises:
         TaskError: `task_name` is not a task of `task`, or `judge_id` has no results.
-        ColumnError: A results or labels table lacks `original_id` or the task's column, or
-            its ids are of another dtype than the data's.
+        ColumnError: A results or labels table lacks `original_id`, its ids are of another
+            dtype than the data's, or the task's labels of another kind than the task's (a
+            table without the task's column has no labels for it).
     """
     if task_name not in task.task_names:
         raise TaskError(f"no task {task_name!r}; the tasks are {task.task_names}.")
@@ -276,8 +277,8 @@ def _judge_part(
 ) -> pl.DataFrame:
     """The judge's columns of the table, one row per id it answered."""
     owner = f"the results of judge {judge_id!r}"
-    if task_name not in frame.columns:
-        raise ColumnError(f"{owner}: no column {task_name!r} (the task).", column=task_name)
+    if task_name not in frame.columns:  # results imported for other tasks only
+        frame = frame.with_columns(pl.lit(None, dtype=dtype).alias(task_name))
     frame = _with_columns(
         frame, ["outcome", "status", "error_message", "llm_raw_response_content"], owner, id_dtype
     )

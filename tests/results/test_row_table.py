@@ -253,6 +253,10 @@ def test_bad_requests_raise_typed_errors() -> None:
     with pytest.raises(ColumnError, match=r"annotator 'ana'.*ids are String, but Int64") as caught:
         build_row_table(data, _task(), "verdict", "j", sources)
     assert caught.value.column == "original_id"
+    without = build_row_table(
+        data, _task(), "verdict", "j", RowSources({"j": judge.drop("verdict")}, {})
+    )
+    assert without.frame["judge_label"].to_list() == [None, None]  # imported for other tasks
     lists = judge.with_columns(pl.concat_list("verdict"))
     with pytest.raises(ColumnError, match="task 'verdict' holds List"):
         build_row_table(data, _task(), "verdict", "j", RowSources({"j": lists}, {}))
