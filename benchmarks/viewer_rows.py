@@ -1,6 +1,7 @@
 """How fast the results viewer pages through a large project (issue 18): a table of timings.
 
 Usage: nice .venv/bin/python benchmarks/viewer_rows.py [--rows 100000] [--repeat 9] [--keep]
+       nice .venv/bin/python benchmarks/viewer_rows.py --project KEPT/project --rows N
 
 The project is the one benchmarks/project_scale.py builds (untimed, in a temporary folder):
 N rows of data, three annotators' labels (ana, ben, chen: about 10% flipped from a shared
@@ -19,6 +20,7 @@ as a user runs it) and each request below is sent with httpx over loopback, one 
   list page           GET /?judge=mock&flag=disagree                    (HTML)
   list page, 2nd judge GET /?judge=imported
 
+`--keep` keeps the project; `--project` measures one kept before (give its `--rows`).
 Each case is asked `--repeat` times: the first request (cold: the first of the server reads
 the files and builds the table; the first search builds the search text; later cases find
 them built) is shown apart from the median, min and max of the others. Times are wall-clock
@@ -140,6 +142,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9, help="requests per case (>= 2)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the generated project")
+    parser.add_argument("--project", type=Path, help="a project this script built (--keep)")
     args = parser.parse_args()
     if args.repeat < 2:
         parser.error("--repeat must be 2 or more: the first request is reported apart")
@@ -151,8 +154,11 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="viewer_rows-"))
     process = None
     try:
-        print(f"building a project of {args.rows:,} rows (untimed) in {root}", flush=True)
-        project = build(root, args.rows, args.seed)
+        if args.project is not None:
+            project = args.project
+        else:
+            print(f"building a project of {args.rows:,} rows (untimed) in {root}", flush=True)
+            project = build(root, args.rows, args.seed)
         port = free_port()
         log = root / "viewer.log"
         began = time.perf_counter()

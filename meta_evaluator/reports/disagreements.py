@@ -64,6 +64,7 @@ def disagreements(inputs: ReportInputs) -> str:
             # one data column is shown: the table need not carry the others
             table = build_row_table(data, task, name, judge, sources, shown=shown)
             parts.append(_judge_task(table, inputs))
+            del table  # a million rows' table: let it go before the next is built
     return "".join(parts)
 
 

@@ -107,7 +107,8 @@ def read_row_sources(
     """Read the latest results of every judge and labels of every annotator, columns as needed.
 
     `ids` (the data's) order a sharded run's rows. Without `raw_answers`, the judges' raw
-    answers stay on disk (the longest column of a results table).
+    answers stay on disk (the longest column of a results table). Outcomes, statuses and
+    single-choice labels are read as polars Categoricals (the tables hold them as text).
 
     Raises:
         StateError, StorageError: A results or annotations file cannot be read.
@@ -115,8 +116,16 @@ def read_row_sources(
     from meta_evaluator.results.human_results import latest_annotations
     from meta_evaluator.results.judge_results import latest_results
 
-    judges = latest_results(results_dir, ids, columns=judge_columns(task, raw_answers=raw_answers))
-    humans = latest_annotations(annotations_dir, columns=human_columns(task))
+    # the few distinct values of these are held as categories: 4 bytes a row, not 16 or more
+    single = [t for t in task.task_names if task.task_kind(t) == "single"]
+    codes = ["outcome", "status", *single]
+    judges = latest_results(
+        results_dir,
+        ids,
+        columns=judge_columns(task, raw_answers=raw_answers),
+        categories=codes,
+    )
+    humans = latest_annotations(annotations_dir, columns=human_columns(task), categories=codes)
     return RowSources(
         judges={j: r.results_data for j, r in judges.items()},
         humans={h: r.results_data for h, r in humans.items()},
@@ -207,33 +216,31 @@ def build_row_table(
     )
     dtype = label_dtype(task.task_kind(task_name))
     judge = _judge_part(sources.judges[judge_id], task, task_name, judge_id, id_dtype, dtype)
-    rows = rows.join(judge, on="original_id", how="left", maintain_order="left")
+    ids = rows.select("original_id")
+    rows = rows.hstack(_aligned(ids, judge).get_columns())
+    if not _nested(dtype):  # text labels are their own text: the same column, not a copy
+        rows = rows.with_columns(judge_key=rows["judge_label"])
     annotators = tuple(sorted(sources.humans))
-    humans = {h: _human_part(sources.humans[h], task_name, h, id_dtype, dtype) for h in annotators}
+    humans = {h: _human_part(sources.humans[h], task_name, h, ids, dtype) for h in annotators}
     for annotator, part in humans.items():
-        rows = rows.join(
-            part.rename({"label": HUMAN_PREFIX + annotator, "key": KEY_PREFIX + annotator}),
-            on="original_id",
-            how="left",
-            maintain_order="left",
+        key = part["key"] if _nested(dtype) else part["label"]
+        rows = rows.hstack(
+            [part["label"].alias(HUMAN_PREFIX + annotator), key.alias(KEY_PREFIX + annotator)]
         )
-    found = _few_labels(humans.values()) if dtype == pl.String else None
+    found = None if _nested(dtype) else _few_labels(humans.values())
     if found is not None:
         keys = [KEY_PREFIX + a for a in annotators]
         rows = rows.with_columns(wide_majority(keys, found).alias("human_majority"))
-        rows = rows.with_columns(pl.col("human_majority").alias("majority_key"))
+        rows = rows.with_columns(majority_key=rows["human_majority"])
     else:
         long = pl.concat(
-            [part.select("original_id", "label") for part in humans.values()]
+            [ids.hstack([part["label"]]) for part in humans.values()]
             or [pl.DataFrame(schema={"original_id": id_dtype, "label": dtype})]
         )
-        majority = majority_labels(long)
-        rows = rows.join(
-            majority.with_columns(label_key("human_majority", dtype).alias("majority_key")),
-            on="original_id",
-            how="left",
-            maintain_order="left",
+        majority = majority_labels(long).with_columns(
+            label_key("human_majority", dtype).alias("majority_key")
         )
+        rows = rows.hstack(_aligned(ids, majority).get_columns())
     rows = rows.with_columns(_counts_and_flags(annotators))
     return RowTable(
         judge_id=judge_id,
@@ -243,6 +250,24 @@ def build_row_table(
         annotators=annotators,
         frame=rows,
     )
+
+
+def _aligned(ids: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame:
+    """`part`'s columns but `original_id`, a row per id of `ids` in its order (null if absent).
+
+    Only the ids are joined, then each column is gathered once: joining whole frames into the
+    growing table would copy the table at every join (a million rows: hundreds of MB).
+    """
+    columns = part.drop("original_id")
+    if part.height == ids.height and part["original_id"].equals(ids["original_id"]):
+        return columns  # already one row per id, in order (a judge's results usually are)
+    place = ids.join(
+        part.select("original_id").with_row_index("_place"),
+        on="original_id",
+        how="left",
+        maintain_order="left",
+    ).get_column("_place")
+    return columns.select(pl.all().gather(place))
 
 
 def _usable() -> pl.Expr:
@@ -301,7 +326,7 @@ def _judge_part(
     return frame.select(
         "original_id",
         label.alias("judge_label"),
-        label_key(label, dtype).alias("judge_key"),
+        *([label_key(label, dtype).alias("judge_key")] if _nested(dtype) else []),
         pl.col("llm_raw_response_content").cast(pl.String).alias("raw_answer"),
         reasoning.alias("reasoning"),
         pl.col("outcome").cast(pl.String),
@@ -314,30 +339,38 @@ def _human_part(
     frame: pl.DataFrame,
     task_name: str,
     annotator: str,
-    id_dtype: pl.DataType,
+    ids: pl.DataFrame,
     dtype: pl.DataType,
 ) -> pl.DataFrame:
-    """`original_id`, `label`, `key` of one annotator (rows with a usable label only)."""
+    """`label` (and `key`, for lists) of one annotator, a row per id of `ids` in its order.
+
+    The label is null where the annotator has no usable label. Rows are aligned first and
+    masked after, so no filtered copy of the annotator's table is made.
+    """
     owner = f"the labels of annotator {annotator!r}"
-    frame = _with_columns(frame, ["outcome", "status"], owner, id_dtype)
+    frame = _with_columns(frame, ["outcome", "status"], owner, ids.schema["original_id"])
     if task_name not in frame.columns:  # labelled other tasks only
-        return pl.DataFrame(schema={"original_id": id_dtype, "label": dtype, "key": pl.String})
+        frame = frame.with_columns(pl.lit(None, dtype=dtype).alias(task_name))
     _check_label_dtype(frame, task_name, dtype, owner)
-    label = pl.col(task_name).cast(dtype)
-    return (
-        frame.filter(_usable() & label.is_not_null())
-        .select("original_id", label.alias("label"), label_key(label, dtype).alias("key"))
-        .pipe(_one_per_id, keep="last")
+    picked = frame.select("original_id", "outcome", "status", task_name)
+    aligned = _aligned(ids, picked.pipe(_one_per_id, keep="last"))
+    label = pl.when(_usable()).then(pl.col(task_name).cast(dtype))
+    return aligned.select(
+        label.alias("label"),
+        *([label_key(label, dtype).alias("key")] if _nested(dtype) else []),
     )
 
 
+def _nested(dtype: pl.DataType) -> bool:
+    """Whether labels of `dtype` are lists (whose text is their JSON array, not themselves)."""
+    return isinstance(dtype, pl.List | pl.Array)
+
+
 def _few_labels(parts: Iterable[pl.DataFrame]) -> list[str] | None:
-    """The labels (`key`) the parts hold, if at most `MOST_LABELS_SIDE_BY_SIDE`; else None."""
+    """The text labels the parts hold, if at most `MOST_LABELS_SIDE_BY_SIDE`; else None."""
     found: set[str] = set()
     for part in parts:
-        found.update(
-            part.get_column("key").drop_nulls().unique().head(MOST_LABELS_SIDE_BY_SIDE + 1)
-        )
+        found.update(part.get_column("label").drop_nulls().unique())
         if len(found) > MOST_LABELS_SIDE_BY_SIDE:
             return None
     return sorted(found)
@@ -510,7 +543,8 @@ def confusion(table: RowTable) -> pl.DataFrame:
     """
     both = pl.col("judge_key").is_not_null() & pl.col("majority_key").is_not_null()
     return (
-        table.frame.filter(both)
+        table.frame.select("judge_key", "majority_key")  # filter two columns, not the table
+        .filter(both)
         .group_by("judge_key", "majority_key")
         .agg(pl.len().cast(pl.Int64).alias("rows"))
         .sort("judge_key", "majority_key")
@@ -540,11 +574,16 @@ def most_disagreed(table: RowTable, limit: int = 20) -> pl.DataFrame:
     order.
     """
     share = pl.col("humans_against") / pl.col("humans_labelled")
-    return (
-        table.frame.filter("disagree")
+    # the order is found on four small columns; only the rows listed are taken whole
+    order = (
+        table.frame.select("disagree", "humans_against", "humans_labelled", "position")
+        .with_row_index("_row")
+        .filter("disagree")
         .sort(
             [pl.col("humans_against"), share, pl.col("position")],
             descending=[True, True, False],
         )
         .head(limit)
+        .get_column("_row")
     )
+    return table.frame[order]
