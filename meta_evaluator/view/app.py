@@ -196,7 +196,8 @@ class ViewerApp:
         query = parse_row_query(params, judges=store.judges, tasks=store.tasks, rule=self._rule)
         table = store.table(query.judge, query.task)
         search = store.search_text(query.judge, query.task) if query.q else None
-        return query, apply_query(table.frame, query, search), table
+        order = store.order(query.judge, query.task, query.sort)
+        return query, apply_query(table.frame, query, search, order), table
 
     def _list_page(self, params: dict[str, list[str]]) -> str:
         store = self.store

@@ -40,6 +40,7 @@ __all__ = [
     "apply_query",
     "parse_judge_task",
     "parse_row_query",
+    "sort_order",
 ]
 
 PAGE_SIZE = 50
@@ -239,10 +240,31 @@ def parse_row_query(
     )
 
 
-def apply_query(frame: pl.DataFrame, query: RowQuery, search: pl.Series | None) -> RowPage:
+def sort_order(frame: pl.DataFrame, sort: str) -> pl.Series | None:
+    """Row numbers of `frame` in the order `sort` names (ties in data order); None: as is.
+
+    Computed once per table and sort (`RowStore.order`): a page then gathers its rows.
+    """
+    name = sort.removeprefix("-")
+    if sort == "position":
+        return None
+    descending = sort.startswith("-")
+    return frame.select(
+        pl.arg_sort_by(SORTS[name], descending=descending, nulls_last=True, maintain_order=True)
+    ).to_series()
+
+
+def apply_query(
+    frame: pl.DataFrame,
+    query: RowQuery,
+    search: pl.Series | None,
+    order: pl.Series | None = None,
+) -> RowPage:
     """The page of `frame` (a row table's) that `query` asks for.
 
-    `search` is the table's search text (`RowStore.search_text`), needed with `query.q`.
+    `search` is the table's search text (`RowStore.search_text`), needed with `query.q`;
+    `order` the rows' order for `query.sort` (`sort_order`), computed here when not given.
+    Only the rows of the page are taken from `frame`: a filter finds row numbers, not rows.
     """
     conditions = [pl.col(f) for f in query.flags]
     if query.judge_label is not None:
@@ -257,11 +279,16 @@ def apply_query(frame: pl.DataFrame, query: RowQuery, search: pl.Series | None) 
             raise ValueError("apply_query: a search needs the table's search text")
         found = search.str.contains(query.q.lower(), literal=True)
         mask = found if mask is None else mask & found
-    rows = frame.filter(mask) if mask is not None else frame
-    name = query.sort.removeprefix("-")
-    if name != "position" or query.sort.startswith("-"):
-        rows = rows.sort(
-            SORTS[name], descending=query.sort.startswith("-"), nulls_last=True, maintain_order=True
-        )
+    if order is None and query.sort != "position":
+        order = sort_order(frame, query.sort)
     offset = (query.page - 1) * query.page_size
-    return RowPage(rows.height, query.page, query.page_size, rows.slice(offset, query.page_size))
+    if order is None and mask is None:
+        rows = frame.slice(offset, query.page_size)
+        return RowPage(frame.height, query.page, query.page_size, rows)
+    if order is None:
+        assert mask is not None
+        chosen = mask.arg_true()
+    else:
+        chosen = order if mask is None else order.filter(mask.gather(order))
+    page = chosen.slice(offset, query.page_size)
+    return RowPage(chosen.len(), query.page, query.page_size, frame[page])

@@ -30,6 +30,7 @@ from meta_evaluator.results.row_table import (
     confusion,
     read_row_sources,
 )
+from meta_evaluator.view.query import sort_order
 
 if TYPE_CHECKING:
     from meta_evaluator.data import EvalData
@@ -137,6 +138,7 @@ class RowStore:
         self._sources = RowSources({}, {})
         self._built: dict[tuple[str, str], _Built] = {}
         self._search: dict[tuple[str, str], pl.Series] = {}
+        self._orders: dict[tuple[str, str, str], pl.Series | None] = {}
         self._ids = self.data.ids
 
     # ----- reading ----------------------------------------------------------------------------
@@ -159,6 +161,7 @@ class RowStore:
         )
         self._built.clear()
         self._search.clear()
+        self._orders.clear()
         self._state = state
         return True
 
@@ -220,6 +223,13 @@ class RowStore:
             )
             self._search[key] = table.frame.select(text.str.to_lowercase()).to_series()
         return self._search[key]
+
+    def order(self, judge: str, task: str, sort: str) -> pl.Series | None:
+        """The table's row numbers in the order `sort` names (`view.query.sort_order`)."""
+        key = (judge, task, sort)
+        if key not in self._orders:
+            self._orders[key] = sort_order(self.table(judge, task).frame, sort)
+        return self._orders[key]
 
     def _get(self, judge: str, task: str) -> _Built:
         key = (judge, task)

@@ -154,6 +154,23 @@ async def test_sorting(refusal: Path, sort: str, key: Any, reverse: bool) -> Non
         assert ties == sorted(ties)
 
 
+@pytest.mark.parametrize("sort", ["-id", "judge_label", "-humans_against", "position"])
+async def test_a_filter_and_an_order_together(refusal: Path, sort: str) -> None:
+    expected = expected_rows(refusal, FLAKY, "rejection")
+    rows = await _all_rows(
+        app_for(refusal), judge=FLAKY, flag="humans_split", sort=sort, page_size=2
+    )
+    wanted = [i for i, r in expected.items() if "humans_split" in r["flags"]]
+    assert sorted(r["original_id"] for r in rows) == sorted(wanted)
+    if sort == "-id":
+        assert [r["original_id"] for r in rows] == sorted(wanted, reverse=True)
+    if sort == "position":
+        assert [r["original_id"] for r in rows] == wanted
+    if sort == "-humans_against":
+        against = [r["humans_against"] for r in rows]
+        assert against == sorted(against, reverse=True)
+
+
 async def test_pages_cover_every_row_once_and_a_page_past_the_end_is_empty(
     refusal: Path,
 ) -> None:
