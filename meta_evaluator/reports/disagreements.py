@@ -3,15 +3,19 @@
 It shows what the viewer (`meta-evaluator view`) shows in full. For each judge and each task
 with labels: the confusion matrix of the judge's labels against the humans' majority, and the
 rows where they differ, most humans against the judge first (`row_table.most_disagreed`),
-each with the judge's reasoning. Plain HTML, no script. The rows are read here, from the
-result files (only the columns needed), as the viewer reads them; a project without humans or
-judges gets no section.
+each with the judge's reasoning. Plain HTML, no script. The labels come with what the report
+read (`ReportInputs`); raw answers are read for the rows listed alone. A project without
+humans or judges gets no section.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from meta_evaluator.reports.html import escape
 from meta_evaluator.reports.inputs import ReportInputs
@@ -22,11 +26,10 @@ from meta_evaluator.results.row_table import (
     RowTable,
     build_row_table,
     confusion,
-    human_columns,
     judge_columns,
     most_disagreed,
     ordered_labels,
-    read_row_sources,
+    read_raw_answers,
 )
 
 __all__ = ["MOST_DISAGREED", "disagreements"]
@@ -50,49 +53,90 @@ def disagreements(inputs: ReportInputs) -> str:
     tasks = [t for t in task.task_names if task.task_kind(t) != "free_text"]
     if not tasks:
         return ""
-    sources = _sources(inputs)
+    sources = RowSources(
+        judges={
+            j: frame.select(c for c in judge_columns(task) if c in frame.columns)
+            for j, frame in inputs.judges.items()
+        },
+        humans={h: labels.results_data for h, labels in inputs.humans.items()},
+    )
     shown = task.columns_shown()[:1]
-    parts = [
-        "<h2>Where the judges disagree with the humans</h2>",
-        "<p class='muted'>Each judge's labels against the humans' majority (ties go to the "
-        "lexicographically largest label, as in scoring), then the rows where they differ, "
-        f"most humans against the judge first (at most {MOST_DISAGREED}). "
-        "<code>meta-evaluator view</code> lists every row.</p>",
-    ]
+    found = []
     for judge in sorted(sources.judges):
         for name in tasks:
             # one data column is shown: the table need not carry the others
             table = build_row_table(data, task, name, judge, sources, shown=shown)
-            parts.append(_judge_task(table, inputs))
+            found.append(_Found.of(table))
             del table  # a million rows' table: let it go before the next is built
+    found = _with_raw_answers(found, inputs)
+    parts = [
+        "<h2>Where the judges disagree with the humans</h2>",
+        "<p class='muted'>Each judge's labels against the humans' majority (ties go to the "
+        "lexicographically largest label, as in scoring), then the rows where they differ, "
+        f"most humans against the judge first (at most {MOST_DISAGREED}), with the judge's "
+        "reasoning (its free-text answer, else its raw answer). "
+        "<code>meta-evaluator view</code> lists every row.</p>",
+    ]
+    parts += [_judge_task(f, inputs) for f in found]
     return "".join(parts)
 
 
-def _sources(inputs: ReportInputs) -> RowSources:
-    """The judges' and annotators' rows: from the files when the project names its folders."""
-    project, task = inputs.project, inputs.eval_task
-    assert task is not None and inputs.data is not None
-    paths = project.paths
-    results = getattr(paths, "results_dir", None)
-    annotations = getattr(paths, "annotations_dir", None)
-    # the reasoning is a free-text task when there is one; only then are raw answers not read
-    raw = not any(task.task_kind(t) == "free_text" for t in task.task_names)
-    if isinstance(results, Path) and isinstance(annotations, Path):
-        return read_row_sources(results, annotations, task, inputs.data.ids, raw_answers=raw)
-    judges = {
-        j: r.results_data.select(c for c in judge_columns(task) if c in r.results_data.columns)
-        for j, r in project.load_all_judge_results().items()
-    }
-    humans = {
-        h: r.results_data.select(c for c in human_columns(task) if c in r.results_data.columns)
-        for h, r in project.load_all_human_results().items()
-    }
-    return RowSources(judges, humans)
+@dataclass(frozen=True)
+class _Found:
+    """What the section shows of one judge's table on one task (the table itself let go)."""
+
+    judge_id: str
+    task_name: str
+    annotators: tuple[str, ...]
+    shown: tuple[str, ...]
+    rows: int
+    confusion: pl.DataFrame
+    worst: pl.DataFrame
+
+    @classmethod
+    def of(cls, table: RowTable) -> _Found:
+        return cls(
+            judge_id=table.judge_id,
+            task_name=table.task_name,
+            annotators=table.annotators,
+            shown=table.shown,
+            rows=table.frame.height,
+            confusion=confusion(table),
+            worst=most_disagreed(table, MOST_DISAGREED),
+        )
 
 
-def _judge_task(table: RowTable, inputs: ReportInputs) -> str:
+def _with_raw_answers(found: list[_Found], inputs: ReportInputs) -> list[_Found]:
+    """The worst rows with the judges' raw answers where no free-text task gives a reasoning.
+
+    Raw answers are read for those rows alone (a million rows' answers stay on disk); a
+    project whose folders are not named gave its judges' rows whole, answers included.
+    """
+    results = getattr(inputs.project.paths, "results_dir", None)
+    if not isinstance(results, Path):
+        return found
+    missing = pl.col("reasoning").is_null() & pl.col("raw_answer").is_null()
+    wanted = [f.worst.filter(missing).get_column("original_id") for f in found]
+    ids = pl.concat(wanted).unique() if wanted else None
+    if ids is None or ids.len() == 0:
+        return found
+    answers = read_raw_answers(results, ids)
+    out = []
+    for f in found:
+        own = answers.get(f.judge_id)
+        if own is None:
+            out.append(f)
+            continue
+        read = own.rename({"raw_answer": "_read"})
+        worst = f.worst.join(read, on="original_id", how="left", maintain_order="left")
+        worst = worst.with_columns(pl.coalesce("raw_answer", "_read").alias("raw_answer"))
+        out.append(dataclasses.replace(f, worst=worst.drop("_read")))
+    return out
+
+
+def _judge_task(table: _Found, inputs: ReportInputs) -> str:
     assert inputs.eval_task is not None
-    cells = confusion(table)
+    cells = table.confusion
     found = {*cells["judge_key"].to_list(), *cells["majority_key"].to_list()}
     labels = ordered_labels(inputs.eval_task, table.task_name, found)
     counts = {(a, b): n for a, b, n in cells.iter_rows()}
@@ -115,14 +159,14 @@ def _judge_task(table: RowTable, inputs: ReportInputs) -> str:
     matrix = (
         f"<table style='width:auto'><tr><th>judge ↓ · humans' majority →</th>{head}</tr>"
         f"{lines}</table><p class='muted'>{agreed:,} of {compared:,} rows agree "
-        f"({agreed / compared:.1%}); {table.frame.height - compared:,} rows lack a judge's "
+        f"({agreed / compared:.1%}); {table.rows - compared:,} rows lack a judge's "
         "label or a human label.</p>"
     )
     return f"<h3>{title}</h3>{matrix}{_rows(table)}"
 
 
-def _rows(table: RowTable) -> str:
-    worst = most_disagreed(table, MOST_DISAGREED)
+def _rows(table: _Found) -> str:
+    worst = table.worst
     if worst.height == 0:
         return "<p>The judge gives the humans' majority label on every row both labelled.</p>"
     first = table.shown[0] if table.shown else None

@@ -52,6 +52,7 @@ __all__ = [
     "majority_labels",
     "most_disagreed",
     "ordered_labels",
+    "read_raw_answers",
     "read_row_sources",
     "wide_majority",
 ]
@@ -132,6 +133,32 @@ def read_row_sources(
         judge_runs={j: r.run_id for j, r in judges.items()},
         human_runs={h: r.run_id for h, r in humans.items()},
     )
+
+
+def read_raw_answers(results_dir: Path, only: pl.Series) -> dict[str, pl.DataFrame]:
+    """Each judge's raw answers to the rows of `only` (ids): `original_id`, `raw_answer`.
+
+    Only those rows are kept as the files are read: a page of rows' answers, not a million.
+
+    Raises:
+        StateError, StorageError: A results file cannot be read.
+    """
+    from meta_evaluator.results.judge_results import latest_results
+
+    found = latest_results(
+        results_dir, columns=["original_id", "llm_raw_response_content"], only=only
+    )
+    out = {}
+    for judge, results in found.items():
+        frame = results.results_data
+        if "llm_raw_response_content" not in frame.columns:
+            frame = frame.with_columns(
+                pl.lit(None, dtype=pl.String).alias("llm_raw_response_content")
+            )
+        out[judge] = frame.select(
+            "original_id", pl.col("llm_raw_response_content").cast(pl.String).alias("raw_answer")
+        )
+    return out
 
 
 @dataclass(frozen=True)

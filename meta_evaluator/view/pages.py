@@ -123,7 +123,7 @@ def _href(path: str, params: Sequence[tuple[str, str]]) -> str:
 
 def row_href(row_id: Any, query: RowQuery) -> str:
     """The row page of `row_id`, remembering the list it was opened from."""
-    return _href(f"/rows/{quote(str(row_id), safe='')}", query.params(page=query.page))
+    return _href(f"/rows/{quote(str(row_id), safe='')}", query.params())
 
 
 def layout(project: str, title: str, active: str, body: str) -> str:

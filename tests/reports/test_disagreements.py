@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
@@ -158,3 +159,33 @@ def test_a_project_read_through_its_load_methods(refusal: MetaEvaluator) -> None
     through_files = disagreements(read_report_inputs(refusal))
     through_methods = disagreements(read_report_inputs(Project()))  # type: ignore[arg-type]
     assert re.sub(r"\s+", " ", through_methods) == re.sub(r"\s+", " ", through_files)
+
+
+def test_without_a_free_text_task_the_raw_answers_of_the_listed_rows_are_shown(
+    tmp_path: Path,
+) -> None:
+    from tests.conftest import chats, rejection_project
+
+    evaluator = rejection_project(tmp_path / "p", chats(30))
+    evaluator.add_judge("mock", "mock", "mock-1", "Did {response} refuse {prompt}?")
+    evaluator.save_state()
+    evaluator.run_judges_async()
+    for name, flip in (("ana", 0), ("ben", 1)):
+        labels = tmp_path / f"{name}.csv"
+        pl.DataFrame(
+            {
+                "original_id": list(range(30)),
+                "rejection": [("rejection", "not rejection")[(i + flip) % 2] for i in range(30)],
+            }
+        ).write_csv(labels)
+        evaluator.add_external_annotation_results(labels, name)
+    section = disagreements(read_report_inputs(MetaEvaluator(tmp_path / "p", load=True)))
+    _, rows = tables(section)
+    assert len(rows) > 1
+    raw = {
+        r["original_id"]: r["llm_raw_response_content"]
+        for r in evaluator.load_all_judge_results()["mock"].results_data.to_dicts()
+    }
+    for line in rows[1:]:
+        assert line[4] == raw[int(line[0])][:399] + ("…" if len(raw[int(line[0])]) > 399 else "")
+        assert line[4].startswith('{"rejection": ')
