@@ -681,6 +681,44 @@ def annotate(
     MetaEvaluator(project_dir, load=True).launch_annotator(port=port, host=host, token=token)
 
 
+@app.command()
+def view(
+    project_dir: ProjectDir = Path("."),
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port, 1 to 65535 (default, or 0: a free one).", min=0, max=65535),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to bind (default: loopback only).")] = (
+        "127.0.0.1"
+    ),
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Access token visitors must present (needed for a non-loopback host).",
+            envvar="META_EVALUATOR_VIEW_TOKEN",
+        ),
+    ] = None,
+    annotate_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Address of the project's annotation page (`meta-evaluator annotate`), "
+            "which each row links to for labelling."
+        ),
+    ] = None,
+) -> None:
+    """Serve the results viewer for the project until Ctrl-C: every row, flags, disagreements.
+
+    Lists each judge's rows beside the humans' labels (filters, a confusion matrix, a page per
+    row) and serves the same as JSON under /api/. It only reads the project. A project without
+    a complete judge run, a port out of range or in use, or a host that is not this machine's
+    exits with 2.
+    """
+    from meta_evaluator.project import MetaEvaluator
+
+    evaluator = MetaEvaluator(project_dir, load=True)
+    evaluator.launch_viewer(port=port, host=host, token=token, annotate_url=annotate_url)
+
+
 @contextlib.contextmanager
 def _progress_lines_shown() -> Iterator[None]:
     """Show a run's progress lines (INFO of the progress logger) on standard error meanwhile.

@@ -14,6 +14,7 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 ├── CostCeilingError                a run stopped at its cost ceiling (max_cost): rows left to do
 ├── ScoringError (ValueError)       labels that cannot be scored, or a metric given bad arguments
 │   └── MetricConfigError           a MetricConfig / MetricsConfig that cannot be used
+├── QueryError (ValueError)         a results viewer request with a parameter it cannot use
 ├── ProjectError                    the project folder as a whole
 │   ├── ProjectExistsError          load=False on a folder that already holds a project
 │   ├── ProjectNotFoundError        load=True on a folder that holds no project
@@ -61,6 +62,7 @@ __all__ = [
     "ProjectExistsError",
     "ProjectFileError",
     "ProjectNotFoundError",
+    "QueryError",
     "SamplingError",
     "ScoringError",
     "StateError",
@@ -247,6 +249,19 @@ class MetricConfigError(ScoringError):
     For example `single` with two tasks, an unknown annotator aggregation, or two metrics that
     would write to the same scores folder.
     """
+
+
+class QueryError(MetaEvaluatorError, ValueError):
+    """A request to the results viewer (`meta-evaluator view`) with a parameter it cannot use.
+
+    `field` names the parameter, `allowed` the values it takes (empty when it takes a range
+    or free text, which the message states); the viewer answers 400 with both.
+    """
+
+    def __init__(self, message: str, *, field: str, allowed: Sequence[str] = ()) -> None:
+        super().__init__(message, field=field)
+        self.allowed: list[str] = list(allowed)
+        """The values the parameter takes (empty for a number range or free text)."""
 
 
 class ProjectError(MetaEvaluatorError):

@@ -870,6 +870,35 @@ class MetaEvaluator:
         self._paths.check_inside()
         serve(self, host=host, port=port, token=token)
 
+    def launch_viewer(
+        self,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        *,
+        token: str | None = None,
+        annotate_url: str | None = None,
+    ) -> None:
+        """Serve the results viewer for this project until Ctrl-C (it only reads).
+
+        Every row of each judge's latest complete run beside each annotator's label and the
+        humans' majority: filters (judge ≠ humans, humans split, invalid, error, a label
+        pair, text), a confusion matrix whose cells list their rows, a page per row, and the
+        same as JSON under `/api/` (docs/viewer.md). The viewer binds to loopback by default;
+        to let others reach it, pass their `host` and a `token` they must present.
+        `annotate_url`, the address of the annotation page (`launch_annotator`), makes the
+        row page link to label the row there.
+
+        Raises:
+            ProjectError: No data or task yet, or no judge with a complete run; a non-loopback
+                host without a token (`field="token"`); a port out of range, in use or
+                needing privileges (`field="port"`); a host that does not resolve or is not
+                this machine's (`field="host"`); an `annotate_url` that is no http(s) address
+                (`field="annotate_url"`).
+        """
+        from meta_evaluator.view import serve
+
+        serve(self, host=host, port=port, token=token, annotate_url=annotate_url)
+
     # ----- scoring ----------------------------------------------------------------------------
 
     def add_metrics_config(self, metrics_config: MetricsConfig) -> None:

@@ -186,17 +186,26 @@ def test_the_report_is_the_same_read_by_columns_or_through_the_methods(
 def test_the_report_reads_only_the_columns_its_tables_use(
     project: MetaEvaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read: list[pl.DataFrame] = []
+    read: list[tuple[pl.Series | None, pl.DataFrame]] = []
     latest = judge_results.latest_results
 
     def spy(*args: Any, **kwargs: Any) -> dict[str, judge_results.JudgeResults]:
         found = latest(*args, **kwargs)
-        read.extend(r.results_data for r in found.values())
+        read.extend((kwargs.get("only"), r.results_data) for r in found.values())
         return found
 
     monkeypatch.setattr(judge_results, "latest_results", spy)
     write_report(project, tmp_path)
     assert read, "the example has judge results"
-    for frame in read:
-        assert set(frame.columns) <= set(RESULT_COLUMNS)
-        assert "llm_raw_response_content" not in frame.columns
+    assert project.eval_task is not None
+    labels = set(project.eval_task.task_names)  # the disagreement section's confusion matrices
+    answers = 0
+    for only, frame in read:
+        if only is None:
+            assert set(frame.columns) <= set(RESULT_COLUMNS) | labels
+            assert "llm_raw_response_content" not in frame.columns
+        else:  # the raw answers of the rows the disagreement section lists, those rows alone
+            answers += 1
+            assert set(frame.columns) == {"original_id", "llm_raw_response_content"}
+            assert set(frame["original_id"].to_list()) <= set(only.to_list())
+    assert answers, "the section shows the raw answers of the rows it lists"

@@ -1,19 +1,19 @@
 """The annotation page: annotators label the project's rows in a browser; labels save at once.
 
 `AnnotationApp` is the ASGI application (server-rendered HTML, a little JavaScript for the
-keyboard); `serve` runs it with uvicorn. Labels go to `annotations/web/<annotator>.parquet`,
-where `load_all_human_results` and scoring find them.
+keyboard); `serve` runs it with uvicorn (`web.serve_app`). Labels go to
+`annotations/web/<annotator>.parquet`, where `load_all_human_results` and scoring find them.
 """
 
 from __future__ import annotations
 
-import sys
-
-from meta_evaluator.annotate._http import is_loopback
 from meta_evaluator.annotate.app import AnnotatedProject, AnnotationApp
-from meta_evaluator.errors import ProjectError
+from meta_evaluator.web import sockets
 
 __all__ = ["AnnotatedProject", "AnnotationApp", "free_port", "serve"]
+
+#: The call users make, which errors begin with.
+_WHO = "launch_annotator"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -22,13 +22,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     Raises:
         ProjectError: `host` is empty, does not resolve or is not an address of this machine.
     """
-    from meta_evaluator.annotate._listen import listen
-
-    sockets = listen(host, 0)
-    port = int(sockets[0].getsockname()[1])
-    for sock in sockets:
-        sock.close()
-    return port
+    return sockets.free_port(host, who=_WHO)
 
 
 def serve(
@@ -58,30 +52,14 @@ def serve(
             needs privileges (`field="port"`); `host` is empty, does not resolve or is not an
             address of this machine (`field="host"`).
     """
-    import uvicorn
+    from meta_evaluator.web.serve import serve_app
 
-    from meta_evaluator.annotate._listen import check_port, listen
-
-    wanted = check_port(port)
-    if token is None and not is_loopback(host):
-        raise ProjectError(
-            f"launch_annotator: host {host!r} lets others reach the page; give a token "
-            "(token=... or --token) that they must present, or use 127.0.0.1.",
-            field="token",
-        )
-    app = AnnotationApp(evaluator, token=token, host=host)  # checks the project before binding
-    sockets = listen(host, wanted)
-    try:
-        chosen = int(sockets[0].getsockname()[1])
-        app.port = chosen
-        if announce:
-            suffix = f"?token={token}" if token else ""
-            shown = f"[{host}]" if ":" in host else host
-            sys.stderr.write(
-                f"Annotation page: http://{shown}:{chosen}/{suffix}  (Ctrl-C stops it)\n"
-            )
-        config = uvicorn.Config(app, host=host, port=chosen, log_level="warning", lifespan="on")
-        uvicorn.Server(config).run(sockets=sockets)
-    finally:
-        for sock in sockets:
-            sock.close()
+    serve_app(
+        lambda: AnnotationApp(evaluator, token=token, host=host),
+        host=host,
+        port=port,
+        token=token,
+        who=_WHO,
+        title="Annotation page",
+        announce=announce,
+    )

@@ -12,21 +12,10 @@ GET  /api/progress                  JSON: labelled rows per annotator
 With a token, every request needs it: `?token=...` once (a cookie keeps it), the cookie, or
 `Authorization: Bearer ...`.
 
-Other sites are kept out, before the token is looked at:
-- Bound to loopback, the `Host` header must be a loopback name (`localhost`, `127.0.0.0/8`,
-  `[::1]`), at any port, else 421: a site whose DNS name was rebound to 127.0.0.1 still sends
-  its own name. The port is not compared, so an SSH tunnel or an editor's port forwarding
-  (`ssh -L 9000:localhost:8000`: the browser sends `Host: localhost:9000`) works. Bound to
-  any other address (which needs a token), any name is accepted: others reach the page under
-  names the server cannot know (a LAN name, a proxy), and the token, which a foreign site
-  does not have, is what keeps it out.
-- A POST whose `Origin` (or, without one, `Referer`) is not this server's own address is
-  refused with 403 (`Origin: null` too); requests without either (scripts, curl) are served.
-  Its own address is the `Host` header, or the first name of `X-Forwarded-Host`: a reverse
-  proxy that rewrites `Host` sets that header to the name the browser used. A browser cannot
-  send that header with another site's form (and a script's request carrying it needs a CORS
-  preflight, which this server never grants), so only a proxy in front can set it.
-- A body over `MAX_BODY` bytes (`_http.py`) is refused with 413; nothing of it is saved.
+Other sites are kept out before the token is looked at, as `web.guard` describes: a `Host`
+that is not a loopback name is refused with 421 when bound to loopback (DNS rebinding), a POST
+whose `Origin` (or `Referer`) is not this server's own address with 403, a body over
+`MAX_BODY` bytes (`web.http`) with 413; nothing of a refused request is saved.
 
 A label that cannot be saved, or labels that cannot be read (disk full, no permission,
 `annotations/` linked out of the project, a git-lfs pointer, files that disagree), is answered
@@ -36,29 +25,15 @@ that disagree with the project (`DataError`), 400 for an unsafe annotator id, 50
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 import anyio.to_thread
 
-from meta_evaluator.annotate._http import (
-    MAX_BODY,
-    Receive,
-    Scope,
-    Send,
-    TooLarge,
-    declared_length,
-    host_is_loopback_name,
-    is_loopback,
-    read_form,
-    respond,
-    same_origin,
-)
 from meta_evaluator.annotate.pages import (
     done_page,
     index_page,
@@ -76,6 +51,18 @@ from meta_evaluator.errors import (
 )
 from meta_evaluator.eval_task.labels import check_values
 from meta_evaluator.storage import check_safe_name
+from meta_evaluator.web.guard import Refusal, RequestGuard
+from meta_evaluator.web.http import (
+    MAX_BODY,
+    Receive,
+    Request,
+    Scope,
+    Send,
+    TooLarge,
+    lifespan,
+    read_form,
+    respond,
+)
 
 if TYPE_CHECKING:
     from meta_evaluator.data import EvalData
@@ -158,44 +145,18 @@ class AnnotationApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one HTTP request (lifespan events are acknowledged)."""
         if scope["type"] == "lifespan":
-            while True:
-                event = await receive()
-                if event["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif event["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await lifespan(receive, send)
         if scope["type"] != "http":
             return
-        method, path = scope["method"], scope["path"]
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        extra: list[tuple[str, str]] = []
-        if not self._host_allowed(headers.get("host")):
-            shown = f"[{self.host}]" if ":" in self.host else self.host
-            wrong = (
-                f"This annotation page answers at {shown} (or localhost) only, not at the "
-                "name this request was sent to; open the address the server printed."
-            )
-            await respond(send, 421, message_page("Wrong address", wrong))
-            return
-        if self.token is not None:
-            given = self._token_of(query, headers)
-            if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
-                await respond(send, 401, message_page("Token needed", "Open the link with "
-                               "?token=... that the project owner shared."))  # fmt: skip
-                return
-            if query.get("token"):
-                extra.append(("set-cookie", f"{_COOKIE}={quote(self.token)}; HttpOnly; "
-                              "SameSite=Strict; Path=/"))  # fmt: skip
-        if method not in ("GET", "HEAD") and not same_origin(headers):
-            await respond(send, 403, message_page("Refused", (
-                "This request comes from another site, not from the annotation page itself; "
-                "nothing was saved. Label rows on the page the server printed.")))  # fmt: skip
+        request = Request.of(scope)
+        method, path, query = request.method, request.path, request.query
+        guard = RequestGuard(host=self.host, token=self.token, cookie=_COOKIE)
+        admission = guard.admit(request)
+        if admission.refusal is not None:
+            refusal = admission.refusal
+            await respond(send, refusal.status, self._refused(refusal), [*admission.headers])
             return
         try:
-            if declared_length(headers) > MAX_BODY:
-                raise TooLarge
             status, body, more = await self._route(method, path, query, receive)
         except UnsafeNameError as exc:
             status, body, more = 400, message_page("Not a valid annotator id", exc.message), []
@@ -203,31 +164,26 @@ class AnnotationApp:
             status, body, more = _failure_status(exc), _failure_page(method, exc), []
             logger.error("%s %s: %s", method, path, exc.message)
         except TooLarge:
-            status, more = 413, []
-            body = message_page("Too large", (
-                f"The labels sent are too large (over {MAX_BODY:,} bytes); nothing was saved. "
-                "Shorten the free text and save again."))  # fmt: skip
-        await respond(send, status, body, [*extra, *more])
+            status, body, more = 413, self._refused(Refusal("size")), []
+        await respond(send, status, body, [*admission.headers, *more])
 
-    def _host_allowed(self, host: str | None) -> bool:
-        """Whether the `Host` header names this server (see the module docstring)."""
-        if not is_loopback(self.host):
-            return True  # the token guards it (serve refuses a non-loopback host without one)
-        return host_is_loopback_name(host)
-
-    def _token_of(self, query: dict[str, list[str]], headers: dict[str, str]) -> str | None:
-        if query.get("token"):
-            return query["token"][0]
-        auth = headers.get("authorization", "")
-        if auth.lower().startswith("bearer "):
-            return auth[7:].strip()
-        for part in headers.get("cookie", "").split(";"):
-            name, _, value = part.strip().partition("=")
-            if name == _COOKIE:
-                from urllib.parse import unquote
-
-                return unquote(value)
-        return None
+    def _refused(self, refusal: Refusal) -> str:
+        """The page saying why the guard refused a request."""
+        if refusal.reason == "host":
+            shown = f"[{self.host}]" if ":" in self.host else self.host
+            return message_page("Wrong address", (
+                f"This annotation page answers at {shown} (or localhost) only, not at the "
+                "name this request was sent to; open the address the server printed."))  # fmt: skip
+        if refusal.reason == "token":
+            return message_page("Token needed", (
+                "Open the link with ?token=... that the project owner shared."))  # fmt: skip
+        if refusal.reason == "origin":
+            return message_page("Refused", (
+                "This request comes from another site, not from the annotation page itself; "
+                "nothing was saved. Label rows on the page the server printed."))  # fmt: skip
+        return message_page("Too large", (
+            f"The labels sent are too large (over {MAX_BODY:,} bytes); nothing was saved. "
+            "Shorten the free text and save again."))  # fmt: skip
 
     async def _route(
         self, method: str, path: str, query: dict[str, list[str]], receive: Receive

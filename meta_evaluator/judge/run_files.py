@@ -207,12 +207,17 @@ class RunFiles:
         write_parquet(self.table, frame, root=self.root)
 
     def read_table(
-        self, columns: Collection[str] | None = None, categories: Collection[str] = ()
+        self,
+        columns: Collection[str] | None = None,
+        categories: Collection[str] = (),
+        *,
+        only: pl.Series | None = None,
     ) -> pl.DataFrame:
         """The complete run's rows: every column, or those of `columns` the table has.
 
         Text columns named in `categories` are read as polars Categoricals (see
-        `data.reading.read_parquet_columns`).
+        `data.reading.read_parquet_columns`). With `only` (ids), just the rows of those ids
+        are kept as the file is read: a few rows' raw answers, not a million.
 
         Raises:
             LfsPointerError: The table is a git-lfs pointer.
@@ -221,6 +226,12 @@ class RunFiles:
         """
         check_lfs_pointer(self.table)
         try:
+            if only is not None:
+                table = pl.scan_parquet(self.table)
+                held = table.collect_schema()
+                names = [c for c in held if columns is None or c in columns]
+                wanted = pl.col("original_id").is_in(only.implode())
+                return table.filter(wanted).select(names).collect()
             return read_parquet_columns(self.table, columns, categories)
         except OSError as exc:
             raise os_error(self.table, exc, "read") from exc
@@ -355,21 +366,22 @@ def latest_tables(
     *,
     columns: Collection[str] | None = None,
     categories: Collection[str] = (),
+    only: pl.Series | None = None,
 ) -> dict[str, tuple[str, pl.DataFrame]]:
     """The latest complete run of every judge under `results_dir`: judge id → (run id, rows).
 
     A sharded run counts once all its shards are complete; its shards' rows are merged into one
     result set, each id once (the first shard's row wins), in the order of `ids` (the data's
     ids) when given, else shard by shard. With `columns`, only those (that a table has) are read;
-    `categories` as in `RunFiles.read_table`.
+    `categories` and `only` (the rows of these ids alone) as in `RunFiles.read_table`.
     """
     found = {}
     for judge_id, runs in sorted(_complete_runs(results_dir).items()):
         latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
         if len(latest.parts) == 1 and latest.parts[0].shard is None:
-            frame = latest.parts[0].read_table(columns, categories)
+            frame = latest.parts[0].read_table(columns, categories, only=only)
         else:
-            tables = [part.read_table(columns, categories) for part in latest.parts]
+            tables = [part.read_table(columns, categories, only=only) for part in latest.parts]
             frame = _merge_shards(tables, ids)
         found[judge_id] = (latest.run_id, frame)
     return found

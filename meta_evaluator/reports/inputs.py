@@ -74,9 +74,10 @@ class ReportInputs:
     project_name: str
     """The project folder's name: the report names the project, never a path of this machine."""
     judges: Mapping[str, pl.DataFrame]
-    """Each judge's latest rows (`RESULT_COLUMNS` at least), by judge id."""
+    """Each judge's latest rows (`RESULT_COLUMNS` and the task's labels at least), by judge id."""
     humans: Mapping[str, Any]
-    """Each annotator's latest labels (`HumanAnnotationResults`), by annotator id."""
+    """Each annotator's latest labels (`HumanAnnotationResults`: ids, outcomes, statuses and
+    the task's labels at least), by annotator id."""
     scores: Mapping[str, list[BaseScoringResult]]
     """`<scorer>/<metric>` -> the saved results by judge (`load_scores`)."""
     score_table: list[dict[str, Any]]

@@ -101,9 +101,10 @@ def _results(evaluator: ReportedProject) -> tuple[dict[str, pl.DataFrame], Mappi
     """Every judge's latest rows (the columns the tables read), and the annotators' labels.
 
     A project whose `paths` names its results folders is read there, only `RESULT_COLUMNS`
-    of each judge's table and the outcomes of each annotator's (a million rows' answers and
-    labels stay on disk), in the order `load_all_judge_results` gives (the data's ids). Any
-    other `ReportedProject` is asked through its two load methods.
+    and the task's labels of each judge's table, and the outcomes and labels of each
+    annotator's (a million rows' raw answers stay on disk), in the order
+    `load_all_judge_results` gives (the data's ids). Any other `ReportedProject` is asked
+    through its two load methods.
     """
     paths = evaluator.paths
     if not isinstance(paths, _ResultFolders):
@@ -112,8 +113,13 @@ def _results(evaluator: ReportedProject) -> tuple[dict[str, pl.DataFrame], Mappi
     from meta_evaluator.results.human_results import latest_annotations
     from meta_evaluator.results.judge_results import latest_results
 
-    data = evaluator.data
+    data, task = evaluator.data, evaluator.eval_task
     ids = data.ids if data is not None else None
-    found = latest_results(paths.results_dir, ids, columns=RESULT_COLUMNS)
-    humans = latest_annotations(paths.annotations_dir, columns=("outcome",))
+    labels = list(task.task_names) if task is not None else []  # the disagreement section's
+    single = [t for t in labels if task is not None and task.task_kind(t) == "single"]
+    found = latest_results(
+        paths.results_dir, ids, columns=[*RESULT_COLUMNS, *labels], categories=single
+    )
+    columns = ("original_id", "outcome", "status", *labels)
+    humans = latest_annotations(paths.annotations_dir, columns=columns, categories=single)
     return {j: r.results_data for j, r in found.items()}, humans

@@ -111,6 +111,7 @@ def latest_results(
     *,
     columns: Collection[str] | None = None,
     categories: Collection[str] = (),
+    only: pl.Series | None = None,
 ) -> dict[str, JudgeResults]:
     """The latest complete run of every judge found under `results_dir`, by judge id.
 
@@ -119,8 +120,9 @@ def latest_results(
     ids) when given, else shard by shard. With `columns`, only those are read (a million rows
     of raw answers and time stamps stay on disk when scoring needs the labels alone), and the
     text columns named in `categories` are held as polars Categoricals (4 bytes a row, not 16).
+    With `only` (ids), just their rows are kept as the files are read (a few raw answers).
     """
-    tables = latest_tables(results_dir, ids, columns=columns, categories=categories)
+    tables = latest_tables(results_dir, ids, columns=columns, categories=categories, only=only)
     return {
         judge_id: JudgeResults(judge_id, run_id, frame)
         for judge_id, (run_id, frame) in tables.items()

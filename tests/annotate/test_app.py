@@ -927,7 +927,7 @@ async def test_a_public_bind_with_a_token_accepts_any_host_name(refusal: Path, h
 
 
 async def test_a_body_over_the_limit_is_refused_and_nothing_saved(refusal: Path) -> None:
-    from meta_evaluator.annotate._http import MAX_BODY
+    from meta_evaluator.web.http import MAX_BODY
 
     long_text = "x" * (MAX_BODY + 10)
     async with client(app_for(refusal)) as http:
@@ -952,7 +952,7 @@ async def test_a_body_over_the_limit_is_refused_and_nothing_saved(refusal: Path)
 
 
 async def test_a_body_at_the_limit_is_saved_whole(refusal: Path) -> None:
-    from meta_evaluator.annotate._http import MAX_BODY
+    from meta_evaluator.web.http import MAX_BODY
 
     head = "rejection=rejection&explanation="
     text = "z" * (MAX_BODY - len(head))
@@ -1116,7 +1116,7 @@ def no_server(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def test_serve_refuses_a_public_host_without_a_token_before_binding(
     refusal: Path, no_server: list[Any], monkeypatch: pytest.MonkeyPatch, host: str
 ) -> None:
-    import meta_evaluator.annotate._listen as listening
+    import meta_evaluator.web.sockets as listening
 
     def no_port(host: str, port: int) -> list[Any]:
         raise AssertionError("a port was bound")

@@ -1,11 +1,12 @@
-"""The annotation page's listening sockets, bound by us so that every failure is ours to name.
+"""The listening sockets of our pages, bound by us so that every failure is ours to name.
 
 Left to uvicorn, a port out of range raises `OverflowError`, a host that does not resolve
 `socket.gaierror` (both with tracebacks), and a port in use is logged and ends the process with
 `sys.exit(3)`, the command line's "batches still running". `listen` checks the port, resolves
 the host and binds before uvicorn runs (`uvicorn.Server.run(sockets=...)`): each failure is a
 `ProjectError` naming `port` or `host` with what to do instead, and with port 0 the address
-announced is the one the kernel picked, not `:0`.
+announced is the one the kernel picked, not `:0`. Messages begin with `who`, the call the user
+made (`launch_annotator`, `launch_viewer`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from meta_evaluator.errors import ProjectError
 
-__all__ = ["BACKLOG", "MAX_PORT", "check_port", "listen"]
+__all__ = ["BACKLOG", "MAX_PORT", "check_port", "free_port", "listen"]
 
 #: The highest TCP port.
 MAX_PORT = 65535
@@ -28,7 +29,7 @@ _FREE_PORT_TRIES = 5
 _UNAVAILABLE = (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)
 
 
-def check_port(port: Any) -> int:
+def check_port(port: Any, *, who: str) -> int:
     """`port` as a port to bind: 0 (or None) for a free one, else 1 to 65535.
 
     Raises:
@@ -38,14 +39,14 @@ def check_port(port: Any) -> int:
         return 0
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= MAX_PORT:
         raise ProjectError(
-            f"launch_annotator: port must be a whole number from 0 to {MAX_PORT} (0 or none: "
+            f"{who}: port must be a whole number from 0 to {MAX_PORT} (0 or none: "
             f"a free one); got {port!r}. Give another (port=... or --port), or omit it.",
             field="port",
         )
     return port
 
 
-def listen(host: str, port: int) -> list[socket.socket]:
+def listen(host: str, port: int, *, who: str) -> list[socket.socket]:
     """Sockets bound and listening on every address of `host`, all on one port.
 
     `port` 0 picks a port free on every address. The sockets are the caller's to close.
@@ -54,11 +55,11 @@ def listen(host: str, port: int) -> list[socket.socket]:
         ProjectError: `host` is empty, does not resolve or is not this machine's (`field="host"`),
             or `port` is in use or needs privileges (`field="port"`).
     """
-    addresses = _resolve(host, port)
+    addresses = _resolve(host, port, who)
     for _ in range(_FREE_PORT_TRIES):
         sockets: list[socket.socket] = []
         try:
-            chosen = _bind_all(host, port, addresses, sockets)
+            chosen = _bind_all(host, port, addresses, sockets, who)
         except BaseException:
             for sock in sockets:
                 sock.close()
@@ -68,21 +69,21 @@ def listen(host: str, port: int) -> list[socket.socket]:
         for sock in sockets:
             sock.close()
     raise ProjectError(
-        f"launch_annotator: found no port free on every address of {host!r} in "
+        f"{who}: found no port free on every address of {host!r} in "
         f"{_FREE_PORT_TRIES} tries; give one with --port (port=...), or a single address as the "
         "host.",
         field="port",
     )
 
 
-def _resolve(host: str, port: int) -> list[tuple[int, Any]]:
+def _resolve(host: str, port: int, who: str) -> list[tuple[int, Any]]:
     """The (family, address) pairs to bind for `host`, in the resolver's order, each once."""
     fix = (
         "; give an address of this machine (127.0.0.1 for it alone, 0.0.0.0 for every "
         "interface) or a name that resolves to one (host=... or --host)."
     )
     if not host.strip():
-        raise ProjectError(f"launch_annotator: host {host!r} is empty{fix}", field="host")
+        raise ProjectError(f"{who}: host {host!r} is empty{fix}", field="host")
     try:
         found = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
@@ -90,8 +91,7 @@ def _resolve(host: str, port: int) -> list[tuple[int, Any]]:
     except (OSError, UnicodeError, ValueError) as exc:  # gaierror; idna; a NUL in the name
         cause = getattr(exc, "strerror", None) or str(exc)
         raise ProjectError(
-            f"launch_annotator: host {host!r} is no address and no name that resolves "
-            f"({cause}){fix}",
+            f"{who}: host {host!r} is no address and no name that resolves ({cause}){fix}",
             field="host",
         ) from exc
     pairs: list[tuple[int, Any]] = []
@@ -102,7 +102,7 @@ def _resolve(host: str, port: int) -> list[tuple[int, Any]]:
 
 
 def _bind_all(
-    host: str, port: int, addresses: list[tuple[int, Any]], sockets: list[socket.socket]
+    host: str, port: int, addresses: list[tuple[int, Any]], sockets: list[socket.socket], who: str
 ) -> int | None:
     """Bind each address on one port, appending to `sockets`; the port, or None to try again.
 
@@ -111,7 +111,10 @@ def _bind_all(
     chosen = port
     unavailable: OSError | None = None
     for family, address in addresses:
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY on accepted connections only
+        # when the socket says it is TCP; without it a reply's body waits ~40 ms for the
+        # client's delayed ACK on every keep-alive request.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:  # as asyncio does: `::` is IPv6 only, 0.0.0.0 apart
@@ -125,38 +128,53 @@ def _bind_all(
                 continue
             if exc.errno == errno.EADDRINUSE and port == 0 and sockets:
                 return None
-            raise _bind_error(host, chosen, exc) from exc
+            raise _bind_error(host, chosen, exc, who) from exc
         sockets.append(sock)
         chosen = int(sock.getsockname()[1])
     if not sockets:
         assert unavailable is not None
-        raise _bind_error(host, chosen, unavailable) from unavailable
+        raise _bind_error(host, chosen, unavailable, who) from unavailable
     return chosen
 
 
-def _bind_error(host: str, port: int, exc: OSError) -> ProjectError:
+def _bind_error(host: str, port: int, exc: OSError, who: str) -> ProjectError:
     shown = f"port {port} on {host}" if port else f"a free port on {host}"
     if exc.errno == errno.EADDRINUSE:
         return ProjectError(
-            f"launch_annotator: {shown} is in use; choose another with --port (port=...), "
+            f"{who}: {shown} is in use; choose another with --port (port=...), "
             "or omit --port to pick a free one.",
             field="port",
         )
     if exc.errno in _UNAVAILABLE:
         return ProjectError(
-            f"launch_annotator: host {host!r} is not an address of this machine "
+            f"{who}: host {host!r} is not an address of this machine "
             f"({exc.strerror}); give one of its addresses (127.0.0.1 for it alone, 0.0.0.0 for "
             "every interface) with --host (host=...).",
             field="host",
         )
     if exc.errno in (errno.EACCES, errno.EPERM):
         return ProjectError(
-            f"launch_annotator: {shown}: {exc.strerror} (ports below 1024 need administrator "
+            f"{who}: {shown}: {exc.strerror} (ports below 1024 need administrator "
             "rights); choose a port above 1023 with --port (port=...), or omit --port.",
             field="port",
         )
     return ProjectError(
-        f"launch_annotator: cannot listen on {shown} ({exc.strerror or exc}); choose another "
+        f"{who}: cannot listen on {shown} ({exc.strerror or exc}); choose another "
         "--host or --port (host=..., port=...).",
         field="port",
     )
+
+
+def free_port(host: str = "127.0.0.1", *, who: str = "free_port") -> int:
+    """A TCP port that is free on every address of `host` now (another program may take it).
+
+    Errors begin with `who`.
+
+    Raises:
+        ProjectError: `host` is empty, does not resolve or is not an address of this machine.
+    """
+    sockets = listen(host, 0, who=who)
+    port = int(sockets[0].getsockname()[1])
+    for sock in sockets:
+        sock.close()
+    return port
