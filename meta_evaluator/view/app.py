@@ -4,10 +4,13 @@
 GET /                    the rows of a judge on a task: filters, flags, confusion matrix, pages
 GET /rows/ID             everything about one row (ID percent-encoded), a link to label it
 GET /summary             judges, tasks, annotators, rows per flag
+GET /runs                two runs of a judge side by side (`?a=RUN&b=RUN`), and the saved ones
 GET /api/rows            JSON: a page of rows (parameters: `view.query`)
 GET /api/rows/ID         JSON: everything about one row
 GET /api/confusion       JSON: the judge's labels against the humans' majority
 GET /api/summary         JSON: judges, tasks, annotators, rows per flag
+GET /api/comparisons     JSON: the comparisons `meta-evaluator compare-runs` saved
+GET /api/compare         JSON: two runs compared (`a`, `b`, optional `judge`, `task`), not saved
 ```
 It answers GET and HEAD only; any other method is refused with 405. Other sites are kept out
 as on the annotation page (`web.guard`): a `Host` that is not a loopback name is refused with
@@ -29,9 +32,16 @@ from urllib.parse import urlencode, urlsplit
 
 import anyio.to_thread
 
-from meta_evaluator.errors import MetaEvaluatorError, ProjectError, QueryError
+from meta_evaluator.errors import (
+    MetaEvaluatorError,
+    ProjectError,
+    QueryError,
+    ScoringError,
+    TaskError,
+    UnsafeNameError,
+)
 from meta_evaluator.results.row_table import RowTable, ordered_labels
-from meta_evaluator.view import api, pages
+from meta_evaluator.view import api, pages, runs
 from meta_evaluator.view.query import (
     PARAMETERS,
     LabelRule,
@@ -178,6 +188,13 @@ class ViewerApp:
             return 200, api.confusion_json(self.store, judge, task), True
         if parts == ("api", "summary"):
             return 200, api.summary_json(self.store), True
+        if parts == ("runs",):
+            return 200, self._runs_page(query), False
+        if parts == ("api", "comparisons"):
+            saved = runs.saved_comparisons(self.store.project.paths.reports_dir)
+            return 200, {"comparisons": [c.to_json() for c in saved]}, True
+        if parts == ("api", "compare"):
+            return self._compare(query)
         return self._error(404, "Not found", f"Nothing at {request.path}.", parts[:1] == ("api",))
 
     def _rule(self, judge: str, task: str) -> LabelRule:
@@ -225,6 +242,40 @@ class ViewerApp:
             human_labels=ordered_labels(store.task, query.task, voted),
         )
         return pages.list_page(view)
+
+    def _runs_page(self, params: dict[str, list[str]]) -> str:
+        store = self.store
+        paths = store.project.paths
+        choice = runs.parse_run_choice(params)
+        comparison, error = None, None
+        if choice is not None:
+            try:
+                comparison = runs.compared(paths.results_dir, paths.annotations_dir,
+                                           store.project.eval_task, choice)  # fmt: skip
+            except (ProjectError, TaskError, ScoringError, UnsafeNameError) as exc:
+                error = exc.message
+        view = pages.RunsView(
+            project=self.name,
+            runs=runs.run_choices(paths.results_dir),
+            choice=dict(choice.params()) if choice is not None else {},
+            comparison=comparison,
+            saved=runs.saved_comparisons(paths.reports_dir),
+            error=error,
+        )
+        return pages.runs_page(view)
+
+    def _compare(self, params: dict[str, list[str]]) -> _Reply:
+        """`/api/compare`: the chosen runs compared; 400 naming what is wrong and what exists."""
+        paths = self.store.project.paths
+        choice = runs.parse_run_choice(params)
+        if choice is None:
+            raise QueryError("a: name the two runs to compare (a=RUN&b=RUN).", field="a")
+        try:
+            found = runs.compared(paths.results_dir, paths.annotations_dir,
+                                  self.store.project.eval_task, choice)  # fmt: skip
+        except (ProjectError, TaskError, ScoringError, UnsafeNameError) as exc:
+            return 400, {"error": exc.message, "parameter": exc.field}, True
+        return 200, found.to_json(), True
 
     def _summary_page(self) -> str:
         if not self.store.judges:

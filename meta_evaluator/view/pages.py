@@ -24,6 +24,7 @@ __all__ = [
     "list_page",
     "message_page",
     "row_page",
+    "runs_page",
     "summary_page",
 ]
 
@@ -37,7 +38,7 @@ class Tab:
 
 
 #: The viewer's sections, in the header's order.
-TABS: tuple[Tab, ...] = (Tab("/", "Rows"), Tab("/summary", "Summary"))
+TABS: tuple[Tab, ...] = (Tab("/", "Rows"), Tab("/runs", "Runs"), Tab("/summary", "Summary"))
 
 #: Characters of a data value shown in a list cell (the row page shows all).
 CELL_CHARS = 220
@@ -80,7 +81,9 @@ th{background:#f3f5f9;font-weight:600;font-size:.8rem;color:#3a4356}
 table.matrix{width:auto}table.matrix td,table.matrix th{border:1px solid #dde2ea;text-align:center;min-width:3.5rem}
 table.matrix td a{display:block;text-decoration:none;color:inherit;font-variant-numeric:tabular-nums}
 table.matrix td.agree{background:#e6f4ea}table.matrix td.miss{background:#fdecea}
-table.matrix td.empty{color:#b0b7c3}table.matrix td.on{outline:3px solid #1d3f7a;outline-offset:-3px}
+table.matrix td.empty{color:#b0b7c3}
+.toward{color:#1a7f37;font-weight:600}.away{color:#b42318;font-weight:600}
+.neither,.unrated{color:#5b6475}td.num{text-align:right;font-variant-numeric:tabular-nums}table.matrix td.on{outline:3px solid #1d3f7a;outline-offset:-3px}
 td.text{max-width:28rem;white-space:pre-wrap;word-break:break-word}
 .label{font-weight:600}.against{color:#b42318}.ok{color:#1a7f37}
 .badge{display:inline-block;font-size:.72rem;border-radius:4px;padding:0 .35rem;margin:0 .2rem .2rem 0;
@@ -479,3 +482,137 @@ def summary_page(project: str, summary: Mapping[str, Any]) -> str:
         "<code>/api/rows/{id}</code>, <code>/api/confusion</code> (docs/viewer.md).</p></section>"
     )
     return layout(project, f"{project}: summary", "/summary", body)
+
+
+#: Flipped rows listed on the Runs tab (all of them are in `/api/compare`).
+FLIPS_SHOWN = 200
+
+
+@dataclass(frozen=True)
+class RunsView:
+    """What the Runs tab shows: the runs to pick from, a comparison, and the saved ones."""
+
+    project: str
+    runs: Sequence[str]
+    choice: Mapping[str, str]
+    """The parameters asked for (`a`, `b`, `judge`, `task`), to fill the form again."""
+    comparison: Any | None
+    """The `RunComparison` asked for (None: none asked)."""
+    saved: Sequence[Any]
+    """The comparisons `meta-evaluator compare-runs` saved."""
+    error: str | None = None
+    """Why the comparison asked for cannot be made."""
+
+
+def runs_page(view: RunsView) -> str:
+    """Pick two runs, see what changed between them; the comparisons saved before."""
+    options = "".join(f"<option value='{_e(r)}'>" for r in view.runs)
+
+    def field(name: str, label: str, hint: str) -> str:
+        return (
+            f"<label>{_e(label)}<input type=search name='{name}' list='runs' "
+            f"value='{_e(view.choice.get(name, ''))}' placeholder='{_e(hint)}'></label>"
+        )
+
+    form = (
+        "<form class='filters card' method='get' action='/runs'>"
+        f"<datalist id='runs'>{options}</datalist>"
+        f"{field('a', 'run A', 'RUN or RUN:JUDGE')}{field('b', 'run B', 'RUN or RUN:JUDGE')}"
+        f"{field('judge', 'judge (if a run has several)', 'judge id')}"
+        f"{field('task', 'task (if several)', 'task')}<button>Compare</button></form>"
+    )
+    body = [f"<h1>Runs <span class='muted'>{len(view.runs)} in this project</span></h1>", form]
+    if view.error is not None:
+        body.append(f"<div class='card error'>{_e(view.error)}</div>")
+    if view.comparison is not None:
+        body.append(_comparison(view.comparison))
+    body.append(_saved(view.saved))
+    return layout(view.project, f"{view.project}: runs", "/runs", "".join(body))
+
+
+def _comparison(comparison: Any) -> str:
+    """One comparison: its counts, score changes and flipped rows (each a link to the row)."""
+    name_a, name_b = comparison.side_names()
+    judge, task = comparison.run_b.judge_id, comparison.task
+    counts = (
+        f"<p>{comparison.items:,} rows labelled by both; <b>{len(comparison.flipped):,}</b> flipped"
+    )
+    if comparison.toward is not None:
+        counts += (
+            f": <span class='toward'>{comparison.toward:,} toward</span> the humans' majority, "
+            f"<span class='away'>{comparison.away:,} away</span>, "
+            f"{comparison.neither:,} wrong both times"
+        )
+    counts += (
+        f"{f', {comparison.unrated:,} no human labelled' if comparison.unrated else ''}. "
+        f"McNemar's exact test: p = {_number(comparison.mcnemar_p)}"
+        f"{' (' + _e(comparison.mcnemar_reason) + ')' if comparison.mcnemar_reason else ''}.</p>"
+    )
+    if comparison.human_reason:
+        counts += f"<p class='muted'>{_e(comparison.human_reason)}</p>"
+    from meta_evaluator.scores.run_comparison import SCORE_TITLES
+
+    scores = "".join(
+        f"<tr><td>{_e(SCORE_TITLES.get(s.name, s.name))}</td><td class='num'>{_number(s.a)}</td>"
+        f"<td class='num'>{_number(s.b)}</td><td class='num'>{_number(s.difference, sign=True)}"
+        f"</td><td>{_interval(s.low, s.high)}</td></tr>"
+        for s in comparison.scores
+    )
+    on_row = [("judge", judge), ("task", task)]
+    flips = "".join(
+        f"<tr><td><a href='{_e(_href(_row_path(c.id), on_row))}'>{_e(c.id)}</a></td>"
+        f"<td>{_e(_label(c.a))}</td><td>{_e(_label(c.b))}</td><td>{_e(_label(c.human))}</td>"
+        f"<td class='{_e(c.direction)}'>{_e(c.direction)}</td></tr>"
+        for c in comparison.changes[:FLIPS_SHOWN]
+    )
+    more = len(comparison.changes) - FLIPS_SHOWN
+    return (
+        f"<section class='card'><h2>{_e(name_a)} → {_e(name_b)} "
+        f"<span class='muted'>judge {_e(judge)}, task {_e(task)}</span></h2>{counts}"
+        "<table><tr><th>score</th><th>run A</th><th>run B</th><th>change</th>"
+        f"<th>95% interval of the change</th></tr>{scores}</table>"
+        f"<h3>Flipped rows</h3><table><tr><th>id</th><th>{_e(name_a)}</th><th>{_e(name_b)}</th>"
+        f"<th>humans' majority</th><th>direction</th></tr>{flips}</table>"
+        f"{f'<p class=muted>and {more:,} more (all in /api/compare)</p>' if more > 0 else ''}"
+        "</section>"
+    )
+
+
+def _saved(saved: Sequence[Any]) -> str:
+    """The comparisons saved by `meta-evaluator compare-runs`, each a link that shows it."""
+    if not saved:
+        return (
+            "<section class='card'><h2>Saved comparisons</h2><p class='muted'>None yet: "
+            "<code>meta-evaluator compare-runs PROJECT RUN_A RUN_B</code> saves one under "
+            "reports/compare-runs/, and the report shows it.</p></section>"
+        )
+    lines = []
+    for c in saved:
+        params = [("a", f"{c.run_a.run_id}:{c.run_a.judge_id}"),
+                  ("b", f"{c.run_b.run_id}:{c.run_b.judge_id}"), ("task", c.task)]  # fmt: skip
+        name_a, name_b = c.side_names()
+        lines.append(
+            f"<tr><td><a href='{_e(_href('/runs', params))}'>{_e(name_a)} → {_e(name_b)}</a></td>"
+            f"<td>{_e(c.task)}</td><td class='num'>{c.items:,}</td>"
+            f"<td class='num'>{len(c.flipped):,}</td>"
+            f"<td class='num'>{'' if c.toward is None else f'{c.toward:,} / {c.away:,}'}</td></tr>"
+        )
+    return (
+        "<section class='card'><h2>Saved comparisons</h2><table><tr><th>runs</th><th>task</th>"
+        "<th>rows</th><th>flipped</th><th>toward / away</th></tr>"
+        f"{''.join(lines)}</table></section>"
+    )
+
+
+def _row_path(row_id: Any) -> str:
+    return f"/rows/{quote(str(row_id), safe='')}"
+
+
+def _number(value: float | None, *, sign: bool = False) -> str:
+    if value is None:
+        return "—"
+    return f"{value:+.3f}" if sign else f"{value:.3g}" if abs(value) < 0.001 else f"{value:.3f}"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]"

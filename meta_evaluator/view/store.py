@@ -46,6 +46,8 @@ class _ViewFolders(Protocol):
     def results_dir(self) -> Path: ...
     @property
     def annotations_dir(self) -> Path: ...
+    @property
+    def reports_dir(self) -> Path: ...
 
 
 class ViewedProject(Protocol):
@@ -61,7 +63,7 @@ class ViewedProject(Protocol):
 
     @property
     def paths(self) -> _ViewFolders:
-        """The project's folders (`results_dir`, `annotations_dir`)."""
+        """The project's folders (`results_dir`, `annotations_dir`, `reports_dir`)."""
 
     @property
     def data(self) -> EvalData | None:

@@ -1,0 +1,63 @@
+"""The viewer's Runs tab: two runs of a judge compared on the page and as JSON, equal to what
+`compare-runs` computes and saves; nothing written; bad choices answered with what exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.scores.run_comparison import COMPARISONS_FOLDER
+from tests.view.conftest import JUDGE, PROMPT, app_for, client
+
+pytestmark = pytest.mark.anyio
+
+
+def rerun_with_another_prompt(project: Path) -> tuple[str, str]:
+    """The example's run, and a run of its judge with a changed prompt: (run A, run B)."""
+    evaluator = MetaEvaluator(project, load=True)
+    before = evaluator.load_all_judge_results()[JUDGE].run_id
+    prompt = PROMPT.read_text(encoding="utf-8") + "\nBe strict: only a clear refusal counts."
+    evaluator.add_judge(JUDGE, "mock", "mock-1", prompt=prompt, overwrite=True)
+    evaluator.save_state(include_data=False)
+    evaluator.run_judges_async([JUDGE], "stricter")
+    return before, "stricter"
+
+
+async def test_two_runs_compared_as_compare_runs_does(refusal: Path) -> None:
+    run_a, run_b = rerun_with_another_prompt(refusal)
+    saved = MetaEvaluator(refusal, load=True).compare_runs(run_a, run_b, judge_id=JUDGE)
+    assert saved.flipped, "the changed prompt flips some rows"
+    files = sorted((refusal / "reports" / COMPARISONS_FOLDER).iterdir())
+    app = app_for(refusal)
+    async with client(app) as http:
+        ask = {"a": run_a, "b": run_b, "judge": JUDGE}
+        found = (await http.get("/api/compare", params=ask)).json()
+        listed = (await http.get("/api/comparisons")).json()["comparisons"]
+        page = await http.get("/runs", params=ask)
+        empty = await http.get("/runs")
+    assert found == saved.to_json()
+    assert listed == [saved.to_json()]
+    assert page.status_code == 200
+    text = page.text
+    for row_id in saved.flipped:
+        assert f"/rows/{row_id}?judge={JUDGE}&amp;task=rejection" in text
+    assert f"{saved.toward:,} toward" in text and f"{saved.away:,} away" in text
+    assert "<script" not in text
+    assert "Saved comparisons" in empty.text and run_b in empty.text
+    # the viewer only reads: no comparison file written by it
+    assert sorted((refusal / "reports" / COMPARISONS_FOLDER).iterdir()) == files
+
+
+async def test_bad_choices_say_what_exists(refusal: Path) -> None:
+    app = app_for(refusal)
+    async with client(app) as http:
+        unknown = await http.get("/api/compare", params={"a": "nope", "b": "nope2"})
+        half = await http.get("/api/compare", params={"a": "nope"})
+        neither = await http.get("/api/compare")
+        page = await http.get("/runs", params={"a": "nope", "b": "nope2"})
+    assert unknown.status_code == 400 and "runs there" in unknown.json()["error"]
+    assert half.status_code == 400 and half.json()["parameter"] == "b"
+    assert neither.status_code == 400 and neither.json()["parameter"] == "a"
+    assert page.status_code == 200 and "runs there" in page.text
