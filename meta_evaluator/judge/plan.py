@@ -341,6 +341,15 @@ def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, Endpoin
             judge_id=judge.id,
             field="answering_method",
         )
+    multilabel = [t for t in task.task_names if task.task_kind(t) == "multilabel"]
+    if method == "xml" and multilabel:
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: answering_method 'xml' cannot carry the multi-label task(s) "
+            f"{multilabel} (XML tags hold one value, as in meta-evaluator 0.3.3); use "
+            "'structured'.",
+            judge_id=judge.id,
+            field="answering_method",
+        )
     endpoint, _ = judge_endpoint(judge)  # reads the key once, to refuse an unreadable one now
     return method, endpoint
 

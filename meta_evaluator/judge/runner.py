@@ -484,7 +484,7 @@ async def _ask(
         except EndpointRejected as exc:
             if (
                 method == "structured"
-                and task.structured_outputs_fallback
+                and task.fallback_method is not None
                 and exc.http_status in (400, 422)
             ):
                 if run.method == "structured":
@@ -495,7 +495,7 @@ async def _ask(
                         run.endpoint,
                         exc.http_status,
                     )
-                    run.method = "xml"
+                    run.method = task.fallback_method
                 return await _ask(
                     run, client, limits, row, row_id, task, settings, progress, sample,
                     attempts_before=attempts,
