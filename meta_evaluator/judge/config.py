@@ -25,7 +25,7 @@ from meta_evaluator.api_keys import (
 )
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
-from meta_evaluator.llm.providers import check_client, resolve_client
+from meta_evaluator.judge.providers import check_client, resolve_client
 from meta_evaluator.storage import check_safe_name, path_argument
 
 __all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
@@ -166,7 +166,7 @@ class Judge(ConfigModel):
     """Which API the judge speaks: `openai` (any OpenAI-compatible server), `azure_openai`,
     `anthropic`, or `mock` (offline, deterministic). A provider prefix of meta-evaluator 0.3
     (`groq`, `huggingface/together` ...) resolves to `openai` with that provider's base URL and
-    key variable (`meta_evaluator.llm.providers`)."""
+    key variable (`meta_evaluator.judge.providers`)."""
 
     model: str = Field(min_length=1)
     """The model name the endpoint expects (for Azure, the deployment name)."""
@@ -229,7 +229,7 @@ class Judge(ConfigModel):
     @model_validator(mode="before")
     @classmethod
     def _resolve_client_alias(cls, data: Any) -> Any:
-        # 0.3's names ("azure", "groq", "huggingface/together" ...), in llm/providers.py.
+        # 0.3's names ("azure", "groq", "huggingface/together" ...), in judge/providers.py.
         return resolve_client(data) if isinstance(data, dict) else data
 
     @field_validator("llm_client", mode="before")

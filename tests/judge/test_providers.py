@@ -12,7 +12,7 @@ import pytest
 
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge import Judge, read_judges_yaml
-from meta_evaluator.llm.providers import PROVIDERS, provider_of
+from meta_evaluator.judge.providers import PROVIDERS, provider_of
 from tests.conftest import chats, rejection_project
 from tests.judge.test_runner import completion
 
