@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge import RunPlan, RunSettings
     from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.judge.settings import RunOptions
+    from meta_evaluator.reports.score_report import ScoreReport
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores import MetricsConfig
@@ -838,8 +839,13 @@ class MetaEvaluator:
 
     # ----- scoring ----------------------------------------------------------------------------
 
-    def add_metrics_config(self, metrics_config: MetricsConfig) -> None:
-        """Keep `metrics_config` for `compare_async()` calls that give none (0.3 style)."""
+    def add_metrics_config(self, metrics_config: MetricsConfig, overwrite: bool = False) -> None:
+        """Keep `metrics_config` for `compare_async()` calls that give none (0.3 style).
+
+        Raises:
+            MetricConfigError: `metrics_config` is not a MetricsConfig.
+            AlreadySetError: A configuration is kept already and `overwrite` is False.
+        """
         from meta_evaluator.scores import MetricsConfig
 
         if not isinstance(metrics_config, MetricsConfig):
@@ -849,7 +855,35 @@ class MetaEvaluator:
                 f"add_metrics_config: expected a MetricsConfig, got "
                 f"{type(metrics_config).__name__}."
             )
+        if self._metrics_config is not None and not overwrite:
+            raise AlreadySetError(
+                "add_metrics_config: a metrics configuration is set already; pass "
+                "overwrite=True to replace it.",
+                path=self._paths.root,
+                field="metrics_config",
+            )
         self._metrics_config = metrics_config
+
+    @property
+    def score_report(self) -> ScoreReport:
+        """The judges x metrics table of the scores saved for `add_metrics_config`'s metrics.
+
+        `.print()`, `.save("score_report.html", format="html")` (or `csv`, `txt`, into
+        `scores/`), `.generate()` (a polars DataFrame), as in meta-evaluator 0.3.3.
+
+        Raises:
+            MetricConfigError: No metrics configuration was added.
+        """
+        from meta_evaluator.errors import MetricConfigError
+        from meta_evaluator.reports.score_report import ScoreReport
+
+        if self._metrics_config is None:
+            raise MetricConfigError(
+                "score_report: no metrics; call add_metrics_config(config) (then "
+                "compare_async()) first.",
+                field="metrics_config",
+            )
+        return ScoreReport(self._paths.scores_dir, self._metrics_config)
 
     def compare_async(
         self,
@@ -867,6 +901,8 @@ class MetaEvaluator:
             metrics_config: The metrics (default: the one given to `add_metrics_config`).
             judge_results: By judge id (default: `load_all_judge_results()`).
             human_results: By annotator id (default: `load_all_human_results()`).
+                `compare_async(judge_results, human_results)`, 0.3.3's order after
+                `add_metrics_config`, works too.
 
         Returns:
             unique metric name -> (metric config, one result per judge).
@@ -887,10 +923,14 @@ class MetaEvaluator:
         human_results: dict[str, HumanAnnotationResults] | None = None,
     ) -> ScoreTable:
         """The awaitable twin of `compare_async`."""
+        from meta_evaluator._v033 import compare_arguments
         from meta_evaluator.errors import MetricConfigError
         from meta_evaluator.scores import MetricsConfig
         from meta_evaluator.scores.compare import compare, scoring_columns
 
+        metrics_config, judge_results, human_results = compare_arguments(
+            metrics_config, judge_results, human_results
+        )
         config = metrics_config if metrics_config is not None else self._metrics_config
         if config is None:
             raise MetricConfigError(

@@ -11,5 +11,13 @@ folder's name, never by a path of the machine that made it, so it can be committ
 
 from meta_evaluator.reports.inputs import ReportedProject, ReportInputs
 from meta_evaluator.reports.report import load_scores, read_report_inputs, write_report
+from meta_evaluator.reports.score_report import ScoreReport
 
-__all__ = ["ReportInputs", "ReportedProject", "load_scores", "read_report_inputs", "write_report"]
+__all__ = [
+    "ReportInputs",
+    "ReportedProject",
+    "ScoreReport",
+    "load_scores",
+    "read_report_inputs",
+    "write_report",
+]
