@@ -14,9 +14,10 @@ my_project/
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
@@ -74,6 +75,12 @@ class ProjectPaths:
         self.annotations_dir = root / "annotations"
         self.scores_dir = root / "scores"
         self.reports_dir = root / "reports"
+
+    def with_results(self, results_dir: Path) -> ProjectPaths:
+        """These paths with the results folder elsewhere (a run that saves nothing)."""
+        paths = ProjectPaths(self.root)
+        paths.results_dir = results_dir
+        return paths
 
     def check_inside(self) -> None:
         """Refuse to write while `main_state.json` or a folder written to links out of the project.
@@ -507,6 +514,10 @@ class MetaEvaluator:
                 no call starts once spent plus in flight would pass it), `cache=True` (answer
                 a request sent before, by any run on this machine, from the response cache),
                 `cache_dir=None` (the user cache folder), `cache_max_mb=1024`.
+                meta-evaluator 0.3.3's keywords work too: `skip_duplicates` (is `resume`;
+                warns), `save_results=False` (the run's files go to a scratch folder, deleted
+                once the results are returned) and `results_format` (`json`, `csv`,
+                `parquet`: also `results/<run_id>/<judge_id>.results.<format>`).
 
         Raises:
             ProjectError: The project has no data or no task yet.
@@ -528,6 +539,24 @@ class MetaEvaluator:
             )
         )
 
+    def run_judges(
+        self,
+        judge_ids: str | list[str] | None = None,
+        run_id: str | None = None,
+        *,
+        plan: RunPlan | None = None,
+        settings: RunSettings | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[RunOptions],
+    ) -> dict[str, JudgeResults]:
+        """meta-evaluator 0.3.3's synchronous run: `run_judges_async`, same arguments, results.
+
+        Judges run side by side, not one by one as in 0.3.3; the rows are the same.
+        """
+        return self.run_judges_async(
+            judge_ids, run_id, plan=plan, settings=settings, transport=transport, **options
+        )
+
     async def arun_judges(
         self,
         judge_ids: str | list[str] | None = None,
@@ -539,9 +568,17 @@ class MetaEvaluator:
         **options: Unpack[RunOptions],
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments): plan, then execute."""
+        from meta_evaluator._v033 import run_options
         from meta_evaluator.judge.runner import execute
         from meta_evaluator.results.judge_results import results_of_run
 
+        options, extras = run_options(options)  # type: ignore[assignment]  # 0.3.3's keywords
+        if not extras.save_results:
+            with self._results_elsewhere():
+                return await self.arun_judges(
+                    judge_ids, run_id, plan=plan, settings=settings, transport=transport,
+                    **options,
+                )  # fmt: skip
         if plan is None:
             plan = self.plan_run(judge_ids, run_id, settings=settings, **options)
         elif judge_ids is not None or run_id is not None or settings is not None or options:
@@ -550,7 +587,25 @@ class MetaEvaluator:
                 "plan_run(...) to change judges, run_id or settings.",
                 field="plan",
             )
-        return await results_of_run(execute(plan, transport=transport))
+        results = await results_of_run(execute(plan, transport=transport))
+        if extras.results_format is not None:  # 0.3.3's results_format: a copy in that format
+            from meta_evaluator.results.export import export_results
+
+            export_results(results, plan.task, self._paths.results_dir, extras.results_format)
+        return results
+
+    @contextlib.contextmanager
+    def _results_elsewhere(self) -> Iterator[None]:
+        """Runs write to a scratch folder deleted afterwards (0.3.3's save_results=False)."""
+        from meta_evaluator._v033 import scratch_folder
+
+        saved = self._paths
+        with scratch_folder(saved.root) as folder:
+            self._paths = saved.with_results(folder / "results")
+            try:
+                yield
+            finally:
+                self._paths = saved
 
     def check_endpoints(
         self,
@@ -1046,6 +1101,10 @@ class MetaEvaluator:
             staged = _project_data.stage(self._data, data_dir, filename, fmt, root=self._paths.root)
             data_state = staged
         task = self._eval_task if include_task else self._saved_task
+        if include_task:
+            from meta_evaluator._v033 import warn_unsaved_skip_function
+
+            warn_unsaved_skip_function(task)
         try:
             state = dump_state(data_state, task, self._judges)
             write_json(self._paths.state_file, state, root=self._paths.root)

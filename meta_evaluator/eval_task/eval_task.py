@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from meta_evaluator._util import repeated, shown
 from meta_evaluator._validation import ConfigModel
@@ -26,6 +26,8 @@ __all__ = [
 ]
 
 AnsweringMethod = Literal["structured", "xml", "text"]
+SkipFunction = Callable[[dict[str, Any]], bool]
+"""A row (column → value) → whether judges skip it (`EvalTask.skip_function`)."""
 TaskKind = Literal["single", "multilabel", "free_text"]
 
 # The columns judge and human results tables have besides one column per task (API.md, "Judge
@@ -146,6 +148,8 @@ class EvalTask(ConfigModel):
     annotation_prompt: str = "Please evaluate the following response:"
     """The instruction shown to human annotators above each row."""
 
+    _skip_function: SkipFunction | None = PrivateAttr(default=None)
+
     def __init__(
         self,
         task_schemas: Any = None,
@@ -159,13 +163,7 @@ class EvalTask(ConfigModel):
         Raises:
             TaskError: A task name, label list, column list or option is invalid.
         """
-        if "skip_function" in options:
-            raise TaskError(
-                "EvalTask(skip_function=...) from meta-evaluator 0.3 is not supported: a function "
-                "cannot be saved in the project folder. Filter the rows out of the data frame "
-                "before loading it instead.",
-                field="skip_function",
-            )
+        skip_function = options.pop("skip_function", None)
         values: dict[str, Any] = {**options, "answering_method": answering_method}
         for key, value in (
             ("task_schemas", task_schemas),
@@ -175,6 +173,47 @@ class EvalTask(ConfigModel):
             if value is not None or key == "prompt_columns":
                 values[key] = value
         super().__init__(**values)
+        self.skip_function = skip_function
+
+    @property
+    def skip_function(self) -> SkipFunction | None:
+        """Rows for which it returns true are not asked: each becomes a `skipped` row.
+
+        meta-evaluator 0.3.3's option, applied when judges run: it gets a data row as a dict
+        (column → value) and returns whether to skip it. A function cannot be saved, so it is
+        not part of `main_state.json` (`save_state` warns so); after loading a project, set it
+        again (`evaluator.eval_task.skip_function = f`). Not part of a judge's fingerprint: a
+        row skipped once is asked by a later run without it.
+        """
+        return self._skip_function
+
+    @skip_function.setter
+    def skip_function(self, function: SkipFunction | None) -> None:
+        self._set_skip_function(function)
+
+    def _set_skip_function(self, function: SkipFunction | None) -> None:
+        if function is not None and not callable(function):
+            raise TaskError(
+                f"skip_function must be a function of a row (dict) returning a bool, or None; "
+                f"got {type(function).__name__}.",
+                field="skip_function",
+            )
+        self._skip_function = function
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "skip_function":  # the one attribute of a frozen task that may be set
+            self._set_skip_function(value)
+            return
+        super().__setattr__(name, value)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (the skip function, which is never saved, does not count)."""
+        if not isinstance(other, EvalTask):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
 
     @field_validator("task_schemas", mode="before")
     @classmethod

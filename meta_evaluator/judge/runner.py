@@ -47,6 +47,7 @@ from meta_evaluator.judge._judge_run import (
     mark_started,
     row_values,
     start_over,
+    write_skipped,
     write_state,
 )
 from meta_evaluator.judge._progress import Progress
@@ -319,13 +320,15 @@ async def _run_judge(
         return
     if run.plan.fresh_start:
         start_over(run)  # resume=False: the run starts over
-    todo = iter(run.plan.todo)  # shared by the workers: each row goes to the first one free
-    workers = min(run.in_flight, len(run.plan.todo))
+    asked, skipped = run.plan.to_ask(ids)
+    todo = iter(asked)  # shared by the workers: each row goes to the first one free
+    workers = min(run.in_flight, len(asked))
     with RowStore(run.files.rows, root=run.files.root) as store:
         if run.plan.seeded:
             for values in run.kept.values():
                 store.append(values)
             mark_started(run)
+        write_skipped(run, store, [ids[index] for index in skipped], progress)
         async with anyio.create_task_group() as group:
             for _ in range(workers):
                 group.start_soon(
