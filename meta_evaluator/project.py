@@ -164,6 +164,27 @@ class MetaEvaluator:
 
     # ----- the folder -------------------------------------------------------------------------
 
+    @classmethod
+    def load_state(
+        cls, project_dir: str | Path, load_data: bool = True, load_task: bool = True
+    ) -> MetaEvaluator:
+        """Open an existing project, as meta-evaluator 0.3.3 did: `MetaEvaluator(dir, load=True)`.
+
+        `load_data=False` (`load_task=False`) leaves the data (the task) out of the returned
+        object; the folder keeps them, and `save_state(include_data=False)` keeps the saved
+        data (`include_task=False`, the task) as it is.
+
+        Raises:
+            ProjectNotFoundError, StateError: As `MetaEvaluator(project_dir, load=True)` (a
+                folder of 0.3.3 says to run `meta-evaluator migrate` first).
+        """
+        evaluator = cls(project_dir, load=True)
+        if not load_data:
+            evaluator._data = None
+        if not load_task:
+            evaluator._eval_task = None
+        return evaluator
+
     @property
     def project_dir(self) -> Path:
         """The project folder."""
@@ -588,6 +609,13 @@ class MetaEvaluator:
                 field="plan",
             )
         results = await results_of_run(execute(plan, transport=transport))
+        for judge_plan in plan.judges:  # 0.3.3's llm_client and model_used
+            result = results.get(judge_plan.judge_id)
+            if result is not None:
+                result.llm_client, result.model_used = (
+                    judge_plan.judge.llm_client,
+                    judge_plan.judge.model,
+                )
         if extras.results_format is not None:  # 0.3.3's results_format: a copy in that format
             from meta_evaluator.results.export import export_results
 
@@ -675,12 +703,13 @@ class MetaEvaluator:
 
     def add_external_judge_results(
         self,
-        path: str | Path,
-        judge_id: str,
+        path: str | Path | None = None,
+        judge_id: str | None = None,
         *,
         run_id: str | None = None,
         id_column: str = "original_id",
         tasks: list[str] | None = None,
+        **v033: Any,
     ) -> JudgeResults:
         """Import labels a judge produced elsewhere (CSV, JSON, JSON Lines, Parquet) as a run.
 
@@ -689,11 +718,22 @@ class MetaEvaluator:
         complete run, which `load_all_judge_results` returns. `tasks` limits the import to
         some tasks (the others stay empty and are not required).
 
+        meta-evaluator 0.3.3's keywords work too: `file_path=` (the path), `data_format=`
+        (`csv`, `json`, `jsonl`, `parquet`; else from the extension), `llm_client=` and
+        `model_used=` (kept with the run, read back as the results' `llm_client` and
+        `model_used`), and the counts `succeeded_count=`, `skipped_count=`, `partial_count=`,
+        `llm_error_count=`, `parsing_error_count=`, `other_error_count=`, `total_count=`,
+        which are checked against the rows (a disagreement warns; the rows win).
+
         Raises:
             ProjectError: The project has no data or task yet.
+            DataError: An argument is missing, given twice, unknown or of the wrong kind.
             DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
         """
+        from meta_evaluator._v033 import check_counts, import_arguments
         from meta_evaluator.results.external import import_judge_results
+
+        given = import_arguments("judge", path, judge_id, v033)
 
         if self._data is None or self._eval_task is None:
             raise ProjectError(
@@ -703,16 +743,21 @@ class MetaEvaluator:
         if run_id is not None:
             check_safe_name(run_id, field="run_id")
         self._paths.check_inside()
-        return import_judge_results(
-            path,
-            judge_id,
+        result = import_judge_results(
+            given.path,
+            given.owner_id,
             data=self._data,
             task=self._eval_task,
             results_dir=self._paths.results_dir,
             run_id=run_id,
             id_column=id_column,
             tasks=tasks,
+            data_format=given.data_format,
+            llm_client=given.llm_client,
+            model=given.model_used,
         )
+        check_counts({k: getattr(result, k) for k in given.counts}, given.counts, given.path)
+        return result
 
     def load_all_judge_results(self) -> dict[str, JudgeResults]:
         """The latest complete run of every judge with results in the project, by judge id.
@@ -720,19 +765,21 @@ class MetaEvaluator:
         A sharded run counts once all its shards are complete; its shards' rows come back as
         one result set, in data order.
         """
-        from meta_evaluator.results.judge_results import latest_results
+        from meta_evaluator.results.judge_results import latest_results, with_models
 
         ids = self._data.ids if self._data is not None else None
-        return latest_results(self._paths.results_dir, ids)
+        results = latest_results(self._paths.results_dir, ids)
+        return with_models(results, self._judges, self._paths.results_dir)
 
     def add_external_annotation_results(
         self,
-        path: str | Path,
-        annotator_id: str,
+        path: str | Path | None = None,
+        annotator_id: str | None = None,
         *,
         run_id: str | None = None,
         id_column: str = "original_id",
         tasks: list[str] | None = None,
+        **v033: Any,
     ) -> HumanAnnotationResults:
         """Import one human annotator's labels (CSV, JSON, JSON Lines, Parquet).
 
@@ -742,12 +789,19 @@ class MetaEvaluator:
         returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`. `tasks` limits the
         import to the tasks the annotator labelled.
 
+        meta-evaluator 0.3.3's keywords work too: `file_path=`, `data_format=`, and the counts
+        `succeeded_count=`, `error_count=`, `total_count=` (checked against the rows).
+
         Raises:
             ProjectError: The project has no data or task yet.
             UnsafeNameError: The annotator id is not a safe file name.
+            DataError: An argument is missing, given twice, unknown or of the wrong kind.
             DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
         """
+        from meta_evaluator._v033 import check_counts, import_arguments
         from meta_evaluator.results.human_results import import_annotations
+
+        given = import_arguments("annotator", path, annotator_id, v033)
 
         if self._data is None or self._eval_task is None:
             raise ProjectError(
@@ -755,16 +809,19 @@ class MetaEvaluator:
                 path=self._paths.root,
             )
         self._paths.check_inside()
-        return import_annotations(
-            path,
-            annotator_id,
+        result = import_annotations(
+            given.path,
+            given.owner_id,
             data=self._data,
             task=self._eval_task,
             annotations_dir=self._paths.annotations_dir,
             run_id=run_id,
             id_column=id_column,
             tasks=tasks,
+            data_format=given.data_format,
         )
+        check_counts({k: getattr(result, k) for k in given.counts}, given.counts, given.path)
+        return result
 
     def add_preference_pairs(
         self,
@@ -872,7 +929,13 @@ class MetaEvaluator:
         return latest_annotations(self._paths.annotations_dir)
 
     def launch_annotator(
-        self, port: int | None = None, host: str = "127.0.0.1", *, token: str | None = None
+        self,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        *,
+        token: str | None = None,
+        use_ngrok: bool = False,
+        traffic_policy_file: str | None = None,
     ) -> None:
         """Serve the annotation page for this project's data and task until Ctrl-C.
 
@@ -881,13 +944,19 @@ class MetaEvaluator:
         `annotations/web/`; an annotator resumes where they stopped. The page binds to loopback
         by default; to let others reach it, pass their `host` and a `token` they must present.
 
+        meta-evaluator 0.3.3's `use_ngrok=True` (and `traffic_policy_file`) is refused: no
+        tunnel is bundled; run your own in front of the page, or pass `host` and `token`.
+
         Raises:
             ProjectError: No data or task yet; a non-loopback host without a token
                 (`field="token"`); a port out of range, in use or needing privileges
                 (`field="port"`); a host that does not resolve or is not this machine's
-                (`field="host"`).
+                (`field="host"`); ngrok asked for (`field="use_ngrok"`).
         """
+        from meta_evaluator._v033 import annotator_host
         from meta_evaluator.annotate import serve
+
+        host = annotator_host(host, use_ngrok, traffic_policy_file)
 
         self._paths.check_inside()
         serve(self, host=host, port=port, token=token)
