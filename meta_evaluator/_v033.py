@@ -22,16 +22,14 @@ from typing import Any, Literal
 from meta_evaluator.errors import (
     DataError,
     JudgeConfigError,
-    MetaEvaluatorDeprecationWarning,
     MetaEvaluatorWarning,
     MetricConfigError,
     ProjectError,
+    warn_deprecated,
 )
 from meta_evaluator.eval_task import EvalTask
 
 __all__ = [
-    "DEPRECATED_SINCE",
-    "REMOVED_IN",
     "ImportArguments",
     "RunExtras",
     "annotator_host",
@@ -44,20 +42,10 @@ __all__ = [
     "warn_unsaved_skip_function",
 ]
 
-DEPRECATED_SINCE = "0.1.0"
-"""Our first version: every 0.3.3 name it keeps only for old scripts is deprecated since then."""
-REMOVED_IN = "1.0"
-"""The version that removes them."""
 
-
-def retired(old: str, new: str, *, stacklevel: int = 3) -> None:
-    """Warn that `old` (a 0.3.3 name) still works but goes in `REMOVED_IN`; use `new`."""
-    warnings.warn(
-        f"{old} (meta-evaluator 0.3) is deprecated since meta-evaluator {DEPRECATED_SINCE} and "
-        f"will be removed in {REMOVED_IN}; {new}.",
-        MetaEvaluatorDeprecationWarning,
-        stacklevel=stacklevel,
-    )
+def retired(old: str, new: str) -> None:
+    """Warn that `old` (a 0.3.3 name) still works but is going (`errors.warn_deprecated`)."""
+    warn_deprecated(f"{old} (meta-evaluator 0.3)", new)
 
 
 def compare_arguments(
@@ -120,7 +108,6 @@ def run_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], RunExtras]:
                 "run_judges_async(skip_duplicates=...)",
                 "use resume= (True, the default, returns a judge's complete run of the same "
                 "configuration without a call; False asks every row again)",
-                stacklevel=5,
             )
             ours["resume"] = skip
     save = ours.pop("save_results", True)
