@@ -260,6 +260,12 @@ class Judge(ConfigModel):
         # Never echoed: a refused value is likely a key (meta_evaluator/api_keys.py).
         return None if name is None else check_key_variable(name)
 
+    @field_validator("extra_headers", mode="before")
+    @classmethod
+    def _no_headers(cls, headers: Any) -> Any:
+        # meta-evaluator 0.3 wrote `extra_headers: null` (its default) for a judge without any.
+        return {} if headers is None else headers
+
     @field_validator("extra_headers")
     @classmethod
     def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:

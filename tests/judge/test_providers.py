@@ -146,3 +146,22 @@ def test_a_yaml_file_lists_every_refused_provider_at_once(tmp_path: Path) -> Non
     assert [e["loc"] for e in caught.value.errors] == [
         "judges[1].llm_client", "judges[2].llm_client",
     ]  # fmt: skip
+
+
+def test_033s_yaml_keys_load_as_0_3_3_wrote_them(tmp_path: Path) -> None:
+    """0.3.3's judge keys (id, llm_client, model, prompt_file, temperature, extra_headers),
+    with its defaults written out (`extra_headers: null`), a whole-number temperature and an
+    absolute prompt path."""
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("Judge {response}")
+    path = tmp_path / "judges.yaml"
+    path.write_text(
+        "judges:\n"
+        f"  - {{id: a, llm_client: groq, model: m, prompt_file: {prompt}, temperature: 0,\n"
+        "      extra_headers: null}\n"
+        "  - {id: b, llm_client: openai, model: m, prompt_file: ./prompt.md,\n"
+        "      extra_headers: {X-HF-Bill-To: org}}\n"
+    )
+    first, second = read_judges_yaml(path)
+    assert (first.temperature, first.extra_headers, first.prompt.id) == (0.0, {}, "prompt")
+    assert second.extra_headers == {"X-HF-Bill-To": "org"}
