@@ -594,6 +594,12 @@ class MetaEvaluator:
         from meta_evaluator.results.judge_results import results_of_run
 
         options, extras = run_options(options)  # type: ignore[assignment]  # 0.3.3's keywords
+        if plan is not None and (not extras.save_results or extras.results_format):
+            raise JudgeConfigError(
+                "a plan is executed as it was made, into the project's results: give "
+                "save_results and results_format to run_judges_async without plan=.",
+                field="plan",
+            )
         if not extras.save_results:
             with self._results_elsewhere():
                 return await self.arun_judges(

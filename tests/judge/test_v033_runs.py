@@ -121,6 +121,16 @@ def test_results_format_writes_a_copy_with_033s_vectors(tmp_path: Path, fmt: str
     assert any("FALSE" in v for v in vectors)
 
 
+def test_a_plan_runs_as_made_so_033s_file_options_go_without_one(tmp_path: Path) -> None:
+    evaluator = rejection_project(tmp_path / "p", chats(ROWS))
+    evaluator.add_judge("j", "mock", "m", PROMPT)
+    plan = evaluator.plan_run()
+    for options in ({"save_results": False}, {"results_format": "csv"}):
+        with pytest.raises(JudgeConfigError, match="a plan is executed as it was made"):
+            evaluator.run_judges_async(plan=plan, **options)  # type: ignore[arg-type]
+    assert not evaluator.paths.results_dir.exists()
+
+
 def test_run_judges_is_the_synchronous_run(tmp_path: Path) -> None:
     evaluator = rejection_project(tmp_path / "p", chats(ROWS))
     evaluator.add_judge("j", "mock", "m", PROMPT)
