@@ -110,9 +110,9 @@ def parse_state(raw: Any, path: Path) -> LoadedState:
     """
     if not isinstance(raw, dict) or "schema_version" not in raw:
         foreign = (
-            " (it looks like a project of meta-evaluator 0.3.x, whose files this version does not "
-            "read; create a new project and add the data and task again)"
-            if isinstance(raw, dict) and {"data", "eval_task"} & set(raw)
+            " (it is a project of meta-evaluator 0.3.x: run `meta-evaluator migrate "
+            f"{path.parent}` to convert it in place, its files kept aside)"
+            if isinstance(raw, dict) and {"data", "eval_task", "judge_registry"} & set(raw)
             else ""
         )
         raise StateError(

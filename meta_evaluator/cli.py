@@ -719,6 +719,29 @@ def view(
     evaluator.launch_viewer(port=port, host=host, token=token, annotate_url=annotate_url)
 
 
+@app.command()
+def migrate(
+    project_dir: ProjectDir = Path("."),
+    dry_run: Annotated[
+        bool,
+        typer.Option(help="Check everything and say what would be done; change nothing."),
+    ] = False,
+) -> None:
+    """Convert a project folder written by meta-evaluator 0.3.3 into one of this version.
+
+    Its data, task, judges, judge results and annotations are converted in place (every stored
+    label checked again); 0.3.3's files are kept in migrated-from-0.3.3/, with the report and
+    the judges that could not be carried over. Nothing is half-written: a failed or stopped
+    migration leaves the 0.3.3 project as it was. Exit status: 0 migrated, 2 not a 0.3.3
+    project or a file it cannot read, 4 the file system refused a write.
+    """
+    from meta_evaluator.migrate import migrate_project
+
+    report = migrate_project(project_dir, dry_run=dry_run)
+    for line in report.lines():
+        print(line)
+
+
 @contextlib.contextmanager
 def _progress_lines_shown() -> Iterator[None]:
     """Show a run's progress lines (INFO of the progress logger) on standard error meanwhile.

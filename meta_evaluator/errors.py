@@ -31,13 +31,15 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 
 Every error carries the place at fault as attributes (`path`, `column`, `row_id`, `field`,
 `judge_id`; `None` when not relevant) and a message in three parts: what failed, where, and how
-to fix it. Warnings we issue derive from `MetaEvaluatorWarning`.
+to fix it. Warnings we issue derive from `MetaEvaluatorWarning`; `warn_deprecated` says that a
+name still works but is going, with both versions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 __all__ = [
@@ -367,5 +369,106 @@ class MetaEvaluatorWarning(UserWarning):
 class MetaEvaluatorDeprecationWarning(MetaEvaluatorWarning, DeprecationWarning):
     """A name or argument that still works but will be removed.
 
-    The message names the version that deprecated it, the one that removes it, and what replaces it.
+    The message names the version that deprecated it, the one that removes it, and what replaces it;
+    `since` and `expected_removal` hold the two versions (None when not given).
     """
+
+    def __init__(
+        self, message: str, *, since: str | None = None, expected_removal: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.since = since
+        """The version that deprecated the name."""
+        self.expected_removal = expected_removal
+        """The version expected to remove it."""
+
+
+DEPRECATED_SINCE = "0.1.0"
+"""Our first version: what it keeps of meta-evaluator 0.3 only for old scripts is deprecated."""
+REMOVED_IN = "1.0"
+"""The version expected to remove those names."""
+
+
+def warn_deprecated(
+    old: str,
+    replacement: str,
+    *,
+    since: str = DEPRECATED_SINCE,
+    removed_in: str = REMOVED_IN,
+    stacklevel: int | None = None,
+) -> None:
+    """Warn (`MetaEvaluatorDeprecationWarning`) that `old` still works but goes in `removed_in`.
+
+    `replacement` says what to use instead ("use from meta_evaluator import MetaEvaluator").
+    The warning points at the user's line: the first caller outside meta-evaluator, the import
+    machinery and the event loop (unless `stacklevel` says otherwise).
+    """
+    import warnings
+
+    if stacklevel is None:
+        stacklevel = _outside_level()
+    warnings.warn(
+        MetaEvaluatorDeprecationWarning(
+            f"{old} is deprecated since meta-evaluator {since} and will be removed in "
+            f"{removed_in}; {replacement}.",
+            since=since,
+            expected_removal=removed_in,
+        ),
+        stacklevel=stacklevel,
+    )
+
+
+def _outside_level() -> int:
+    """The `stacklevel`, for `warn_deprecated`'s warning, of the user's frame.
+
+    That is the first frame neither ours, nor the import system's, nor the event loop's (2
+    when there is none: a worker thread's stack ends first).
+    """
+    import os
+    import sys
+
+    internal = [os.path.dirname(__file__)]
+    for name in ("asyncio", "anyio", "concurrent", "contextlib", "threading"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            internal.append(os.path.dirname(path) if path.endswith("__init__.py") else path)
+    frame: FrameType | None = sys._getframe(3)  # the caller of warn_deprecated's caller
+    level = 3
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib"):  # warnings skips these frames itself
+            frame = frame.f_back
+            continue
+        if not name.startswith(tuple(internal)):
+            return level
+        frame, level = frame.f_back, level + 1
+    return 2
+
+
+def moved_names(module: str, moved: dict[str, str]) -> Any:
+    """A module `__getattr__` serving names that moved (0.3.3's import paths), with a warning.
+
+    `moved` maps a name to its new home (`{"MetaEvaluator": "meta_evaluator"}`); the name is
+    imported from there when first asked for (and kept), and `warn_deprecated` names both
+    paths, once.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        import importlib
+        import sys
+
+        home = moved[name]
+        warn_deprecated(
+            f"importing {name} from {module} (meta-evaluator 0.3's path)",
+            f"use `from {home} import {name}`",
+        )
+        value = getattr(importlib.import_module(home), name)
+        # kept, so that `from module import name` (which looks twice) warns once
+        sys.modules[module].__dict__[name] = value
+        return value
+
+    return __getattr__

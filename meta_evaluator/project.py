@@ -14,9 +14,10 @@ my_project/
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge import RunPlan, RunSettings
     from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.judge.settings import RunOptions
+    from meta_evaluator.reports.score_report import ScoreReport
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores import BootstrapConfig, MetricsConfig
@@ -74,6 +76,12 @@ class ProjectPaths:
         self.annotations_dir = root / "annotations"
         self.scores_dir = root / "scores"
         self.reports_dir = root / "reports"
+
+    def with_results(self, results_dir: Path) -> ProjectPaths:
+        """These paths with the results folder elsewhere (a run that saves nothing)."""
+        paths = ProjectPaths(self.root)
+        paths.results_dir = results_dir
+        return paths
 
     def check_inside(self) -> None:
         """Refuse to write while `main_state.json` or a folder written to links out of the project.
@@ -156,6 +164,27 @@ class MetaEvaluator:
             )
 
     # ----- the folder -------------------------------------------------------------------------
+
+    @classmethod
+    def load_state(
+        cls, project_dir: str | Path, load_data: bool = True, load_task: bool = True
+    ) -> MetaEvaluator:
+        """Open an existing project, as meta-evaluator 0.3.3 did: `MetaEvaluator(dir, load=True)`.
+
+        `load_data=False` (`load_task=False`) leaves the data (the task) out of the returned
+        object; the folder keeps them, and `save_state(include_data=False)` keeps the saved
+        data (`include_task=False`, the task) as it is.
+
+        Raises:
+            ProjectNotFoundError, StateError: As `MetaEvaluator(project_dir, load=True)` (a
+                folder of 0.3.3 says to run `meta-evaluator migrate` first).
+        """
+        evaluator = cls(project_dir, load=True)
+        if not load_data:
+            evaluator._data = None
+        if not load_task:
+            evaluator._eval_task = None
+        return evaluator
 
     @property
     def project_dir(self) -> Path:
@@ -539,7 +568,11 @@ class MetaEvaluator:
                 `cache_dir=None` (the user cache folder), `cache_max_mb=1024`,
                 `progress="auto"` (a bar on a terminal; off one, or with `CI=true`, log lines
                 per judge every `progress_every=10.0` percent or `progress_seconds=30.0`;
-                `"bar"`, `"lines"`, `"off"`).
+                `"bar"`, `"lines"`, `"off"`). meta-evaluator 0.3.3's keywords work too:
+                `skip_duplicates` (is `resume`; warns), `save_results=False` (the run's files go
+                to a scratch folder, deleted once the results are returned) and
+                `results_format` (`json`, `csv`, `parquet`: also
+                `results/<run_id>/<judge_id>.results.<format>`).
 
         Raises:
             ProjectError: The project has no data or no task yet.
@@ -561,6 +594,24 @@ class MetaEvaluator:
             )
         )
 
+    def run_judges(
+        self,
+        judge_ids: str | list[str] | None = None,
+        run_id: str | None = None,
+        *,
+        plan: RunPlan | None = None,
+        settings: RunSettings | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[RunOptions],
+    ) -> dict[str, JudgeResults]:
+        """meta-evaluator 0.3.3's synchronous run: `run_judges_async`, same arguments, results.
+
+        Judges run side by side, not one by one as in 0.3.3; the rows are the same.
+        """
+        return self.run_judges_async(
+            judge_ids, run_id, plan=plan, settings=settings, transport=transport, **options
+        )
+
     async def arun_judges(
         self,
         judge_ids: str | list[str] | None = None,
@@ -572,9 +623,23 @@ class MetaEvaluator:
         **options: Unpack[RunOptions],
     ) -> dict[str, JudgeResults]:
         """The awaitable twin of `run_judges_async` (same arguments): plan, then execute."""
+        from meta_evaluator._v033 import run_options
         from meta_evaluator.judge.runner import execute
         from meta_evaluator.results.judge_results import results_of_run
 
+        options, extras = run_options(options)  # type: ignore[assignment]  # 0.3.3's keywords
+        if plan is not None and (not extras.save_results or extras.results_format):
+            raise JudgeConfigError(
+                "a plan is executed as it was made, into the project's results: give "
+                "save_results and results_format to run_judges_async without plan=.",
+                field="plan",
+            )
+        if not extras.save_results:
+            with self._results_elsewhere():
+                return await self.arun_judges(
+                    judge_ids, run_id, plan=plan, settings=settings, transport=transport,
+                    **options,
+                )  # fmt: skip
         if plan is None:
             plan = self.plan_run(judge_ids, run_id, settings=settings, **options)
         elif judge_ids is not None or run_id is not None or settings is not None or options:
@@ -583,7 +648,32 @@ class MetaEvaluator:
                 "plan_run(...) to change judges, run_id or settings.",
                 field="plan",
             )
-        return await results_of_run(execute(plan, transport=transport))
+        results = await results_of_run(execute(plan, transport=transport))
+        for judge_plan in plan.judges:  # 0.3.3's llm_client and model_used
+            result = results.get(judge_plan.judge_id)
+            if result is not None:
+                result.llm_client, result.model_used = (
+                    judge_plan.judge.llm_client,
+                    judge_plan.judge.model,
+                )
+        if extras.results_format is not None:  # 0.3.3's results_format: a copy in that format
+            from meta_evaluator.results.export import export_results
+
+            export_results(results, plan.task, self._paths.results_dir, extras.results_format)
+        return results
+
+    @contextlib.contextmanager
+    def _results_elsewhere(self) -> Iterator[None]:
+        """Runs write to a scratch folder deleted afterwards (0.3.3's save_results=False)."""
+        from meta_evaluator._v033 import scratch_folder
+
+        saved = self._paths
+        with scratch_folder(saved.root) as folder:
+            self._paths = saved.with_results(folder / "results")
+            try:
+                yield
+            finally:
+                self._paths = saved
 
     def check_endpoints(
         self,
@@ -653,12 +743,13 @@ class MetaEvaluator:
 
     def add_external_judge_results(
         self,
-        path: str | Path,
-        judge_id: str,
+        path: str | Path | None = None,
+        judge_id: str | None = None,
         *,
         run_id: str | None = None,
         id_column: str = "original_id",
         tasks: list[str] | None = None,
+        **v033: Any,
     ) -> JudgeResults:
         """Import labels a judge produced elsewhere (CSV, JSON, JSON Lines, Parquet) as a run.
 
@@ -667,11 +758,22 @@ class MetaEvaluator:
         complete run, which `load_all_judge_results` returns. `tasks` limits the import to
         some tasks (the others stay empty and are not required).
 
+        meta-evaluator 0.3.3's keywords work too: `file_path=` (the path), `data_format=`
+        (`csv`, `json`, `jsonl`, `parquet`; else from the extension), `llm_client=` and
+        `model_used=` (kept with the run, read back as the results' `llm_client` and
+        `model_used`), and the counts `succeeded_count=`, `skipped_count=`, `partial_count=`,
+        `llm_error_count=`, `parsing_error_count=`, `other_error_count=`, `total_count=`,
+        which are checked against the rows (a disagreement warns; the rows win).
+
         Raises:
             ProjectError: The project has no data or task yet.
+            DataError: An argument is missing, given twice, unknown or of the wrong kind.
             DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
         """
+        from meta_evaluator._v033 import check_counts, import_arguments
         from meta_evaluator.results.external import import_judge_results
+
+        given = import_arguments("judge", path, judge_id, v033)
 
         if self._data is None or self._eval_task is None:
             raise ProjectError(
@@ -681,16 +783,21 @@ class MetaEvaluator:
         if run_id is not None:
             check_safe_name(run_id, field="run_id")
         self._paths.check_inside()
-        return import_judge_results(
-            path,
-            judge_id,
+        result = import_judge_results(
+            given.path,
+            given.owner_id,
             data=self._data,
             task=self._eval_task,
             results_dir=self._paths.results_dir,
             run_id=run_id,
             id_column=id_column,
             tasks=tasks,
+            data_format=given.data_format,
+            llm_client=given.llm_client,
+            model=given.model_used,
         )
+        check_counts({k: getattr(result, k) for k in given.counts}, given.counts, given.path)
+        return result
 
     def load_all_judge_results(self) -> dict[str, JudgeResults]:
         """The latest complete run of every judge with results in the project, by judge id.
@@ -698,19 +805,21 @@ class MetaEvaluator:
         A sharded run counts once all its shards are complete; its shards' rows come back as
         one result set, in data order.
         """
-        from meta_evaluator.results.judge_results import latest_results
+        from meta_evaluator.results.judge_results import latest_results, with_models
 
         ids = self._data.ids if self._data is not None else None
-        return latest_results(self._paths.results_dir, ids)
+        results = latest_results(self._paths.results_dir, ids)
+        return with_models(results, self._judges, self._paths.results_dir)
 
     def add_external_annotation_results(
         self,
-        path: str | Path,
-        annotator_id: str,
+        path: str | Path | None = None,
+        annotator_id: str | None = None,
         *,
         run_id: str | None = None,
         id_column: str = "original_id",
         tasks: list[str] | None = None,
+        **v033: Any,
     ) -> HumanAnnotationResults:
         """Import one human annotator's labels (CSV, JSON, JSON Lines, Parquet).
 
@@ -720,12 +829,19 @@ class MetaEvaluator:
         returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`. `tasks` limits the
         import to the tasks the annotator labelled.
 
+        meta-evaluator 0.3.3's keywords work too: `file_path=`, `data_format=`, and the counts
+        `succeeded_count=`, `error_count=`, `total_count=` (checked against the rows).
+
         Raises:
             ProjectError: The project has no data or task yet.
             UnsafeNameError: The annotator id is not a safe file name.
+            DataError: An argument is missing, given twice, unknown or of the wrong kind.
             DataFileError, ColumnError, IdError, TaskError: The file does not fit the project.
         """
+        from meta_evaluator._v033 import check_counts, import_arguments
         from meta_evaluator.results.human_results import import_annotations
+
+        given = import_arguments("annotator", path, annotator_id, v033)
 
         if self._data is None or self._eval_task is None:
             raise ProjectError(
@@ -733,16 +849,19 @@ class MetaEvaluator:
                 path=self._paths.root,
             )
         self._paths.check_inside()
-        return import_annotations(
-            path,
-            annotator_id,
+        result = import_annotations(
+            given.path,
+            given.owner_id,
             data=self._data,
             task=self._eval_task,
             annotations_dir=self._paths.annotations_dir,
             run_id=run_id,
             id_column=id_column,
             tasks=tasks,
+            data_format=given.data_format,
         )
+        check_counts({k: getattr(result, k) for k in given.counts}, given.counts, given.path)
+        return result
 
     def add_preference_pairs(
         self,
@@ -850,7 +969,13 @@ class MetaEvaluator:
         return latest_annotations(self._paths.annotations_dir)
 
     def launch_annotator(
-        self, port: int | None = None, host: str = "127.0.0.1", *, token: str | None = None
+        self,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        *,
+        token: str | None = None,
+        use_ngrok: bool = False,
+        traffic_policy_file: str | None = None,
     ) -> None:
         """Serve the annotation page for this project's data and task until Ctrl-C.
 
@@ -859,13 +984,19 @@ class MetaEvaluator:
         `annotations/web/`; an annotator resumes where they stopped. The page binds to loopback
         by default; to let others reach it, pass their `host` and a `token` they must present.
 
+        meta-evaluator 0.3.3's `use_ngrok=True` (and `traffic_policy_file`) is refused: no
+        tunnel is bundled; run your own in front of the page, or pass `host` and `token`.
+
         Raises:
             ProjectError: No data or task yet; a non-loopback host without a token
                 (`field="token"`); a port out of range, in use or needing privileges
                 (`field="port"`); a host that does not resolve or is not this machine's
-                (`field="host"`).
+                (`field="host"`); ngrok asked for (`field="use_ngrok"`).
         """
+        from meta_evaluator._v033 import annotator_host
         from meta_evaluator.annotate import serve
+
+        host = annotator_host(host, use_ngrok, traffic_policy_file)
 
         self._paths.check_inside()
         serve(self, host=host, port=port, token=token)
@@ -901,8 +1032,13 @@ class MetaEvaluator:
 
     # ----- scoring ----------------------------------------------------------------------------
 
-    def add_metrics_config(self, metrics_config: MetricsConfig) -> None:
-        """Keep `metrics_config` for `compare_async()` calls that give none (0.3 style)."""
+    def add_metrics_config(self, metrics_config: MetricsConfig, overwrite: bool = False) -> None:
+        """Keep `metrics_config` for `compare_async()` calls that give none (0.3 style).
+
+        Raises:
+            MetricConfigError: `metrics_config` is not a MetricsConfig.
+            AlreadySetError: A configuration is kept already and `overwrite` is False.
+        """
         from meta_evaluator.scores import MetricsConfig
 
         if not isinstance(metrics_config, MetricsConfig):
@@ -912,7 +1048,35 @@ class MetaEvaluator:
                 f"add_metrics_config: expected a MetricsConfig, got "
                 f"{type(metrics_config).__name__}."
             )
+        if self._metrics_config is not None and not overwrite:
+            raise AlreadySetError(
+                "add_metrics_config: a metrics configuration is set already; pass "
+                "overwrite=True to replace it.",
+                path=self._paths.root,
+                field="metrics_config",
+            )
         self._metrics_config = metrics_config
+
+    @property
+    def score_report(self) -> ScoreReport:
+        """The judges x metrics table of the scores saved for `add_metrics_config`'s metrics.
+
+        `.print()`, `.save("score_report.html", format="html")` (or `csv`, `txt`, into
+        `scores/`), `.generate()` (a polars DataFrame), as in meta-evaluator 0.3.3.
+
+        Raises:
+            MetricConfigError: No metrics configuration was added.
+        """
+        from meta_evaluator.errors import MetricConfigError
+        from meta_evaluator.reports.score_report import ScoreReport
+
+        if self._metrics_config is None:
+            raise MetricConfigError(
+                "score_report: no metrics; call add_metrics_config(config) (then "
+                "compare_async()) first.",
+                field="metrics_config",
+            )
+        return ScoreReport(self._paths.scores_dir, self._metrics_config)
 
     def compare_async(
         self,
@@ -930,6 +1094,8 @@ class MetaEvaluator:
             metrics_config: The metrics (default: the one given to `add_metrics_config`).
             judge_results: By judge id (default: `load_all_judge_results()`).
             human_results: By annotator id (default: `load_all_human_results()`).
+                `compare_async(judge_results, human_results)`, 0.3.3's order after
+                `add_metrics_config`, works too.
 
         Returns:
             unique metric name -> (metric config, one result per judge).
@@ -950,10 +1116,14 @@ class MetaEvaluator:
         human_results: dict[str, HumanAnnotationResults] | None = None,
     ) -> ScoreTable:
         """The awaitable twin of `compare_async`."""
+        from meta_evaluator._v033 import compare_arguments
         from meta_evaluator.errors import MetricConfigError
         from meta_evaluator.scores import MetricsConfig
         from meta_evaluator.scores.compare import compare, scoring_columns
 
+        metrics_config, judge_results, human_results = compare_arguments(
+            metrics_config, judge_results, human_results
+        )
         config = metrics_config if metrics_config is not None else self._metrics_config
         if config is None:
             raise MetricConfigError(
@@ -1117,6 +1287,10 @@ class MetaEvaluator:
             staged = _project_data.stage(self._data, data_dir, filename, fmt, root=self._paths.root)
             data_state = staged
         task = self._eval_task if include_task else self._saved_task
+        if include_task:
+            from meta_evaluator._v033 import warn_unsaved_skip_function
+
+            warn_unsaved_skip_function(task)
         try:
             state = dump_state(data_state, task, self._judges)
             write_json(self._paths.state_file, state, root=self._paths.root)

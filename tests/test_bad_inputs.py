@@ -575,8 +575,12 @@ def test_task_schemas_not_a_non_empty_dict(schemas: Any) -> None:
     assert "task_schemas" in exc.field
 
 
-@pytest.mark.parametrize("name", ["bad name", "1st", "a.b", ""])
+@pytest.mark.parametrize(
+    "name", [" padded", "padded ", "tab\there", "x" * 65, "", "   "],
+    ids=["leading-space", "trailing-space", "control", "too-long", "empty", "blank"],
+)  # fmt: skip
 def test_task_with_unusable_name(name: str) -> None:
+    """Names with spaces are accepted (as in 0.3.3: tests/eval_task/test_v033_tasks.py)."""
     with pytest.raises(TaskError) as info:
         EvalTask({name: ["a", "b"]}, ["prompt"], ["response"])
     check(info, TaskError, f"task name {name!r}")

@@ -221,21 +221,43 @@ class DataLoader:
 
     @staticmethod
     def load_from_dataframe(
-        name: str,
-        df: pl.DataFrame | pl.LazyFrame | None = None,
+        name_or_frame: str | pl.DataFrame | pl.LazyFrame | None = None,
+        df: pl.DataFrame | pl.LazyFrame | str | None = None,
         id_column: str | None = None,
         *,
+        name: str | None = None,
         data: pl.DataFrame | pl.LazyFrame | None = None,
     ) -> EvalData:
         """Wrap an in-memory polars frame (a LazyFrame is collected).
 
-        `data=` is accepted in place of `df` (the original meta-evaluator docs' spelling).
+        Called `load_from_dataframe(name, df, id_column)`, by keyword (`name=`, `df=`,
+        `id_column=`), or frame first as meta-evaluator 0.3.3 took it
+        (`load_from_dataframe(frame, name, id_column)`, `data=` for the frame).
 
         Raises:
-            DataError: Neither or both of `df` and `data` are given, or the frame is not a
-                polars frame (a pandas frame: convert it with `pl.from_pandas`), or see
-                `EvalData`.
+            DataError: No name, the frame not given exactly once, or not a polars frame (a
+                pandas frame: convert it with `pl.from_pandas`), or see `EvalData`.
         """
+        if isinstance(name_or_frame, pl.DataFrame | pl.LazyFrame):  # 0.3.3: the frame first
+            if data is not None:
+                raise DataError(
+                    "load_from_dataframe got the frame twice (first and as data=); give it once.",
+                    field="data",
+                )
+            data, name_or_frame = name_or_frame, None
+            if isinstance(df, str) and name is None:  # (frame, name): the name came second
+                name, df = df, None
+        if name_or_frame is not None and name is not None:
+            raise DataError(
+                "load_from_dataframe got the name twice (first and as name=); give it once.",
+                field="name",
+            )
+        name = name if name is not None else name_or_frame
+        if not isinstance(name, str):
+            raise DataError(
+                f"load_from_dataframe needs a name (text), got {type(name).__name__}.",
+                field="name",
+            )
         if (df is None) == (data is None):
             raise DataError(
                 "load_from_dataframe needs the frame as df (or data), exactly once.", field="df"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from meta_evaluator._util import repeated, shown
 from meta_evaluator._validation import ConfigModel
@@ -16,9 +16,18 @@ from meta_evaluator.eval_task.labels import normalize_label
 if TYPE_CHECKING:
     from meta_evaluator.data import EvalData
 
-__all__ = ["AnsweringMethod", "EvalTask", "MultiLabelSchema", "TaskKind"]
+__all__ = [
+    "NOT_SELECTED",
+    "AnsweringMethod",
+    "EvalTask",
+    "MultiLabelSchema",
+    "TaskKind",
+    "answer_key",
+]
 
 AnsweringMethod = Literal["structured", "xml", "text"]
+SkipFunction = Callable[[dict[str, Any]], bool]
+"""A row (column → value) → whether judges skip it (`EvalTask.skip_function`)."""
 TaskKind = Literal["single", "multilabel", "free_text"]
 
 # The columns judge and human results tables have besides one column per task (API.md, "Judge
@@ -41,8 +50,26 @@ RESULT_COLUMNS = (
 # Judge results also carry these (results/judge_results.py), so no task may take them either.
 JUDGE_ROW_COLUMNS = ("fingerprint", "prompt_hash", "batch_id", "cached")
 RESERVED_NAMES = frozenset({*RESULT_COLUMNS, *JUDGE_ROW_COLUMNS, "human_id"})
-_TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+_TASK_NAME_LIMIT = 64
+_NOT_IN_KEY = re.compile(r"[^A-Za-z0-9_.-]")
 _ANSWERING_ALIASES = {"instructor": "structured"}
+NOT_SELECTED = "FALSE"
+"""The word meta-evaluator 0.3.3 writes in a multi-label vector's slot that is not chosen; no
+outcome may be called so (any case), or a stored vector would read two ways."""
+
+
+def answer_key(task_name: str) -> str:
+    """The name a task goes by where a judge answers: JSON keys, XML tags, the output schema.
+
+    Providers take only `[A-Za-z0-9_.-]{1,64}` as a JSON schema property (Anthropic's tools,
+    some OpenAI-compatible servers), so every other character becomes `_`, as meta-evaluator
+    0.3.3 did; results, files and scores keep the task's own name.
+
+    Example:
+        >>> answer_key("harm types")
+        'harm_types'
+    """
+    return _NOT_IN_KEY.sub("_", task_name)[:_TASK_NAME_LIMIT]
 
 
 def resolve_answering_method(method: Any) -> Any:
@@ -60,13 +87,22 @@ class MultiLabelSchema(ConfigModel):
 
     error_class = TaskError
 
-    outcomes: list[str] = Field(min_length=1)
-    """The labels that may be chosen, each at most once; matched case-insensitively."""
+    outcomes: list[str]
+    """The labels that may be chosen (at least two), each at most once; matched
+    case-insensitively. `FALSE` is not one: meta-evaluator 0.3.3 writes it in the slots of a
+    stored vector that are not chosen."""
 
     @field_validator("outcomes")
     @classmethod
     def _check_outcomes(cls, outcomes: list[str]) -> list[str]:
-        return _check_labels(outcomes, minimum=1)
+        checked = _check_labels(outcomes, minimum=2)
+        if any(normalize_label(o) == normalize_label(NOT_SELECTED) for o in checked):
+            raise ValueError(
+                f"{NOT_SELECTED!r} cannot be an outcome: meta-evaluator 0.3.3 writes it in the "
+                "slots of a multi-label vector that are not chosen, so a stored answer would "
+                "read two ways; name the outcome otherwise"
+            )
+        return checked
 
 
 class EvalTask(ConfigModel):
@@ -101,7 +137,9 @@ class EvalTask(ConfigModel):
     `"instructor"` (from the original docs) is read as `"structured"`."""
 
     structured_outputs_fallback: bool = False
-    """Retry with `xml` when a server rejects structured output, instead of failing the judge."""
+    """Retry with `xml` when a server rejects structured output, instead of failing the judge.
+    Not for a task with a multi-label task, which XML tags cannot carry (0.3.3 left XML out of
+    its fallback too): there a refused structured output stops the judge (`fallback_method`)."""
 
     required_tasks: list[str] | None = None
     """Tasks a row needs for its answer to be valid; `None` (or `[]`, as in meta-evaluator 0.3)
@@ -109,6 +147,8 @@ class EvalTask(ConfigModel):
 
     annotation_prompt: str = "Please evaluate the following response:"
     """The instruction shown to human annotators above each row."""
+
+    _skip_function: SkipFunction | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -123,13 +163,7 @@ class EvalTask(ConfigModel):
         Raises:
             TaskError: A task name, label list, column list or option is invalid.
         """
-        if "skip_function" in options:
-            raise TaskError(
-                "EvalTask(skip_function=...) from meta-evaluator 0.3 is not supported: a function "
-                "cannot be saved in the project folder. Filter the rows out of the data frame "
-                "before loading it instead.",
-                field="skip_function",
-            )
+        skip_function = options.pop("skip_function", None)
         values: dict[str, Any] = {**options, "answering_method": answering_method}
         for key, value in (
             ("task_schemas", task_schemas),
@@ -139,6 +173,47 @@ class EvalTask(ConfigModel):
             if value is not None or key == "prompt_columns":
                 values[key] = value
         super().__init__(**values)
+        self.skip_function = skip_function
+
+    @property
+    def skip_function(self) -> SkipFunction | None:
+        """Rows for which it returns true are not asked: each becomes a `skipped` row.
+
+        meta-evaluator 0.3.3's option, applied when judges run: it gets a data row as a dict
+        (column → value) and returns whether to skip it. A function cannot be saved, so it is
+        not part of `main_state.json` (`save_state` warns so); after loading a project, set it
+        again (`evaluator.eval_task.skip_function = f`). Not part of a judge's fingerprint: a
+        row skipped once is asked by a later run without it.
+        """
+        return self._skip_function
+
+    @skip_function.setter
+    def skip_function(self, function: SkipFunction | None) -> None:
+        self._set_skip_function(function)
+
+    def _set_skip_function(self, function: SkipFunction | None) -> None:
+        if function is not None and not callable(function):
+            raise TaskError(
+                f"skip_function must be a function of a row (dict) returning a bool, or None; "
+                f"got {type(function).__name__}.",
+                field="skip_function",
+            )
+        self._skip_function = function
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "skip_function":  # the one attribute of a frozen task that may be set
+            self._set_skip_function(value)
+            return
+        super().__setattr__(name, value)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (the skip function, which is never saved, does not count)."""
+        if not isinstance(other, EvalTask):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
 
     @field_validator("task_schemas", mode="before")
     @classmethod
@@ -166,6 +241,15 @@ class EvalTask(ConfigModel):
                     f"task {shown(name)}: expected a list of labels, "
                     "MultiLabelSchema(outcomes=[...]) or None, got "
                     f"{type(schema).__name__} {shown(schema)}"
+                )
+        keys: dict[str, str] = {}
+        for name in checked:
+            other = keys.setdefault(answer_key(name), name)
+            if other != name:
+                raise ValueError(
+                    f"tasks {shown(other)} and {shown(name)} would both be answered as "
+                    f"{answer_key(name)!r} (a judge's answer keys hold only letters, digits and "
+                    "_.-); rename one"
                 )
         return checked
 
@@ -206,6 +290,28 @@ class EvalTask(ConfigModel):
         if twice:
             raise ValueError(f"names {twice} more than once")
         return required
+
+    @model_validator(mode="after")
+    def _multilabel_needs_structured(self) -> EvalTask:
+        multilabel = [n for n, s in self.task_schemas.items() if isinstance(s, MultiLabelSchema)]
+        if self.answering_method == "xml" and multilabel:
+            raise ValueError(
+                f"answering_method 'xml' cannot carry the multi-label task(s) {multilabel} (XML "
+                "tags hold one value, as in meta-evaluator 0.3.3); use 'structured'"
+            )
+        return self
+
+    @property
+    def fallback_method(self) -> AnsweringMethod | None:
+        """The method asked for when a server refuses structured output, or None.
+
+        `xml` when `structured_outputs_fallback` is on and no task is multi-label.
+        """
+        if not self.structured_outputs_fallback:
+            return None
+        if any(isinstance(s, MultiLabelSchema) for s in self.task_schemas.values()):
+            return None
+        return "xml"
 
     @property
     def task_names(self) -> list[str]:
@@ -297,11 +403,16 @@ class EvalTask(ConfigModel):
 
 
 def _check_task_name(name: Any) -> None:
-    if not isinstance(name, str) or not _TASK_NAME.fullmatch(name):
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or name != name.strip()
+        or len(name) > _TASK_NAME_LIMIT
+        or not name.isprintable()
+    ):
         raise ValueError(
-            f"task name {shown(name)} must start with a letter or '_' and hold only letters, "
-            "digits, '_' and '-' (at most 64 characters): it becomes a JSON key, an XML tag and a "
-            "column"
+            f"task name {shown(name)} must be printable text of 1 to {_TASK_NAME_LIMIT} "
+            "characters, without white space at either end: it names a results column"
         )
     if name in RESERVED_NAMES:
         raise ValueError(

@@ -7,6 +7,7 @@ annotation page (`annotate/`), so a label means the same wherever it comes from.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,14 @@ from meta_evaluator._util import shown
 if TYPE_CHECKING:
     from meta_evaluator.eval_task.eval_task import EvalTask
 
-__all__ = ["LabelCheck", "check_frame", "check_label", "check_values", "normalize_label"]
+__all__ = [
+    "LabelCheck",
+    "check_frame",
+    "check_label",
+    "check_values",
+    "label_vector",
+    "normalize_label",
+]
 
 _SPLIT = re.compile(r"[,;\n]")
 _WHITESPACE = (
@@ -113,10 +121,12 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
         return value.strip(), None
     canonical = _lookup(tuple(allowed))
     if task.task_kind(name) == "multilabel":
-        items = _SPLIT.split(value) if isinstance(value, str) else value
+        items = _label_list(value)
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             return None, f"expected a list of labels, got {shown(value)}"
         items = [i for i in items if i.strip()]
+        if any(normalize_label(i) == _FALSE for i in items):  # 0.3.3's vector: a slot each
+            return _from_vector(items, allowed)
         unknown = [i for i in items if normalize_label(i) not in canonical]
         if unknown:
             return None, f"label(s) {shown(unknown)} not allowed (allowed: {allowed})"
@@ -131,6 +141,60 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
     if key not in canonical:
         return None, f"label {shown(value.strip())} not allowed (allowed: {allowed})"
     return canonical[key], None
+
+
+_FALSE = "false"
+"""`FALSE` normalised: what meta-evaluator 0.3.3 writes in a multi-label slot not chosen."""
+
+
+def _label_list(value: Any) -> Any:
+    """A multi-label answer as a list (or as it is, for the caller to refuse).
+
+    Text reads as JSON when it is a JSON list (`["a", "FALSE"]`: how 0.3.3 wrote a vector
+    into a CSV cell), else it is split at `,`, `;` and line breaks.
+    """
+    if not isinstance(value, str):
+        return value
+    if value.lstrip().startswith("["):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, list):
+            return decoded
+    return _SPLIT.split(value)
+
+
+def _from_vector(slots: list[str], allowed: list[str]) -> tuple[Any, str | None]:
+    """The labels chosen in a vector as meta-evaluator 0.3.3 stored it, or why it is unusable.
+
+    Such a vector has one slot per outcome, in the schema's order, each the outcome or `FALSE`.
+    """
+    if len(slots) != len(allowed) or any(
+        normalize_label(slot) not in (_FALSE, normalize_label(label))
+        for slot, label in zip(slots, allowed, strict=False)
+    ):
+        return None, (
+            f"{shown(slots)} holds 'FALSE', so it reads as a vector of meta-evaluator 0.3.3, "
+            f"which needs one slot per outcome in this order: each {allowed} or 'FALSE'"
+        )
+    return [label for slot, label in zip(slots, allowed, strict=True) if normalize_label(slot)
+            != _FALSE], None  # fmt: skip
+
+
+def label_vector(labels: Sequence[str] | None, outcomes: Sequence[str]) -> list[str] | None:
+    """A multi-label task's chosen labels as meta-evaluator 0.3.3 stored them (a vector).
+
+    One slot per outcome, in order: its name when chosen, `FALSE` when not (None stays None).
+
+    Example:
+        >>> label_vector(["fraud"], ["violence", "fraud", "hate"])
+        ['FALSE', 'fraud', 'FALSE']
+    """
+    if labels is None:
+        return None
+    chosen = set(labels)
+    return [label if label in chosen else "FALSE" for label in outcomes]
 
 
 @functools.lru_cache(maxsize=256)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prompt
     from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.judge.plan import JudgePlan, RunPlan, fingerprint, plan_run
+    from meta_evaluator.judge.providers import Provider
     from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow
     from meta_evaluator.judge.row_store import RowStore
     from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
@@ -37,6 +38,7 @@ __all__ = [
     "LLMClientName",
     "MockSettings",
     "Prompt",
+    "Provider",
     "ResultRow",
     "RowStore",
     "RunFiles",
@@ -62,6 +64,7 @@ _LAZY = {
     "LLMClientName": "config",
     "MockSettings": "config",
     "Prompt": "config",
+    "Provider": "providers",
     "ResultRow": "result_row",
     "RowStore": "row_store",
     "RunFiles": "run_files",

@@ -32,6 +32,7 @@ from meta_evaluator.judge._judge_run import (
     mark_started,
     row_values,
     start_over,
+    write_skipped,
 )
 from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder, prompt_hash
@@ -173,7 +174,10 @@ async def run_batch_judge(
                 await job.cancel(pending)
             else:
                 waiting = {row_id for record in pending for row_id in record.ids}
-                todo = [index for index in run.plan.todo if ids[index] not in waiting]
+                asked, skipped = run.plan.to_ask(ids)
+                write_skipped(run, store, [ids[i] for i in skipped if ids[i] not in waiting],
+                              progress)  # fmt: skip
+                todo = [index for index in asked if ids[index] not in waiting]
                 pending += await job.submit(todo)
             await job.wait(pending)
         except (CallFailed, EndpointRejected) as exc:

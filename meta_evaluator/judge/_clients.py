@@ -81,7 +81,8 @@ def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:
     if judge.llm_client == "azure_openai" and not (judge.base_url and judge.api_version):
         raise JudgeConfigError(
             f"judge {judge.id!r}: azure_openai needs base_url (https://NAME.openai.azure.com) and "
-            "api_version.",
+            "api_version in its configuration (meta-evaluator 0.3 read them from the variables "
+            "AZURE_API_BASE and AZURE_API_VERSION).",
             judge_id=judge.id,
             field="base_url" if not judge.base_url else "api_version",
         )

@@ -120,6 +120,7 @@ def summarize(plan: RunPlan) -> RunSummary:
         judge = judge_plan.judge
         todo = [] if judge_plan.batch and settings.cancel_batches else judge_plan.todo
         todo = [index for index in todo if plan.ids[index] not in judge_plan.waiting]
+        todo = [index for index in todo if plan.ids[index] not in judge_plan.skipped]
         builder = RequestBuilder(judge, plan.task, judge_plan.method)
         asked, cached = _calls(plan, judge_plan, builder, todo, cache, encoder)
         requests = [(builder.build(plan.rows[index]), n) for index, n in asked if n]

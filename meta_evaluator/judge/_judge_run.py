@@ -15,10 +15,12 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.judge._breaker import Breaker
 from meta_evaluator.judge._parse import parse_answer
+from meta_evaluator.judge._progress import Progress
 from meta_evaluator.judge._prompting import RequestBuilder
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.judge.plan import JudgePlan
 from meta_evaluator.judge.result_row import Outcome, ResultRow
+from meta_evaluator.judge.row_store import RowStore
 from meta_evaluator.judge.run_files import RunFiles, RunState, now_iso
 from meta_evaluator.llm.cache import RequestKeys, ResponseCache
 from meta_evaluator.llm.classify import CallFailed
@@ -190,6 +192,35 @@ def _total(counts: Iterable[int | None]) -> int | None:
     """The sum of the counts that are known; None when none is."""
     known = [c for c in counts if c is not None]
     return sum(known) if known else None
+
+
+def skipped_row(run: JudgeRun, row_id: Any) -> ResultRow:
+    """The row of a data row the task's `skip_function` skips: no call, outcome `skipped`.
+
+    It has no prompt hash, so a later run (with no skip function, or another) asks it again.
+    """
+    return ResultRow(
+        original_id=row_id,
+        judge_id=run.judge.id,
+        run_id=run.files.run_id,
+        outcome="skipped",
+        status="skipped",
+        error_message="skipped by EvalTask.skip_function: not asked",
+        attempts=0,
+        timestamp=now_iso(),
+        fingerprint=run.fingerprint,
+    )
+
+
+def write_skipped(run: JudgeRun, store: RowStore, skipped: list[Any], progress: Progress) -> None:
+    """Write a `skipped` row for each id the task's skip function skips (no call)."""
+    if skipped:
+        mark_started(run)
+    for row_id in skipped:
+        values = skipped_row(run, row_id)
+        store.append(values)
+        run.new_rows[row_id] = values
+        progress.finished(run.judge.id, values.outcome)
 
 
 def mark_started(run: JudgeRun) -> None:

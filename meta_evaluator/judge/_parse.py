@@ -11,7 +11,7 @@ import re
 from typing import Any, Literal
 
 from meta_evaluator.eval_task import EvalTask, normalize_label
-from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.eval_task.eval_task import AnsweringMethod, answer_key
 from meta_evaluator.eval_task.labels import LabelCheck, check_values
 from meta_evaluator.llm.types import ChatResponse
 
@@ -47,20 +47,21 @@ def parse_answer(response: ChatResponse, task: EvalTask, method: AnsweringMethod
 
 def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> dict[str, Any] | None:
     if method == "structured":
-        if response.structured is not None:
-            return response.structured
-        text = response.text.strip()
-        fenced = _FENCE.match(text)
-        try:
-            value = json.loads(fenced.group(1) if fenced else text)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
+        value = response.structured
+        if value is None:
+            text = response.text.strip()
+            fenced = _FENCE.match(text)
+            try:
+                value = json.loads(fenced.group(1) if fenced else text)
+            except ValueError:
+                return None
+        return _by_task(value, task) if isinstance(value, dict) else None
     if method == "xml":
         found = {}
         for name in task.task_names:
+            tag = answer_key(name)
             match = re.search(
-                rf"<{re.escape(name)}\s*>(.*?)</{re.escape(name)}\s*>",
+                rf"<{re.escape(tag)}\s*>(.*?)</{re.escape(tag)}\s*>",
                 response.text,
                 re.DOTALL | re.IGNORECASE,
             )
@@ -82,3 +83,15 @@ def _read(response: ChatResponse, task: EvalTask, method: AnsweringMethod) -> di
         if normalize_label(candidate) in allowed:
             return {name: candidate}
     return {name: text}
+
+
+def _by_task(answer: dict[str, Any], task: EvalTask) -> dict[str, Any]:
+    """A JSON answer keyed by task name: each task's answer key, else its own name."""
+    found = {}
+    for name in task.task_names:
+        key = answer_key(name)
+        if key in answer:
+            found[name] = answer[key]
+        elif name in answer:
+            found[name] = answer[name]
+    return found

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
-from meta_evaluator.eval_task.eval_task import AnsweringMethod
+from meta_evaluator.eval_task.eval_task import AnsweringMethod, answer_key
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.llm.types import ChatRequest, OutputSchema
 
@@ -35,18 +35,22 @@ def answering_method(judge: Judge, task: EvalTask) -> AnsweringMethod:
 
 
 def output_schema(task: EvalTask) -> OutputSchema:
-    """A strict JSON schema with one property per task (enum for labels, array for multi-label)."""
+    """A strict JSON schema with one property per task (enum for labels, array for multi-label).
+
+    Properties are the tasks' answer keys (`answer_key`: `harm types` is `harm_types`).
+    """
     properties: dict[str, Any] = {}
     for name, schema in task.task_schemas.items():
+        key = answer_key(name)
         if schema is None:
-            properties[name] = {"type": "string"}
+            properties[key] = {"type": "string"}
         elif isinstance(schema, MultiLabelSchema):
-            properties[name] = {
+            properties[key] = {
                 "type": "array",
                 "items": {"type": "string", "enum": list(schema.outcomes)},
             }
         else:
-            properties[name] = {"type": "string", "enum": list(schema)}
+            properties[key] = {"type": "string", "enum": list(schema)}
     return OutputSchema(
         SCHEMA_NAME,
         {
@@ -60,20 +64,18 @@ def output_schema(task: EvalTask) -> OutputSchema:
 
 def _instructions(task: EvalTask, method: AnsweringMethod) -> str:
     if method == "structured":
-        keys = ", ".join(task.task_names)
+        keys = ", ".join(answer_key(name) for name in task.task_names)
         return f"Answer with a JSON object with the keys: {keys}."
     if method == "text":
         single = [t for t in task.task_names if task.task_kind(t) == "single"]
         return TEXT_PREFIX + " | ".join(task.allowed_labels(single[0]) or [] if single else [])
     lines = []
     for name in task.task_names:
-        labels = task.allowed_labels(name)
+        labels, tag = task.allowed_labels(name), answer_key(name)
         if labels is None:
-            lines.append(f"Write your {name} inside <{name}></{name}> tags.")
+            lines.append(f"Write your {tag} inside <{tag}></{tag}> tags.")
             continue
-        lines.append(ALLOWED_PREFIX.format(task=name) + " | ".join(labels))
-        if task.task_kind(name) == "multilabel":
-            lines.append(f"For <{name}>, give every value that applies, separated by commas.")
+        lines.append(ALLOWED_PREFIX.format(task=tag) + " | ".join(labels))
     lines.append("Put each answer inside its tags, like <name>value</name>.")
     return "\n".join(lines)
 

@@ -134,8 +134,8 @@ def sort_rows(
 ) -> tuple[dict[Any, ResultRow], list[int]]:
     """The rows to keep (same fingerprint and prompt, an outcome not to retry) and to ask."""
     methods: list[AnsweringMethod] = [method]
-    if method == "structured" and task.structured_outputs_fallback:
-        methods.append("xml")  # rows answered after a fallback count as done too
+    if method == "structured" and task.fallback_method is not None:
+        methods.append(task.fallback_method)  # rows answered after a fallback count as done too
     builders = [RequestBuilder(judge, task, m) for m in methods]
     kept: dict[Any, ResultRow] = {}
     todo: list[int] = []

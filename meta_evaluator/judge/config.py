@@ -25,6 +25,7 @@ from meta_evaluator.api_keys import (
 )
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
+from meta_evaluator.judge.providers import check_client, resolve_client
 from meta_evaluator.storage import check_safe_name, path_argument
 
 __all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
@@ -165,7 +166,9 @@ class Judge(ConfigModel):
 
     llm_client: LLMClientName
     """Which API the judge speaks: `openai` (any OpenAI-compatible server), `azure_openai`,
-    `anthropic`, or `mock` (offline, deterministic)."""
+    `anthropic`, or `mock` (offline, deterministic). A provider prefix of meta-evaluator 0.3
+    (`groq`, `huggingface/together` ...) resolves to `openai` with that provider's base URL and
+    key variable (`meta_evaluator.judge.providers`)."""
 
     model: str = Field(min_length=1)
     """The model name the endpoint expects (for Azure, the deployment name)."""
@@ -225,11 +228,16 @@ class Judge(ConfigModel):
     def _resolve_alias(cls, method: Any) -> Any:
         return resolve_answering_method(method)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_client_alias(cls, data: Any) -> Any:
+        # 0.3's names ("azure", "groq", "huggingface/together" ...), in judge/providers.py.
+        return resolve_client(data) if isinstance(data, dict) else data
+
     @field_validator("llm_client", mode="before")
     @classmethod
-    def _resolve_client_alias(cls, client: Any) -> Any:
-        # The original meta-evaluator docs call Azure OpenAI "azure".
-        return "azure_openai" if client == "azure" else client
+    def _known_client(cls, client: Any) -> Any:
+        return check_client(client)
 
     @field_validator("model")
     @classmethod
@@ -253,6 +261,12 @@ class Judge(ConfigModel):
     def _check_env_name(cls, name: str | None) -> str | None:
         # Never echoed: a refused value is likely a key (meta_evaluator/api_keys.py).
         return None if name is None else check_key_variable(name)
+
+    @field_validator("extra_headers", mode="before")
+    @classmethod
+    def _no_headers(cls, headers: Any) -> Any:
+        # meta-evaluator 0.3 wrote `extra_headers: null` (its default) for a judge without any.
+        return {} if headers is None else headers
 
     @field_validator("extra_headers")
     @classmethod

@@ -12,6 +12,7 @@ call, the others run); any other problem stops the whole run before its first ca
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,7 @@ import polars as pl
 
 from meta_evaluator._util import repeated
 from meta_evaluator.data import EvalData
-from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
 from meta_evaluator.judge._clients import judge_endpoint
@@ -102,6 +103,16 @@ class JudgePlan:
     snapshot: tuple[tuple[str, int, int], ...] = field(default=(), repr=False)
     """The run's files as planned (`RunFiles.snapshot`): a run they no longer match is not
     executed, as another process wrote to it since."""
+    skipped: frozenset[Any] = field(default=frozenset(), repr=False)
+    """Ids the task's `skip_function` skips: rows to do among them become `skipped` rows,
+    with no call."""
+
+    def to_ask(self, ids: Sequence[Any]) -> tuple[list[int], list[int]]:
+        """(positions to ask, positions to skip) of `todo`; `ids` are the plan's row ids."""
+        if not self.skipped:
+            return list(self.todo), []
+        asked = [i for i in self.todo if ids[i] not in self.skipped]
+        return asked, [i for i in self.todo if ids[i] in self.skipped]
 
     @property
     def judge_id(self) -> str:
@@ -219,6 +230,7 @@ def plan_run(
     read = [*task.columns_shown(), *(p for judge in judges for p in judge.prompt.placeholders)]
     rows, ids = _rows_to_cover(eval_data, settings.shard, run_id, read)
     fresh = new_run_id()  # judges starting a new run in this call share its id
+    skipped = skipped_ids(eval_data, task)
     plans: list[JudgePlan] = []
     problems: list[JudgeConfigError] = []
     for judge in judges:
@@ -228,6 +240,8 @@ def plan_run(
                 results_dir, judge, method, endpoint, task, rows, ids,
                 run_id=run_id, fresh_run_id=fresh, settings=settings,
             )  # fmt: skip
+            if skipped:
+                plan = dataclasses.replace(plan, skipped=skipped)
             BatchLedger(plan.files).check_before_run(
                 judge.id, plan.fingerprint, batch=plan.batch, resume=settings.resume
             )
@@ -247,6 +261,32 @@ def plan_run(
         tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids),
         prices=priced,
     )  # fmt: skip
+
+
+def skipped_ids(eval_data: EvalData, task: EvalTask) -> frozenset[Any]:
+    """The ids of the rows `task.skip_function` skips (none without one).
+
+    Raises:
+        TaskError: The function failed on a row (naming the row's id).
+    """
+    function = task.skip_function
+    if function is None:
+        return frozenset()
+    skipped = set()
+    column = eval_data.id_column
+    for row in eval_data.data.iter_rows(named=True):  # the user's function, row by row
+        try:
+            skip = function(row)
+        except Exception as exc:  # the user's code: its failure is named, with the row
+            raise TaskError(
+                f"EvalTask.skip_function raised {type(exc).__name__} ({exc}) on the row with id "
+                f"{row[column]!r}; fix the function (it gets the row as a dict).",
+                field="skip_function",
+                row_id=row[column],
+            ) from exc
+        if skip:
+            skipped.add(row[column])
+    return frozenset(skipped)
 
 
 def _price_of(judge: Judge, prices: Prices | None, prices_file: Path | None) -> Price:
@@ -338,6 +378,15 @@ def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, Endpoin
         raise JudgeConfigError(
             f"judge {judge.id!r}: answering_method 'text' needs a single-choice task to match "
             "the answer to; use 'structured' or 'xml'.",
+            judge_id=judge.id,
+            field="answering_method",
+        )
+    multilabel = [t for t in task.task_names if task.task_kind(t) == "multilabel"]
+    if method == "xml" and multilabel:
+        raise JudgeConfigError(
+            f"judge {judge.id!r}: answering_method 'xml' cannot carry the multi-label task(s) "
+            f"{multilabel} (XML tags hold one value, as in meta-evaluator 0.3.3); use "
+            "'structured'.",
             judge_id=judge.id,
             field="answering_method",
         )

@@ -101,6 +101,10 @@ class RunState:
     counts: dict[str, int]
     shard: tuple[int, int] | None = None
     """Part k of N of the rows (a `--shard k/N` run), or None for all rows."""
+    llm_client: str | None = None
+    """For labels imported from elsewhere: the client or provider they came from, as given."""
+    model: str | None = None
+    """For labels imported from elsewhere: the model that made them, as given."""
 
     @property
     def complete(self) -> bool:
@@ -119,6 +123,8 @@ class RunState:
             "complete": self.complete,
             "counts": self.counts,
             **({"shard": list(self.shard)} if self.shard is not None else {}),
+            **({"llm_client": self.llm_client} if self.llm_client is not None else {}),
+            **({"model": self.model} if self.model is not None else {}),
         }
 
 
@@ -190,6 +196,8 @@ class RunFiles:
                 completed_at=raw["completed_at"],
                 counts=dict(raw["counts"]),
                 shard=(int(shard[0]), int(shard[1])) if shard is not None else None,
+                llm_client=_text_or_none(raw.get("llm_client")),
+                model=_text_or_none(raw.get("model")),
             )
         except (KeyError, TypeError, IndexError, ValueError) as exc:
             raise StateError(
@@ -241,6 +249,10 @@ class RunFiles:
                 f"from version control (its rows are also in {self.rows.name}).",
                 path=self.table,
             ) from exc
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def latest_run(

@@ -47,6 +47,7 @@ from meta_evaluator.judge._judge_run import (
     mark_started,
     row_values,
     start_over,
+    write_skipped,
     write_state,
 )
 from meta_evaluator.judge._progress import Progress
@@ -349,13 +350,15 @@ async def _run_judge(
         return
     if run.plan.fresh_start:
         start_over(run)  # resume=False: the run starts over
-    todo = iter(run.plan.todo)  # shared by the workers: each row goes to the first one free
-    workers = min(run.in_flight, len(run.plan.todo))
+    asked, skipped = run.plan.to_ask(ids)
+    todo = iter(asked)  # shared by the workers: each row goes to the first one free
+    workers = min(run.in_flight, len(asked))
     with RowStore(run.files.rows, root=run.files.root) as store:
         if run.plan.seeded:
             for values in run.kept.values():
                 store.append(values)
             mark_started(run)
+        write_skipped(run, store, [ids[index] for index in skipped], progress)
         async with anyio.create_task_group() as group:
             for _ in range(workers):
                 group.start_soon(
@@ -514,7 +517,7 @@ async def _ask(
         except EndpointRejected as exc:
             if (
                 method == "structured"
-                and task.structured_outputs_fallback
+                and task.fallback_method is not None
                 and exc.http_status in (400, 422)
             ):
                 if run.method == "structured":
@@ -525,7 +528,7 @@ async def _ask(
                         run.endpoint,
                         exc.http_status,
                     )
-                    run.method = "xml"
+                    run.method = task.fallback_method
                 return await _ask(
                     run, client, limits, row, row_id, task, settings, progress, sample,
                     attempts_before=attempts,

@@ -14,10 +14,12 @@ to whoever else shows them (`meta-evaluator run --json`).
 from meta_evaluator.reports._tables import judge_rows
 from meta_evaluator.reports.inputs import ReportedProject, ReportInputs
 from meta_evaluator.reports.report import load_scores, read_report_inputs, write_report
+from meta_evaluator.reports.score_report import ScoreReport
 
 __all__ = [
     "ReportInputs",
     "ReportedProject",
+    "ScoreReport",
     "judge_rows",
     "load_scores",
     "read_report_inputs",

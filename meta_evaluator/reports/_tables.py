@@ -28,6 +28,10 @@ RESULT_COLUMNS = (
 #: The score shown for each scorer in the judges x metrics table.
 MAIN_SCORES = {
     "accuracy": "accuracy",
+    "classification_accuracy": "accuracy",
+    "classification_f1": "f1",
+    "classification_precision": "precision",
+    "classification_recall": "recall",
     "cohens_kappa": "cohens_kappa",
     "alt_test": "advantage_probability",
     "text_similarity": "similarity",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Required, TypedDict, Unpack
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import polars as pl
 
@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 _NAMED = 3
 """How many invalid rows the import's warning names."""
 
+DataFormatName = Literal["csv", "json", "jsonl", "parquet"]
+
 ID_COLUMN = "original_id"
 """The column of an imported file that holds the data's ids, unless `id_column` says another."""
 
@@ -59,10 +61,18 @@ class ImportOptions(TypedDict, total=False):
     """The column holding the data's ids (default `original_id`)."""
     tasks: Sequence[str] | None
     """Only these tasks (labels made for some tasks only); None: the task's required tasks."""
+    data_format: DataFormatName | None
+    """The file's format (`csv`, `json`, `jsonl`, `parquet`); None: from its extension."""
 
 
 def import_judge_results(
-    path: str | Path, judge_id: str, *, results_dir: Path, **options: Unpack[ImportOptions]
+    path: str | Path,
+    judge_id: str,
+    *,
+    results_dir: Path,
+    llm_client: str | None = None,
+    model: str | None = None,
+    **options: Unpack[ImportOptions],
 ) -> JudgeResults:
     """Read a CSV/JSON/JSON Lines/Parquet file of labels per row and save it as a complete run.
 
@@ -71,7 +81,8 @@ def import_judge_results(
     checked like a judge's answer: `valid` when every required task has an allowed label,
     otherwise `invalid` with the reason.
 
-    `tasks` limits the check to those tasks (labels made for some tasks only).
+    `tasks` limits the check to those tasks (labels made for some tasks only). `llm_client` and
+    `model` say where the labels came from; the run's state keeps them.
 
     Raises:
         DataFileError, ColumnError, IdError: The file, a column or an id is unusable.
@@ -79,8 +90,9 @@ def import_judge_results(
     """
     frame, source = read_import_file(path, judge_id, "judge_id", options)
     return import_judge_frame(
-        frame, judge_id, source=source, where=path, results_dir=results_dir, **options
-    )
+        frame, judge_id, source=source, where=path, results_dir=results_dir,
+        llm_client=llm_client, model=model, **options,
+    )  # fmt: skip
 
 
 def check_import(path: str | Path, owner_id: str, field: str, options: ImportOptions) -> None:
@@ -110,7 +122,18 @@ def read_import_file(
         DataFileError, ColumnError, IdError: The file cannot be read as a table.
     """
     check_safe_name(owner_id, field=field)
-    frame = DataLoader.load(owner_id, path, options.get("id_column", ID_COLUMN)).data
+    id_column = options.get("id_column", ID_COLUMN)
+    fmt = options.get("data_format")
+    if fmt is None:
+        frame = DataLoader.load(owner_id, path, id_column).data
+    else:
+        loader = {
+            "csv": DataLoader.load_csv,
+            "json": DataLoader.load_json,
+            "jsonl": DataLoader.load_jsonl,
+            "parquet": DataLoader.load_parquet,
+        }[fmt]
+        frame = loader(owner_id, path, id_column).data
     return frame, f"external:{sha256(path)[:16]}"
 
 
@@ -204,11 +227,14 @@ def import_judge_frame(
     source: str,
     where: str | Path,
     results_dir: Path,
+    llm_client: str | None = None,
+    model: str | None = None,
     **options: Unpack[ImportOptions],
 ) -> JudgeResults:
     """Save labels in a frame (id column + task columns) as a complete run of `judge_id`.
 
-    `source` becomes the run's fingerprint; `where` names the origin in messages.
+    `source` becomes the run's fingerprint; `where` names the origin in messages; `llm_client`
+    and `model` (where the labels came from) are kept in the run's state.
     """
     check_safe_name(judge_id, field="judge_id")
     checked, run = checked_frame(frame, where, options)
@@ -217,10 +243,24 @@ def import_judge_frame(
     schema = results_schema(task, data.ids.dtype)
     values = {"judge_id": judge_id, "run_id": run, "fingerprint": source, "timestamp": now_iso(),
               "cached": False}  # fmt: skip
-    results = JudgeResults(judge_id, run, filled_table(checked, schema, values))
+    results = JudgeResults(
+        judge_id, run, filled_table(checked, schema, values), llm_client=llm_client,
+        model_used=model,
+    )  # fmt: skip
     files.write_table(results.results_data)
     stamp = now_iso()
-    files.write_state(RunState(judge_id, run, source, stamp, stamp, results.counts()))
+    files.write_state(
+        RunState(
+            judge_id,
+            run,
+            source,
+            stamp,
+            stamp,
+            results.counts(),
+            llm_client=llm_client,
+            model=model,
+        )
+    )
     return results
 
 

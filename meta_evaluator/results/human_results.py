@@ -86,6 +86,32 @@ class HumanAnnotationResults:
     def __len__(self) -> int:
         return self._frame.height
 
+    # ----- meta-evaluator 0.3.3's names for the same things -----------------------------------
+
+    @property
+    def data(self) -> pl.DataFrame:
+        """`results_data` (0.3.3's name)."""
+        return self.results_data
+
+    def get_successful_results(self) -> pl.DataFrame:
+        """The valid rows (0.3.3's name of `valid_rows`)."""
+        return self.valid_rows()
+
+    @property
+    def total_count(self) -> int:
+        """Rows of the set."""
+        return self._frame.height
+
+    @property
+    def succeeded_count(self) -> int:
+        """Valid rows."""
+        return self.counts()["valid"]
+
+    @property
+    def error_count(self) -> int:
+        """Invalid rows (a required task missing, or a label the task does not allow)."""
+        return self.counts()["invalid"]
+
     def __repr__(self) -> str:
         return (
             f"HumanAnnotationResults(annotator_id={self.annotator_id!r}, run_id={self.run_id!r}, "

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from meta_evaluator.errors import CostCeilingError, JudgeRunError
+from meta_evaluator.errors import CostCeilingError, JudgeRunError, MetaEvaluatorError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.result_row import (
     ROW_COLUMNS,
@@ -17,7 +17,10 @@ from meta_evaluator.judge.result_row import (
     results_schema,
     rows_frame,
 )
-from meta_evaluator.judge.run_files import latest_tables
+from meta_evaluator.judge.run_files import RunFiles, latest_tables
+
+if TYPE_CHECKING:
+    from meta_evaluator.judge.config import Judge
 
 __all__ = [
     "ROW_COLUMNS",
@@ -26,6 +29,7 @@ __all__ = [
     "results_of",
     "results_of_run",
     "results_schema",
+    "with_models",
 ]
 
 
@@ -44,9 +48,15 @@ class JudgeResults:
         *,
         complete: bool = True,
         cost_usd: float | None = None,
+        llm_client: str | None = None,
+        model_used: str | None = None,
     ) -> None:
         self.judge_id = judge_id
         self.run_id = run_id
+        self.llm_client = llm_client
+        """The judge's client or provider (0.3.3's attribute); None when unknown."""
+        self.model_used = model_used
+        """The model that answered (0.3.3's attribute); None when unknown."""
         self.complete = complete
         self.cost_usd = cost_usd
         """What the run call's calls of this judge cost (US dollars, priced by `prices.yaml`)
@@ -103,6 +113,86 @@ class JudgeResults:
 
     def __repr__(self) -> str:
         return f"JudgeResults(judge_id={self.judge_id!r}, run_id={self.run_id!r}, {self.counts()})"
+
+    # ----- meta-evaluator 0.3.3's names for the same things -----------------------------------
+
+    @property
+    def data(self) -> pl.DataFrame:
+        """`results_data` (0.3.3's name)."""
+        return self.results_data
+
+    def get_successful_results(self) -> pl.DataFrame:
+        """The valid rows (0.3.3's name of `valid_rows`)."""
+        return self.valid_rows()
+
+    @property
+    def total_count(self) -> int:
+        """Rows of the run."""
+        return self._frame.height
+
+    @property
+    def succeeded_count(self) -> int:
+        """Valid rows (0.3.3's `success`)."""
+        return self._count(pl.col("outcome") == "valid")
+
+    @property
+    def skipped_count(self) -> int:
+        """Rows skipped (`EvalTask.skip_function`)."""
+        return self._count(pl.col("outcome") == "skipped")
+
+    @property
+    def partial_count(self) -> int:
+        """Invalid rows that lack a required task while others are fine (status `partial`)."""
+        return self._count(pl.col("status") == "partial")
+
+    @property
+    def llm_error_count(self) -> int:
+        """Rows with no answer: the call failed (outcome `error`, whatever its status)."""
+        return self._count(pl.col("outcome") == "error")
+
+    @property
+    def parsing_error_count(self) -> int:
+        """Other invalid rows: an answer that cannot be used.
+
+        Its status is `parsing_error`, `label_not_allowed`, `refusal`, `empty` or `truncated`.
+        """
+        return self._count((pl.col("outcome") == "invalid") & (pl.col("status") != "partial"))
+
+    @property
+    def other_error_count(self) -> int:
+        """Rows none of the counts above takes (0: every row has one outcome and reason)."""
+        named = (
+            self.succeeded_count + self.skipped_count + self.partial_count
+            + self.llm_error_count + self.parsing_error_count
+        )  # fmt: skip
+        return self.total_count - named
+
+    def _count(self, condition: pl.Expr) -> int:
+        return int(self._frame.select(condition.fill_null(False).sum()).item())
+
+
+def with_models(
+    results: Mapping[str, JudgeResults],
+    judges: Mapping[str, Judge],
+    results_dir: Path,
+) -> dict[str, JudgeResults]:
+    """`results` with `llm_client` and `model_used` filled in.
+
+    A registered judge's own, else what an import recorded in its run's state; None when
+    neither is known.
+    """
+    for judge_id, result in results.items():
+        judge = judges.get(judge_id)
+        if judge is not None:
+            result.llm_client, result.model_used = judge.llm_client, judge.model
+            continue
+        try:
+            state = RunFiles(results_dir, result.run_id, judge_id).read_state()
+        except MetaEvaluatorError:  # a run that is not ours to describe: leave it unknown
+            state = None
+        if state is not None:
+            result.llm_client, result.model_used = state.llm_client, state.model
+    return dict(results)
 
 
 def latest_results(

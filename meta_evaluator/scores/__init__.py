@@ -4,6 +4,7 @@
 `MetaEvaluator.compare_async` runs them. Scorers live in `meta_evaluator.scores.metrics`.
 """
 
+from meta_evaluator.errors import moved_names
 from meta_evaluator.scores.base_scorer import BaseScorer
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult, ScoringResult
 from meta_evaluator.scores.config import BootstrapConfig, MetricConfig, MetricsConfig
@@ -18,3 +19,18 @@ __all__ = [
     "ScoringResult",
     "TaskAggregationMode",
 ]
+
+# meta-evaluator 0.3 exported its scorers here too; they live in meta_evaluator.scores.metrics.
+__getattr__ = moved_names(
+    __name__,
+    dict.fromkeys(
+        [
+            "AltTestScorer",
+            "ClassificationScorer",
+            "CohensKappaScorer",
+            "SemanticSimilarityScorer",
+            "TextSimilarityScorer",
+        ],
+        "meta_evaluator.scores.metrics",
+    ),
+)

@@ -32,6 +32,7 @@ from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 
 if TYPE_CHECKING:
+    from meta_evaluator.eval_task import EvalTask
     from meta_evaluator.eval_task.eval_task import TaskKind
     from meta_evaluator.scores.human_baseline import BaselineStatistic
 
@@ -162,6 +163,14 @@ class BaseScorer(ABC):
         aggregation_mode: TaskAggregationMode,
     ) -> ScoringResult:
         """Score one judge against all humans for one task (or combination of tasks)."""
+
+    def task_problems(self, task: EvalTask, task_names: Sequence[str]) -> list[str]:
+        """Why the scorer, as configured, cannot score these tasks of `task` (default: never).
+
+        `compare` asks before any score is computed or written, and raises every problem
+        found in one `MetricConfigError` (for example a positive label the task lacks).
+        """
+        return []
 
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic | None:
         """The scores of `call` as a function of item weights, for fast bootstrap intervals.

@@ -252,6 +252,9 @@ def _check_config(
             if unknown:
                 problems.append(f"{where}: unknown task(s) {unknown}; the task has {known}")
                 continue
+            assert task is not None
+            found = metric.scorer.task_problems(task, metric.task_names)
+            problems += [f"{where}: {problem}" for problem in found]
         for group in _task_groups(metric):
             sample = _sample(judges, group, _call_mode(metric))
             if sample is None:

@@ -133,6 +133,37 @@ class MetricsConfig(ConfigModel):
     metrics: list[MetricConfig] = Field(min_length=1)
     """The metrics, computed in this order."""
 
+    def add_metric(
+        self,
+        scorer: BaseScorer,
+        task_names: list[str],
+        task_strategy: str | None = None,
+        annotator_aggregation: AnnotatorAggregation = "individual_average",
+        display_name: str | None = None,
+        **options: Any,
+    ) -> MetricConfig:
+        """Append a metric (meta-evaluator 0.3.3's way to grow a configuration); return it.
+
+        The arguments are `MetricConfig`'s (`task_strategy` is `aggregation_name`, which
+        `options` may give instead, with `bootstrap`); the metric is checked with the others.
+
+        Raises:
+            MetricConfigError: The metric is invalid, or would write to another's folder.
+        """
+        fields: dict[str, Any] = {
+            "scorer": scorer,
+            "task_names": task_names,
+            "annotator_aggregation": annotator_aggregation,
+            "display_name": display_name,
+            **options,
+        }
+        if task_strategy is not None:
+            fields["task_strategy"] = task_strategy
+        metric = MetricConfig(**fields)
+        MetricsConfig(metrics=[*self.metrics, metric])  # the folders must stay distinct
+        self.metrics.append(metric)  # the list, not the field: 0.3.3's scripts keep the object
+        return metric
+
     @model_validator(mode="after")
     def _distinct_folders(self) -> MetricsConfig:
         seen: dict[tuple[str, str], int] = {}

@@ -15,6 +15,8 @@ metrics:
 from __future__ import annotations
 
 import difflib
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +35,17 @@ _ENTRY_KEYS = (
 )  # fmt: skip
 
 
-def _registry() -> dict[str, type[BaseScorer]]:
+def _registry() -> dict[str, Callable[..., BaseScorer]]:
     from meta_evaluator.scores import metrics
 
     return {
         "accuracy": metrics.AccuracyScorer,
         "alt_test": metrics.AltTestScorer,
+        # 0.3.3's ClassificationScorer, by the scorer_name it writes under scores/
+        **{
+            f"classification_{metric}": functools.partial(metrics.ClassificationScorer, metric)
+            for metric in ("accuracy", "f1", "precision", "recall")
+        },
         "cohens_kappa": metrics.CohensKappaScorer,
         "counterfactual": metrics.CounterfactualScorer,
         "fairness": metrics.FairnessScorer,
@@ -52,8 +59,10 @@ def _registry() -> dict[str, type[BaseScorer]]:
 
 
 SCORERS = (
-    "accuracy", "alt_test", "cohens_kappa", "counterfactual", "fairness", "krippendorff_alpha",
-    "multiple_choice", "preference", "semantic_similarity", "stereotype", "text_similarity",
+    "accuracy", "alt_test", "classification_accuracy", "classification_f1",
+    "classification_precision", "classification_recall", "cohens_kappa", "counterfactual",
+    "fairness", "krippendorff_alpha", "multiple_choice", "preference", "semantic_similarity",
+    "stereotype", "text_similarity",
 )  # fmt: skip
 """The scorer names a YAML file may use."""
 

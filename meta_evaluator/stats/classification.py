@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.checks import (
@@ -21,9 +22,17 @@ from meta_evaluator.stats.checks import (
     encode_labels,
 )
 
-__all__ = ["accuracy", "confusion_matrix", "precision_recall_f1"]
+__all__ = [
+    "accuracy",
+    "confusion_matrix",
+    "label_indicators",
+    "multilabel_precision_recall_f1",
+    "precision_recall_f1",
+    "scores_from_counts",
+]
 
 Average = Literal["macro", "micro", "weighted", "binary"]
+MultilabelAverage = Literal["macro", "micro", "weighted", "samples"]
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -183,24 +192,178 @@ def precision_recall_f1(
     tp = np.bincount(a[a == b], minlength=k).astype(np.float64)
     predicted = np.bincount(b, minlength=k).astype(np.float64)
     support = np.bincount(a, minlength=k).astype(np.float64)
-    if average == "micro":
-        tp, predicted, support = (
-            tp.sum(keepdims=True),
-            predicted.sum(keepdims=True),
-            support.sum(keepdims=True),
+    positive = categories.index(positive_label) if average == "binary" else None
+    found = scores_from_counts(tp, predicted, support, average=average, positive=positive)
+    return {name: _item(value) for name, value in found.items()}
+
+
+def scores_from_counts(
+    tp: npt.ArrayLike,
+    predicted: npt.ArrayLike,
+    support: npt.ArrayLike,
+    *,
+    average: Average,
+    positive: int | None = None,
+) -> dict[str, FloatArray]:
+    """Precision, recall and F1 from per-class counts, averaged over the classes (last axis).
+
+    Formula: for class c, precision_c = TP_c / P_c, recall_c = TP_c / S_c, F1_c =
+    2 TP_c / (P_c + S_c), with P_c the items predicted c and S_c the items truly c (support).
+    `macro`: the mean over the classes where the value is defined; `weighted`: the same,
+    weighted by S_c; `micro`: the counts pooled over the classes first; `binary`: class
+    `positive` alone. Counts may be weighted (bootstrap resamples) and carry leading axes.
+
+    Args:
+        tp: True positives per class, shape (..., k), >= 0.
+        predicted: Items predicted in each class, same shape.
+        support: Items truly in each class, same shape.
+        average: "macro", "micro", "weighted" or "binary".
+        positive: The class index reported with average="binary".
+
+    Returns:
+        {"precision", "recall", "f1"}: arrays of the leading shape, in [0, 1]; NaN where
+        undefined (callers report None).
+
+    Undefined: a class's value with a zero denominator (left out of macro and weighted); an
+    average with no defined class or weights summing to 0.
+
+    Raises:
+        ScoringError: Shapes differ, an unknown average, or binary without a valid positive.
+
+    References:
+        Sokolova & Lapalme (2009), doi:10.1016/j.ipm.2009.03.002; METRICS.md F, G.13.
+
+    Example:
+        >>> found = scores_from_counts([2, 1], [3, 1], [2, 2], average="macro")
+        >>> {name: round(float(value), 4) for name, value in found.items()}
+        {'precision': 0.8333, 'recall': 0.75, 'f1': 0.7333}
+    """
+    function = "scores_from_counts"
+    check_choice(function, "average", average, ("macro", "micro", "weighted", "binary"))
+    counts = [np.asarray(x, dtype=np.float64) for x in (tp, predicted, support)]
+    if len({c.shape for c in counts}) != 1 or counts[0].ndim == 0:
+        raise ScoringError(
+            f"{function}: tp, predicted and support must have one shape (..., k); got "
+            f"{[c.shape for c in counts]}."
         )
-    precision = _ratio(tp, predicted)
-    recall = _ratio(tp, support)
-    f1 = _ratio(2 * tp, predicted + support)
+    tp_, predicted_, support_ = counts
+    k = tp_.shape[-1]
     if average == "binary":
-        c = categories.index(positive_label)
-        return {"precision": _item(precision[c]), "recall": _item(recall[c]), "f1": _item(f1[c])}
-    weights = support if average == "weighted" else None
-    return {
-        "precision": _mean(precision, weights),
-        "recall": _mean(recall, weights),
-        "f1": _mean(f1, weights),
+        if positive is None or not 0 <= positive < k:
+            raise ScoringError(f"{function}: average='binary' needs positive in [0, {k}).")
+        tp_, predicted_, support_ = (c[..., positive : positive + 1] for c in counts)
+    elif average == "micro":
+        tp_, predicted_, support_ = (c.sum(axis=-1, keepdims=True) for c in counts)
+    values = {
+        "precision": _ratio(tp_, predicted_),
+        "recall": _ratio(tp_, support_),
+        "f1": _ratio(2 * tp_, predicted_ + support_),
     }
+    weights = support_ if average == "weighted" else None
+    return {name: _mean_last(value, weights) for name, value in values.items()}
+
+
+def label_indicators(
+    labels: Sequence[Any] | pl.Series, categories: Sequence[Hashable]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Indicator matrix of multi-label answers: item i chose category c, and i is present.
+
+    Args:
+        labels: One answer per item: a list of categories, or None when absent (a sequence,
+            or a polars Series of lists).
+        categories: The categories, in column order; each chosen one must be among them.
+
+    Returns:
+        (chosen, present): booleans of shape (n, k) and (n,); an absent item chose nothing.
+
+    Raises:
+        ScoringError: An answer chose a value not among `categories`.
+
+    Example:
+        >>> chosen, present = label_indicators([["b"], [], None], ["a", "b"])
+        >>> chosen.astype(int).tolist(), present.tolist()
+        ([[0, 1], [0, 0], [0, 0]], [True, True, False])
+    """
+    series = labels if isinstance(labels, pl.Series) else pl.Series("label", list(labels))
+    n, k = series.len(), len(categories)
+    chosen = np.zeros((n, k), dtype=np.bool_)
+    present = series.is_not_null().to_numpy().astype(np.bool_)
+    if series.dtype == pl.Null:
+        return chosen, np.zeros(n, dtype=np.bool_)
+    placed = series.rename("label").to_frame().with_row_index("row").explode("label").drop_nulls()
+    if placed.height:
+        try:
+            column = placed.get_column("label").replace_strict(
+                list(categories), list(range(k)), return_dtype=pl.Int64
+            )
+        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+            raise ScoringError(
+                f"label_indicators: an answer holds a value not among the categories "
+                f"{list(categories)} ({exc})."
+            ) from None
+        chosen[placed.get_column("row").to_numpy(), column.to_numpy()] = True
+    return chosen, present
+
+
+def multilabel_precision_recall_f1(
+    y_true: Sequence[Any], y_pred: Sequence[Any], *, average: MultilabelAverage = "macro"
+) -> dict[str, float | None]:
+    """Precision, recall and F1 of multi-label answers (sets of labels) against reference sets.
+
+    Formula: with the answers as indicator vectors over the labels either side chose, `macro`,
+    `micro` and `weighted` are `scores_from_counts` over the labels (TP_l = items both chose
+    l, P_l = items the prediction chose l for, S_l = items the reference did); `samples` is
+    per item (precision_i = |T_i & P_i| / |P_i|, recall_i = |T_i & P_i| / |T_i|, F1_i =
+    2 |T_i & P_i| / (|T_i| + |P_i|)), then the mean over items where defined.
+
+    Args:
+        y_true: Reference answers, one per item: a collection of labels (empty: nothing
+            applies), or None when absent (the item drops).
+        y_pred: Predicted answers, same length and form.
+        average: "macro", "micro", "weighted" or "samples".
+
+    Returns:
+        {"precision", "recall", "f1"}, each in [0, 1] or None when undefined.
+
+    Undefined: as `scores_from_counts`; with `samples`, an item where a denominator is 0 (both
+    chose nothing, for F1) is left out of the mean, not counted as 0 (scikit-learn's default).
+
+    Raises:
+        ScoringError: Lengths differ or an unknown average.
+
+    References:
+        Tsoumakas & Katakis (2007), doi:10.4018/jdwm.2007070101; METRICS.md F, G.13.
+
+    Example:
+        >>> multilabel_precision_recall_f1([["a"], ["a", "b"]], [["a", "b"], ["b"]],
+        ...                                average="samples")
+        {'precision': 0.75, 'recall': 0.75, 'f1': 0.6666666666666666}
+    """
+    function = "multilabel_precision_recall_f1"
+    check_same_length(function, y_true=y_true, y_pred=y_pred)
+    check_choice(function, "average", average, ("macro", "micro", "weighted", "samples"))
+    true_series, pred_series = pl.Series(list(y_true)), pl.Series(list(y_pred))
+    seen = pl.concat([s.explode() for s in (true_series, pred_series) if s.dtype != pl.Null])
+    categories = sorted(seen.drop_nulls().unique().to_list(), key=str) if seen.len() else []
+    truth, true_present = label_indicators(true_series, categories)
+    guess, guess_present = label_indicators(pred_series, categories)
+    both = true_present & guess_present
+    truth, guess = truth[both], guess[both]
+    if not both.any():
+        return {"precision": None, "recall": None, "f1": None}
+    hit = (truth & guess).astype(np.float64)
+    if average == "samples":
+        tp, predicted, support = hit.sum(1), guess.sum(1).astype(float), truth.sum(1).astype(float)
+        values = {
+            "precision": _ratio(tp, predicted),
+            "recall": _ratio(tp, support),
+            "f1": _ratio(2 * tp, predicted + support),
+        }
+        return {name: _item(_mean_last(value, None)) for name, value in values.items()}
+    found = scores_from_counts(
+        hit.sum(0), guess.sum(0).astype(float), truth.sum(0).astype(float), average=average
+    )
+    return {name: _item(value) for name, value in found.items()}
 
 
 def _ratio(
@@ -211,17 +374,19 @@ def _ratio(
     return out
 
 
-def _item(value: np.floating[Any]) -> float | None:
+def _item(value: Any) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _mean(values: npt.NDArray[np.float64], weights: npt.NDArray[np.float64] | None) -> float | None:
+def _mean_last(values: FloatArray, weights: FloatArray | None) -> FloatArray:
+    """Mean over the last axis of the defined (non-NaN) values, weighted when asked.
+
+    NaN where no value is defined, or the weights of the defined ones sum to 0.
+    """
     defined = ~np.isnan(values)
-    if not defined.any():
-        return None
-    if weights is None:
-        return float(values[defined].mean())
-    w = weights[defined]
-    if w.sum() == 0:
-        return None
-    return float((values[defined] * w).sum() / w.sum())
+    w = np.ones_like(values) if weights is None else np.asarray(weights, dtype=np.float64)
+    w = np.where(defined, w, 0.0)
+    total = w.sum(axis=-1)
+    out = np.full(total.shape, np.nan)
+    np.divide((np.where(defined, values, 0.0) * w).sum(axis=-1), total, out=out, where=total > 0)
+    return out

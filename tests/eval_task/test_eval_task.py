@@ -116,7 +116,8 @@ def test_fourth_positional_argument_is_the_answering_method() -> None:
     assert EvalTask({"t": ["a", "b"]}, None, ["r"], "xml").answering_method == "xml"
 
 
-def test_skip_function_gets_a_targeted_message() -> None:
-    with pytest.raises(TaskError, match="Filter the rows") as caught:
-        EvalTask({"t": ["a", "b"]}, None, ["r"], skip_function=lambda row: False)
+def test_skip_function_must_be_a_function() -> None:
+    """0.3.3's skip_function is applied at run time (tests/judge/test_v033_runs.py)."""
+    with pytest.raises(TaskError, match="skip_function must be a function") as caught:
+        EvalTask({"t": ["a", "b"]}, None, ["r"], skip_function="no")
     assert caught.value.field == "skip_function"

@@ -219,8 +219,13 @@ judges:
     assert lines[2:] == [
         f"{path}: judges[0].temperature: Input should be less than or equal to 2, got 9",
         f"{path}: judges[1]: give prompt or prompt_file, not both",
-        f"{path}: judges[1].llm_client: Input should be 'openai', 'azure_openai', 'anthropic' or "
-        "'mock', got 'nope'",
+        f"{path}: judges[1].llm_client: 'nope' is not known (did you mean 'openai'?); use one "
+        "of openai, azure_openai, anthropic, mock or a provider prefix (groq, together_ai, "
+        "openrouter, fireworks_ai, xai, deepseek, mistral, gemini, ollama, vllm, hosted_vllm, "
+        "huggingface/<provider>). For any other provider (a LiteLLM name of meta-evaluator 0.3), "
+        "reach it through an OpenAI-compatible gateway in front of it (for example a LiteLLM "
+        "proxy server you run) and give the judge llm_client: openai, base_url: the gateway's "
+        "URL and api_key_env: the variable holding the gateway's key",
         f"{path}: judges[2].id: judge 'mock_refusal_judge' is already registered; pass "
         "on_duplicate='overwrite' to replace it or 'skip' to keep it",
         f"{path}: judges[3].promt_file: unknown key 'promt_file'; did you mean 'prompt_file'?",

@@ -2,6 +2,7 @@
 
 from meta_evaluator.scores.metrics.accuracy import AccuracyScorer
 from meta_evaluator.scores.metrics.alt_test import AltTestScorer
+from meta_evaluator.scores.metrics.classification import ClassificationScorer
 from meta_evaluator.scores.metrics.counterfactual import CounterfactualScorer
 from meta_evaluator.scores.metrics.fairness import FairnessScorer
 from meta_evaluator.scores.metrics.kappa import CohensKappaScorer
@@ -15,6 +16,7 @@ from meta_evaluator.scores.metrics.text_similarity import TextSimilarityScorer
 __all__ = [
     "AccuracyScorer",
     "AltTestScorer",
+    "ClassificationScorer",
     "CohensKappaScorer",
     "CounterfactualScorer",
     "FairnessScorer",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -43,6 +43,10 @@ class LabelScorer(ScorerWithOptions):
     """The score drawn in `<scorer_name>_scores.png` (bars per judge)."""
     plot_reference_key: str | None = None
     """A score drawn as a dashed line on that chart (the same for every judge)."""
+
+    score_aliases: ClassVar[dict[str, str]] = {}
+    """Score keys meta-evaluator 0.3.3 gave, to the key they copy (`kappa` beside
+    `cohens_kappa`): results carry both, intervals included, so 0.3.3's scripts read theirs."""
 
     def aggregate_results(
         self, results: list[ScoringResult], scores_dir: str | Path, unique_name: str = ""
@@ -89,6 +93,7 @@ class LabelScorer(ScorerWithOptions):
         function, metadata = self.statistic(
             items, call.annotator_aggregation, call.aggregation_mode
         )
+        function = self._with_aliases(function)
         values = function(np.ones((1, items.n)))
         scores: dict[str, Any] = {key: _number(array[0]) for key, array in values.items()}
         scores = self.extra_scores(scores, metadata)
@@ -141,7 +146,20 @@ class LabelScorer(ScorerWithOptions):
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """The scores as a function of item weights over `ids` (items absent weigh nothing)."""
         items = Items.build(call.judge_data, call.human_data, ids)
-        return self.statistic(items, call.annotator_aggregation, call.aggregation_mode)[0]
+        statistic = self.statistic(items, call.annotator_aggregation, call.aggregation_mode)[0]
+        return self._with_aliases(statistic)
+
+    def _with_aliases(self, statistic: ResamplingStatistic) -> ResamplingStatistic:
+        """`statistic` giving each of `score_aliases` too."""
+        if not self.score_aliases:
+            return statistic
+        aliases = self.score_aliases
+
+        def aliased(weights: Any) -> dict[str, Any]:
+            values = statistic(weights)
+            return {**values, **{alias: values[key] for alias, key in aliases.items()}}
+
+        return aliased
 
 
 def baseline_problem(items: Items, shared: int) -> str | None:

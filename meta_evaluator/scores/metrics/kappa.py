@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -46,10 +46,11 @@ class CohensKappaScorer(LabelScorer):
     fewer than two such items are skipped), then the mean of the defined values.
     `majority_vote`: kappa against the per-item majority label. `weights` "linear" or
     "quadratic" give weighted kappa on the sorted labels. Score key: `cohens_kappa`; metadata
-    `interpretation`, `per_human`.
+    `interpretation`, `per_human`; `kappa` (0.3.3's key) holds the same value.
     """
 
     plot_key = "cohens_kappa"
+    score_aliases: ClassVar[dict[str, str]] = {"kappa": "cohens_kappa"}  # 0.3.3's key
 
     def __init__(self, weights: KappaWeights = None) -> None:
         refuse(
