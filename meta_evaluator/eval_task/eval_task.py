@@ -39,7 +39,7 @@ RESULT_COLUMNS = (
     "timestamp",
 )
 # Judge results also carry these (results/judge_results.py), so no task may take them either.
-JUDGE_ROW_COLUMNS = ("fingerprint", "prompt_hash", "batch_id", "cached")
+JUDGE_ROW_COLUMNS = ("fingerprint", "prompt_hash", "batch_id", "cached", "sample_labels")
 RESERVED_NAMES = frozenset({*RESULT_COLUMNS, *JUDGE_ROW_COLUMNS, "human_id"})
 _TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _ANSWERING_ALIASES = {"instructor": "structured"}
