@@ -43,7 +43,9 @@ def _registry() -> dict[str, type[BaseScorer]]:
         "fairness": metrics.FairnessScorer,
         "krippendorff_alpha": metrics.KrippendorffAlphaScorer,
         "multiple_choice": metrics.MultipleChoiceScorer,
+        "position_bias": metrics.PositionBiasScorer,
         "preference": metrics.PreferenceScorer,
+        "self_consistency": metrics.SelfConsistencyScorer,
         "semantic_similarity": metrics.SemanticSimilarityScorer,
         "stereotype": metrics.StereotypeScorer,
         "text_similarity": metrics.TextSimilarityScorer,
@@ -52,7 +54,8 @@ def _registry() -> dict[str, type[BaseScorer]]:
 
 SCORERS = (
     "accuracy", "alt_test", "cohens_kappa", "counterfactual", "fairness", "krippendorff_alpha",
-    "multiple_choice", "preference", "semantic_similarity", "stereotype", "text_similarity",
+    "multiple_choice", "position_bias", "preference", "self_consistency", "semantic_similarity",
+    "stereotype", "text_similarity",
 )  # fmt: skip
 """The scorer names a YAML file may use."""
 
