@@ -114,7 +114,8 @@ def judge_frame(
         columns += ["outcome"] + (["status"] if "status" in frame.columns else [])
         if "llm_raw_response_content" in frame.columns:
             columns.append("llm_raw_response_content")
-    columns += [c for c in result_columns if c in frame.columns and c not in columns]
+    named = {c for c in columns if isinstance(c, str)}
+    columns += [c for c in dict.fromkeys(result_columns) if c in frame.columns and c not in named]
     # Lazily, so that only the columns selected are filtered (not the error messages, say).
     rows = _usable(frame.lazy(), frame, tasks, include_invalid=include_invalid)
     return rows.select(columns).collect()

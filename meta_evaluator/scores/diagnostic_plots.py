@@ -178,11 +178,17 @@ def self_consistency_chart(
         if flips is not None:
             interval = _interval(row, "flip_rate")
             middle.barh(y, flips, color=_LINE, height=0.55, alpha=0.8)
+            end = flips
             if interval is not None:
                 middle.errorbar(
                     flips, y, xerr=[[flips - interval[0]], [interval[1] - flips]], fmt="none",
                     ecolor="black", capsize=4,
                 )  # fmt: skip
+                end = interval[1]
+            middle.annotate(
+                f"{flips:.2f}", (end, y), xytext=(4, 0), textcoords="offset points",
+                va="center", fontsize=8,
+            )  # fmt: skip
         kappa = _number(row, "fleiss_kappa")
         shown = "n/a" if kappa is None else f"{kappa:.2f}"
         labels.append(f"{row.name}\nkappa {shown}, k = {row.scores.get('samples_per_row')}")
@@ -193,7 +199,8 @@ def self_consistency_chart(
                        if (v := _number(r, k)) is not None])  # fmt: skip
     _finish(left, "kappa and alpha", low=min(low - 0.05, 0.0) if low < 0 else 0.0, high=1.05)
     middle.set_xlabel("share of pairs of answers that disagree")
-    _finish(middle, "flip rate", high=max(0.5, *(_number(r, "flip_rate") or 0 for r in rows)))
+    highest = max([0.0] + [(_interval(r, "flip_rate") or (0.0, 0.0))[1] for r in rows])
+    _finish(middle, "flip rate", high=max(0.5, highest + 0.08))
     if humans:
         _what_voting_buys(panels[2], rows)
     figure.legend(loc="outside lower left", fontsize=8, ncols=3)
