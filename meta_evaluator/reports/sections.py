@@ -9,6 +9,7 @@ import base64
 import datetime as dt
 from collections.abc import Callable
 
+from meta_evaluator.reports.diagnostics import position_bias, self_consistency
 from meta_evaluator.reports.html import escape, html_table, markdown_table_html
 from meta_evaluator.reports.inputs import ReportInputs
 from meta_evaluator.reports.run_comparisons import run_comparisons
@@ -149,5 +150,7 @@ def plots(inputs: ReportInputs) -> str:
 
 #: The page's sections, in order.
 SECTIONS: tuple[Section, ...] = (
-    heading, verdicts, scores, trait_tables, judges, run_comparisons, plots,
+    heading, verdicts, scores, trait_tables,
+    position_bias, self_consistency,
+    judges, run_comparisons, plots,
 )  # fmt: skip
