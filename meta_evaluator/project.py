@@ -730,7 +730,8 @@ class MetaEvaluator:
         human annotators of `preference_task`; principle annotators become the tasks of one
         imported judge, `trait_judge_id`, ready for `PreferenceScorer(reference_task=...)`.
 
-        With `swap_positions`, each pair also gets a twin with `text_a` and `text_b` swapped
+        With `swap_positions`, each pair also gets a twin with `text_a` and `text_b` swapped,
+        and every other pair of columns `X_a` / `X_b` (`model_a` / `model_b`) with them
         (`data.position_swapped_variants`; its `swapped_of` column names the pair), so the
         judges run on both orders, for `PositionBiasScorer` and
         `PreferenceScorer(debias_positions=True)`; the votes imported are the pairs' own.
@@ -776,7 +777,13 @@ class MetaEvaluator:
         if swap_positions:
             from meta_evaluator.data import position_swapped_variants
 
-            data = position_swapped_variants(data, name=name)
+            columns = data.data.columns
+            sides = [
+                (c, c.removesuffix("_a") + "_b")
+                for c in columns
+                if c.endswith("_a") and c != "text_a" and c.removesuffix("_a") + "_b" in columns
+            ]
+            data = position_swapped_variants(data, side_columns=sides, name=name)
         if self._data is not None and not overwrite:
             raise AlreadySetError(
                 f"{self._paths.root}: the project has data already; pass overwrite=True to "

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import polars as pl
 import pytest
@@ -24,9 +25,11 @@ from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
 from meta_evaluator import MetaEvaluator
+from meta_evaluator.data import DataLoader, position_swapped_variants
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores import BootstrapConfig, MetricConfig, MetricsConfig
 from meta_evaluator.scores.base_scorer import ScoringCall
+from meta_evaluator.scores.compare import compare
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.metrics import PositionBiasScorer, PreferenceScorer
 from meta_evaluator.scores.yaml_config import read_metrics_yaml
@@ -194,6 +197,42 @@ def test_debiased_preference_keeps_verdicts_both_orders_agree_on() -> None:
         run_scorer(scorer, frame.drop("swapped_of"), humans)
     with pytest.raises(ScoringError, match="link_column must be a column name"):
         PreferenceScorer(debias_positions=True, link_column="")
+
+
+def test_compare_keeps_twins_beside_labelled_pairs_and_never_scores_them() -> None:
+    """Humans who labelled the twins too: the twins still only serve the debiasing."""
+    pairs = DataLoader.load_from_dataframe(
+        "p", pl.DataFrame({"id": [1, 2, 3], "text_a": ["x", "y", "z"], "text_b": ["u", "v", "w"]}),
+        id_column="id",
+    )  # fmt: skip
+    data = position_swapped_variants(pairs)  # twins 11, 12, 13
+    ids = data.data["id"].to_list()
+    judge = pl.DataFrame(
+        {
+            "original_id": ids,
+            "outcome": ["valid"] * 6,
+            "preference": ["text_a", "text_a", "text_b", "text_b", "text_a", "text_a"],
+        }
+    )
+    human = pl.DataFrame(
+        {
+            "original_id": ids,
+            "outcome": ["valid"] * 6,
+            "preference": ["text_a", "text_b", "text_b", "text_b", "text_a", "text_a"],
+        }
+    )
+    metric = MetricConfig(
+        scorer=PreferenceScorer(debias_positions=True, n_resamples=10),
+        task_names=["preference"], aggregation_name="single",
+    )  # fmt: skip
+    table = anyio.run(
+        lambda: compare(MetricsConfig(metrics=[metric]), {"j": judge}, {"h": human}, data=data)
+    )
+    (result,) = next(iter(table.values()))[1]
+    # pair 1: text_a then (swapped) text_b: text_a won both ways; pair 2: first both times:
+    # tie; pair 3: text_b then text_a: text_b won both ways
+    assert result.metadata["num_pairs"] == 3
+    assert (result.metadata["agreed"], result.metadata["not_applicable"]) == (2, 1)
 
 
 # ----- part 2: end to end ----------------------------------------------------------------------
