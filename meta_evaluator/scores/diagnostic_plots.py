@@ -137,9 +137,9 @@ def position_bias_chart(results: Sequence[ScoringResult], path: Path, *, title: 
             )  # fmt: skip
     left.axvline(0.5, color=_LINE, linestyle="--", linewidth=1.2, label="no position preference")
     left.set_yticks(range(len(rows)), labels, fontsize=8)
-    left.set_xlabel("share of answers picking the answer shown first (whiskers: interval)")
+    left.set_xlabel("answers picking the place shown first (whiskers: interval)")
     _finish(left, "first-position rate")
-    right.set_xlabel("share of pairs with the same winner in both orders")
+    right.set_xlabel("pairs with the same winner in both orders")
     _finish(right, "consistency rate", high=1.08)
     figure.legend(loc="outside lower left", fontsize=8)
     figure.suptitle(title, fontsize=11)
@@ -165,14 +165,16 @@ def self_consistency_chart(
     figure, panels = _figure(3 if humans else 2, len(rows))
     left, middle = panels[0], panels[1]
     labels = []
+    named: set[str] = set()  # each legend entry once
     for y, row in enumerate(rows):
         for key, color, offset in (
             ("fleiss_kappa", _BAR, 0.12),
             ("krippendorff_alpha", _ALPHA, -0.12),
         ):
+            value = _number(row, key)
             _point(
-                left, y + offset, _number(row, key), _interval(row, key), color,
-                label=key.replace("_", " ") if y == 0 else None,
+                left, y + offset, value, _interval(row, key), color,
+                label=_once(named, key.replace("_", " ")) if value is not None else None,
             )  # fmt: skip
         flips = _number(row, "flip_rate")
         if flips is not None:
@@ -202,13 +204,21 @@ def self_consistency_chart(
     highest = max([0.0] + [(_interval(r, "flip_rate") or (0.0, 0.0))[1] for r in rows])
     _finish(middle, "flip rate", high=max(0.5, highest + 0.08))
     if humans:
-        _what_voting_buys(panels[2], rows)
+        _what_voting_buys(panels[2], rows, named)
     figure.legend(loc="outside lower left", fontsize=8, ncols=3)
     figure.suptitle(title, fontsize=11)
     return _save(figure, path)
 
 
-def _what_voting_buys(axes: Axes, rows: list[_Row]) -> None:
+def _once(named: set[str], label: str) -> str | None:
+    """`label` the first time it is asked for, None after (one legend entry each)."""
+    if label in named:
+        return None
+    named.add(label)
+    return label
+
+
+def _what_voting_buys(axes: Axes, rows: list[_Row], named: set[str]) -> None:
     """Accuracy of the first answer (grey) and of the majority (blue), joined by an arrow."""
     for y, row in enumerate(rows):
         single, vote = _number(row, "first_answer_accuracy"), _number(row, "majority_accuracy")
@@ -218,8 +228,8 @@ def _what_voting_buys(axes: Axes, rows: list[_Row]) -> None:
             "", (vote, y), xytext=(single, y),
             arrowprops={"arrowstyle": "->", "color": "black", "linewidth": 1.0},
         )  # fmt: skip
-        axes.plot(single, y, "o", color=_SINGLE, label="first answer" if y == 0 else None)
-        axes.plot(vote, y, "o", color=_BAR, label="majority of k" if y == 0 else None)
+        axes.plot(single, y, "o", color=_SINGLE, label=_once(named, "first answer"))
+        axes.plot(vote, y, "o", color=_BAR, label=_once(named, "majority of k"))
         axes.annotate(
             f"{vote - single:+.2f}", (max(single, vote), y), xytext=(6, 0),
             textcoords="offset points", va="center", fontsize=8,
