@@ -117,21 +117,18 @@ def positions(
     Raises:
         ScoringError: A label that is in none of the three sets (it names no position).
     """
-    out: list[Position] = []
-    for label in labels:
-        if label is None or label in neither:
-            out.append(None)
-        elif label in first:
-            out.append("first")
-        elif label in second:
-            out.append("second")
-        else:
-            raise ScoringError(
-                f"{scorer}: {where}: the label {label!r} names no position; first_labels are "
-                f"{sorted(first)}, second_labels {sorted(second)}, tie_labels {sorted(neither)} "
-                "(pass the task's labels to the scorer)."
-            )
-    return out
+    read = pl.Series(labels, dtype=pl.String)
+    known = [*first, *second, *neither]
+    unknown = read.filter(read.is_not_null() & ~read.is_in(known)).unique().sort()
+    if unknown.len():
+        raise ScoringError(
+            f"{scorer}: {where}: the label {unknown[0]!r} names no position; first_labels are "
+            f"{sorted(first)}, second_labels {sorted(second)}, tie_labels {sorted(neither)} "
+            "(pass the task's labels to the scorer)."
+        )
+    mapping = {**dict.fromkeys(first, "first"), **dict.fromkeys(second, "second")}
+    found: list[Position] = read.replace_strict(mapping, default=None).to_list()
+    return found
 
 
 def debiased_votes(frame: pl.DataFrame, link_column: str, where: str) -> pl.DataFrame:

@@ -26,6 +26,7 @@ from meta_evaluator.scores.base_scorer import (
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._positions import both_orders, positions
+from meta_evaluator.scores.metrics._weights import weight_columns
 from meta_evaluator.stats.checks import check_interval
 from meta_evaluator.stats.position import Position, position_bias
 
@@ -134,15 +135,14 @@ class PositionBiasScorer(ScorerWithOptions):
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """Both rates under row weights over `ids`: a pair weighs as its original row does."""
         picked, swapped, rows = self._picks(call)
-        index = {row_id: i for i, row_id in enumerate(ids.to_list())}
-        columns = np.array([index.get(r, -1) for r in rows.to_list()], dtype=np.int64)
+        columns = weight_columns(rows, ids)  # a pair weighs as its original row does
         code = {"first": 1, "second": 2}
         a = np.array([code.get(p or "", 0) for p in picked])
         b = np.array([code.get(p or "", 0) for p in swapped])
         usable = (a > 0) & (b > 0)
         consistent = usable & (a != b)
         first = ((a == 1).astype(int) + (b == 1)) * usable
-        parts = np.zeros((ids.len(), 3))
+        parts = np.zeros((ids.len(), 3))  # summed per id: the statistic is linear in weights
         kept = columns >= 0
         np.add.at(parts, columns[kept], np.column_stack([usable, consistent, first])[kept])
 

@@ -26,6 +26,7 @@ from meta_evaluator.scores.base_scorer import (
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import refuse
 from meta_evaluator.scores.metrics._items import Items
+from meta_evaluator.scores.metrics._weights import unit_weights, weight_columns
 from meta_evaluator.stats.agreement import kappa_from_confusion
 from meta_evaluator.stats.checks import check_interval, encode_labels
 from meta_evaluator.stats.classification import confusion_matrix
@@ -138,17 +139,12 @@ class SelfConsistencyScorer(ScorerWithOptions):
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """Every numeric score under row weights over `ids` (the same draws for all)."""
         rows = self._rows(call)
-        index = {row_id: i for i, row_id in enumerate(ids.to_list())}
-        # rows x ids: which weight each row takes (rows not among ids weigh nothing)
-        spread = np.zeros((len(rows.ids), ids.len()))
-        for i, row_id in enumerate(rows.ids.to_list()):
-            if row_id in index:
-                spread[i, index[row_id]] = 1.0
+        columns = weight_columns(rows.ids, ids)  # rows not among ids weigh nothing
         consistency = self_consistency_statistic(rows.samples)
         humans = self._against_humans(call, rows)
 
         def statistic(weights: FloatArray) -> dict[str, FloatArray]:
-            per_row = weights @ spread.T
+            per_row = unit_weights(weights, columns)
             found = consistency(per_row)
             if humans is not None:
                 found.update(humans.weighted(per_row))
