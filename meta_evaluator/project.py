@@ -870,6 +870,7 @@ class MetaEvaluator:
         preference_task: str = "preference",
         trait_judge_id: str = "annotated_pairs",
         overwrite: bool = False,
+        swap_positions: bool = False,
     ) -> dict[str, Any]:
         """Bring pairwise preference data into the project: pairs, task, human votes, traits.
 
@@ -881,19 +882,33 @@ class MetaEvaluator:
         human annotators of `preference_task`; principle annotators become the tasks of one
         imported judge, `trait_judge_id`, ready for `PreferenceScorer(reference_task=...)`.
 
+        With `swap_positions`, each pair also gets a twin with `text_a` and `text_b` swapped,
+        and every other pair of columns `X_a` / `X_b` (`model_a` / `model_b`) with them
+        (`data.position_swapped_variants`; its `swapped_of` column names the pair), so the
+        judges run on both orders, for `PositionBiasScorer` and
+        `PreferenceScorer(debias_positions=True)`; the votes imported are the pairs' own.
+
         Returns:
-            What was imported: `pairs`, `duplicates_dropped`, `annotators`, `traits`.
+            What was imported: `pairs`, `duplicates_dropped`, `annotators`, `traits` (and
+            `swapped_rows` with `swap_positions`).
 
         Raises:
             DataFileError, ColumnError: The file cannot be read as pairs.
             AlreadySetError: The project has data already and overwrite is False.
             TaskError: The project's task lacks the preference task or a trait task.
+            DataError: `swap_positions` is not a bool.
         """
         from meta_evaluator.data import DataLoader
         from meta_evaluator.data.pairs import read_preference_pairs
         from meta_evaluator.results.external import import_judge_frame
         from meta_evaluator.results.human_results import import_annotation_frame
 
+        if not isinstance(swap_positions, bool):
+            raise DataError(
+                f"add_preference_pairs: swap_positions must be True or False; got "
+                f"{swap_positions!r}.",
+                field="swap_positions",
+            )
         pairs = read_preference_pairs(path)
         check_safe_name(trait_judge_id, field="trait_judge_id")
         self._paths.check_inside()
@@ -911,6 +926,16 @@ class MetaEvaluator:
         stem = Path(path).stem
         name = stem if stem and _is_safe(stem) else "pairs"
         data = DataLoader.load_from_dataframe(name, pairs.frame, id_column="comparison_id")
+        if swap_positions:
+            from meta_evaluator.data import position_swapped_variants
+
+            columns = data.data.columns
+            sides = [
+                (c, c.removesuffix("_a") + "_b")
+                for c in columns
+                if c.endswith("_a") and c != "text_a" and c.removesuffix("_a") + "_b" in columns
+            ]
+            data = position_swapped_variants(data, side_columns=sides, name=name)
         if self._data is not None and not overwrite:
             raise AlreadySetError(
                 f"{self._paths.root}: the project has data already; pass overwrite=True to "
@@ -955,12 +980,15 @@ class MetaEvaluator:
                 frame, trait_judge_id, source=source, where=path, data=self._data, task=task,
                 results_dir=self._paths.results_dir, tasks=traits,
             )  # fmt: skip
-        return {
+        found: dict[str, Any] = {
             "pairs": pairs.frame.height,
             "duplicates_dropped": pairs.duplicates,
             "annotators": humans,
             "traits": traits,
         }
+        if swap_positions:
+            found["swapped_rows"] = len(data) - pairs.frame.height
+        return found
 
     def load_all_human_results(self) -> dict[str, HumanAnnotationResults]:
         """The latest set of labels of every annotator in the project, by annotator id."""

@@ -17,6 +17,7 @@ DOCUMENTED = [
     ("meta_evaluator", "errors"),
     ("meta_evaluator.data", "DataLoader"),
     ("meta_evaluator.data", "counterfactual_variants"),
+    ("meta_evaluator.data", "position_swapped_variants"),
     ("meta_evaluator.data", "EvalData"),
     ("meta_evaluator.data", "SampleEvalData"),
     ("meta_evaluator.eval_task", "EvalTask"),
@@ -37,6 +38,8 @@ DOCUMENTED = [
     ("meta_evaluator.scores.metrics", "FairnessScorer"),
     ("meta_evaluator.scores.metrics", "KrippendorffAlphaScorer"),
     ("meta_evaluator.scores.metrics", "MultipleChoiceScorer"),
+    ("meta_evaluator.scores.metrics", "PositionBiasScorer"),
+    ("meta_evaluator.scores.metrics", "SelfConsistencyScorer"),
     ("meta_evaluator.scores.metrics", "SemanticSimilarityScorer"),
     ("meta_evaluator.scores.metrics", "StereotypeScorer"),
     ("meta_evaluator.scores.metrics", "TextSimilarityScorer"),
@@ -175,6 +178,8 @@ def test_documented_scorer_names() -> None:
         "TextSimilarityScorer": "text_similarity",
         "SemanticSimilarityScorer": "semantic_similarity",
         "KrippendorffAlphaScorer": "krippendorff_alpha",
+        "PositionBiasScorer": "position_bias",
+        "SelfConsistencyScorer": "self_consistency",
     }
     for cls, name in names.items():
         assert getattr(metrics, cls)().scorer_name == name

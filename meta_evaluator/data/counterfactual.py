@@ -14,6 +14,7 @@ import polars as pl
 
 from meta_evaluator.data.eval_data import EvalData
 from meta_evaluator.data.loader import DataLoader
+from meta_evaluator.data.variants import variant_ids
 from meta_evaluator.errors import ColumnError, DataError
 
 __all__ = ["counterfactual_variants"]
@@ -82,7 +83,9 @@ def counterfactual_variants(
         ),
         *(pl.col(c).map_elements(swapper, return_dtype=pl.String) for c in text_columns),
         pl.col(id_column).alias(link_column),
-        _variant_ids(frame.get_column(id_column), chosen.get_column(id_column)).alias(id_column),
+        variant_ids(frame.get_column(id_column), chosen.get_column(id_column), "_cf").alias(
+            id_column
+        ),
     )
     originals = frame.with_columns(pl.lit(None, dtype=frame.schema[id_column]).alias(link_column))
     combined = pl.concat([originals, variants.select(originals.columns)], how="vertical")
@@ -100,15 +103,6 @@ def counterfactual_variants(
     return DataLoader.load_from_dataframe(
         name or f"{eval_data.name}_counterfactual", combined, id_column=id_column
     )
-
-
-def _variant_ids(all_ids: pl.Series, ids: pl.Series) -> pl.Series:
-    if all_ids.dtype.is_integer():
-        largest = int(all_ids.abs().max() or 0)  # type: ignore[arg-type]
-        offset = 10 ** len(str(largest))
-        shifted: pl.Series = ids + offset
-        return shifted
-    return ids.cast(pl.String) + "_cf"
 
 
 def _word_swapper(words: Mapping[str, str]) -> Any:

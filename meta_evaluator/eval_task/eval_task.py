@@ -48,7 +48,7 @@ RESULT_COLUMNS = (
     "timestamp",
 )
 # Judge results also carry these (results/judge_results.py), so no task may take them either.
-JUDGE_ROW_COLUMNS = ("fingerprint", "prompt_hash", "batch_id", "cached")
+JUDGE_ROW_COLUMNS = ("fingerprint", "prompt_hash", "batch_id", "cached", "sample_labels")
 RESERVED_NAMES = frozenset({*RESULT_COLUMNS, *JUDGE_ROW_COLUMNS, "human_id"})
 _TASK_NAME_LIMIT = 64
 _NOT_IN_KEY = re.compile(r"[^A-Za-z0-9_.-]")

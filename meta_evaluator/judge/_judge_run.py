@@ -159,7 +159,9 @@ def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
     The row is the first valid answer's (else the last answer's) with each task's label the
     one most valid answers gave (a tie goes to the label seen first); attempts, tokens and
     durations are summed over the answers (None when no answer has one, as for a batch's).
-    The row is `cached` when every answer came from the response cache.
+    The row is `cached` when every answer came from the response cache, and keeps each
+    answer's labels in `sample_labels` (null for an answer that was not valid), so how far
+    the judge agrees with itself can be measured (`SelfConsistencyScorer`).
     """
     if not samples:
         return None
@@ -185,6 +187,10 @@ def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
         duration_seconds=round(sum(durations), 6) if durations else None,
         attempts=sum(s.attempts or 0 for s in samples),
         cached=all(s.cached for s in samples),
+        sample_labels=json.dumps(
+            [dict(s.labels) if s.outcome == "valid" else None for s in samples],
+            ensure_ascii=False,
+        ),
     )
 
 

@@ -58,6 +58,7 @@ _DTYPES: dict[str, pl.DataType] = {
     "prompt_hash": pl.String(),
     "batch_id": pl.String(),
     "cached": pl.Boolean(),
+    "sample_labels": pl.String(),
 }
 
 _NO_LABELS: Mapping[str, Any] = {}
@@ -109,14 +110,20 @@ class ResultRow(NamedTuple):
     cached: bool = False
     """Whether the answer came from the response cache (`llm/cache.py`): no call was made and
     nothing was paid. The row keeps the stored answer's token counts."""
+    sample_labels: str | None = None
+    """For a majority of k answers (`consistency`): each answer's labels, as a JSON list in
+    the order asked: an object of task -> label for a valid answer, null for one that was not
+    (invalid or failed), as the majority counts them. None for a single answer (and for rows
+    written before this column existed). `SelfConsistencyScorer` reads it."""
 
     def to_record(self) -> dict[str, Any]:
         """The row as the row store's JSON line holds it (the stored format, key for key).
 
         Keys in the order they have always been written, so a rewritten file is byte for byte
         the same: labels after the answer's keys, `batch_id` only for batch answers, `cached`
-        only for answers from the response cache (last); an error row has no answer keys,
-        unless it is the majority of failed answers (they come last).
+        only for answers from the response cache (last), `sample_labels` only for a majority of
+        several answers (before `cached`); an error row has no answer keys, unless it is the
+        majority of failed answers (they come after the labels).
         """
         record: dict[str, Any] = {
             "original_id": self.original_id,
@@ -146,6 +153,8 @@ class ResultRow(NamedTuple):
             record["llm_prompt_tokens"] = self.prompt_tokens
             record["llm_completion_tokens"] = self.completion_tokens
             record["llm_raw_response_content"] = self.raw_response
+        if self.sample_labels is not None:
+            record["sample_labels"] = self.sample_labels
         if self.cached:
             record["cached"] = True
         return record
@@ -181,6 +190,7 @@ class ResultRow(NamedTuple):
             get("prompt_hash"),
             get("batch_id"),
             get("cached") is True,  # absent from lines written before the cache: False
+            get("sample_labels"),  # absent from single answers and older lines: None
         )
 
 
@@ -207,7 +217,7 @@ FIELD_COLUMNS: dict[str, str] = {
     "prompt_tokens": "llm_prompt_tokens", "completion_tokens": "llm_completion_tokens",
     "duration_seconds": "llm_call_duration_seconds", "attempts": "attempts",
     "timestamp": "timestamp", "fingerprint": "fingerprint", "prompt_hash": "prompt_hash",
-    "batch_id": "batch_id", "cached": "cached",
+    "batch_id": "batch_id", "cached": "cached", "sample_labels": "sample_labels",
 }  # fmt: skip
 """ResultRow field -> results table column, in the order of the fields (`labels` is one column
 per task)."""

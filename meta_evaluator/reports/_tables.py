@@ -42,6 +42,8 @@ MAIN_SCORES = {
     "stereotype": "icat",
     "counterfactual": "change_rate_overall",
     "multiple_choice": "overall_accuracy",
+    "position_bias": "first_position_rate",
+    "self_consistency": "fleiss_kappa",
 }
 
 

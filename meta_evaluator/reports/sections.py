@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from meta_evaluator.reports.counterfactual import counterfactual_section
+from meta_evaluator.reports.diagnostics import position_bias, self_consistency
 from meta_evaluator.reports.disagreements import disagreements
 from meta_evaluator.reports.fairness import fairness_section
 from meta_evaluator.reports.html import escape, html_table
@@ -146,7 +147,7 @@ def plots(inputs: ReportInputs) -> str:
 
 #: The page's sections, in order.
 SECTIONS: tuple[Section, ...] = (
-    heading, verdicts, scores, disagreements, preference_section, fairness_section,
-    counterfactual_section, stereotype_section, multiple_choice_section, judges, run_comparisons,
-    plots,
+    heading, verdicts, scores, disagreements, position_bias, self_consistency,
+    preference_section, fairness_section, counterfactual_section, stereotype_section,
+    multiple_choice_section, judges, run_comparisons, plots,
 )  # fmt: skip

@@ -102,14 +102,20 @@ def judge_frame(
     *,
     judge_id: str,
     include_invalid: bool = False,
+    result_columns: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """`original_id`, `label` (and `outcome`, `status`, the raw response with invalid rows)."""
+    """`original_id`, `label` (and `outcome`, `status`, the raw response with invalid rows).
+
+    `result_columns` are passed on too, those the results have (`BaseScorer.result_columns`).
+    """
     _check_tasks(frame, tasks, f"judge {judge_id!r}")
     columns: list[Any] = ["original_id", _label(tasks, mode, frame.schema)]
     if include_invalid:
         columns += ["outcome"] + (["status"] if "status" in frame.columns else [])
         if "llm_raw_response_content" in frame.columns:
             columns.append("llm_raw_response_content")
+    named = {c for c in columns if isinstance(c, str)}
+    columns += [c for c in dict.fromkeys(result_columns) if c in frame.columns and c not in named]
     # Lazily, so that only the columns selected are filtered (not the error messages, say).
     rows = _usable(frame.lazy(), frame, tasks, include_invalid=include_invalid)
     return rows.select(columns).collect()

@@ -95,6 +95,7 @@ class JudgeFrames:
             tuple(tasks), mode, scorer.include_invalid, scorer.reference_task,
             scorer.min_human_annotators, tuple(scorer.data_columns),
             tuple(scorer.optional_data_columns), scorer.aligns_items,
+            tuple(scorer.result_columns), scorer.linked_rows_column,
         )  # fmt: skip
         if key not in self._built:
             judge_data, human_data = _scorer_frames(
@@ -117,8 +118,9 @@ def _scorer_frames(
     data: EvalData | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     judge_data = judge_frame(
-        frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid
-    )
+        frame, tasks, mode, judge_id=judge_id, include_invalid=scorer.include_invalid,
+        result_columns=scorer.result_columns,
+    )  # fmt: skip
     human_data, human_ids = humans.prepare(scorer, tasks, mode)
     columns = list(scorer.data_columns)
     if data is not None:
@@ -133,11 +135,26 @@ def _scorer_frames(
                 f"{scorer.scorer_name}: judge {judge_id!r}, task {'+'.join(tasks)!r}: needs "
                 f"labels from at least {needed} human annotator(s), found {have}."
             )
+        judge_data, variants = _variant_rows(judge_data, scorer.linked_rows_column)
         judge_data, human_data = restrict_to_common_ids(
             judge_data, human_data, judge_id=judge_id, task="+".join(tasks), human_ids=human_ids,
             humans_whole=scorer.aligns_items,
         )  # fmt: skip
+        if variants is not None:  # the variants of the originals kept, never compared
+            kept = judge_data.get_column("original_id").implode()
+            link = pl.col(str(scorer.linked_rows_column))
+            judge_data = pl.concat([judge_data, variants.filter(link.is_in(kept))])
     return judge_data, human_data
+
+
+def _variant_rows(
+    judge_data: pl.DataFrame, link_column: str | None
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The judge's original rows, and its variant rows (`BaseScorer.linked_rows_column`)."""
+    if link_column is None or link_column not in judge_data.columns:
+        return judge_data, None
+    is_variant = pl.col(link_column).is_not_null()
+    return judge_data.filter(~is_variant), judge_data.filter(is_variant)
 
 
 def _join_data(

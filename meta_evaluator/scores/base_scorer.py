@@ -96,6 +96,9 @@ class Scored:
     scores: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
     num_comparisons: int = 0
+    confidence_intervals: dict[str, tuple[float | None, float | None]] | None = None
+    """Intervals the scorer computes itself (a Wilson interval, its own bootstrap); a metric's
+    `bootstrap` replaces those of the scores it resamples."""
 
 
 class BaseScorer(ABC):
@@ -117,6 +120,16 @@ class BaseScorer(ABC):
 
     include_invalid: bool = False
     """Whether `judge_data` also holds invalid rows (with `outcome` and the raw response)."""
+
+    result_columns: Sequence[str] = ()
+    """Columns of the judge's results table that compare passes on in `judge_data`, when the
+    results have them (`sample_labels`, each answer's labels of a `consistency` run)."""
+
+    linked_rows_column: str | None = None
+    """A data column naming, on a variant row (a position-swapped twin), the id of its
+    original: compare then keeps the judge's variant rows of every original it keeps when it
+    limits the judge's rows to those the humans labelled. Variants are never compared with
+    the humans; the scorer merges each with its original (`PreferenceScorer`'s debiasing)."""
 
     reference_task: str | None = None
     """The humans' task every judge task is compared with (None: the same task)."""
@@ -290,6 +303,7 @@ class ScorerWithOptions(BaseScorer):
             aggregation_mode=call.aggregation_mode,
             num_comparisons=scored.num_comparisons,
             failed_comparisons=0,
+            confidence_intervals=scored.confidence_intervals,
         )
 
     @abstractmethod

@@ -95,6 +95,7 @@ def scoring_columns(config: MetricsConfig, task: EvalTask) -> ScoringColumns:
     judges = [*humans, "error_message"]
     if any(m.scorer.include_invalid for m in config.metrics):
         judges.append("llm_raw_response_content")
+    judges += list(dict.fromkeys(c for m in config.metrics for c in m.scorer.result_columns))
     single = [t for t in task.task_names if task.task_kind(t) == "single"]
     return ScoringColumns(judges, humans, ["outcome", "status", *single])
 
@@ -338,9 +339,10 @@ async def _score_judge(
         result = next(iter(per_task.values()))
     if baseline is not None:
         result = _with_baseline(result, baseline.overall)
-    if metric.bootstrap is not None:
+    if metric.bootstrap is not None:  # replaces the scorer's own intervals of those scores
         intervals = await _intervals(scorer, prepared, metric, result)
-        result = result.model_copy(update={"confidence_intervals": intervals})
+        own = result.confidence_intervals or {}
+        result = result.model_copy(update={"confidence_intervals": {**own, **intervals}})
     # errors never enter a metric, but they are counted beside it
     outcomes = dict(frame.group_by("outcome").len().iter_rows())
     counted = {o: int(outcomes.get(o, 0)) for o in ("valid", "invalid", "error")}

@@ -51,7 +51,9 @@ def _registry() -> dict[str, Callable[..., BaseScorer]]:
         "fairness": metrics.FairnessScorer,
         "krippendorff_alpha": metrics.KrippendorffAlphaScorer,
         "multiple_choice": metrics.MultipleChoiceScorer,
+        "position_bias": metrics.PositionBiasScorer,
         "preference": metrics.PreferenceScorer,
+        "self_consistency": metrics.SelfConsistencyScorer,
         "semantic_similarity": metrics.SemanticSimilarityScorer,
         "stereotype": metrics.StereotypeScorer,
         "text_similarity": metrics.TextSimilarityScorer,
@@ -61,7 +63,8 @@ def _registry() -> dict[str, Callable[..., BaseScorer]]:
 SCORERS = (
     "accuracy", "alt_test", "classification_accuracy", "classification_f1",
     "classification_precision", "classification_recall", "cohens_kappa", "counterfactual",
-    "fairness", "krippendorff_alpha", "multiple_choice", "preference", "semantic_similarity",
+    "fairness", "krippendorff_alpha", "multiple_choice", "position_bias", "preference",
+    "self_consistency", "semantic_similarity",
     "stereotype", "text_similarity",
 )  # fmt: skip
 """The scorer names a YAML file may use."""

@@ -6,7 +6,7 @@ the share of unanimous rows and the flip rate, each with a bootstrap interval ov
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from meta_evaluator.stats.agreement import alpha_from_coincidences, distance_fun
 from meta_evaluator.stats.bootstrap import percentile_interval, weight_chunks
 from meta_evaluator.stats.checks import check_interval, encode_labels
 
-__all__ = ["SCORES", "majority_labels", "self_consistency"]
+__all__ = ["SCORES", "majority_labels", "self_consistency", "self_consistency_statistic"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -93,6 +93,27 @@ def self_consistency(
         "complete_rows": int(parts.complete.sum()),
         "samples_per_row": k,
     }
+
+
+def self_consistency_statistic(
+    samples: Sequence[Sequence[Any]],
+) -> Callable[[FloatArray], dict[str, FloatArray]]:
+    """The `SCORES` of `self_consistency` as a function of row weights (resamples x rows).
+
+    What its intervals resample: weights of ones give the scores, a resample's counts of each
+    row give that resample's (NaN where undefined). For a caller that draws the rows itself,
+    such as compare's bootstrap shared by every score of a metric.
+
+    Raises:
+        ScoringError: As `self_consistency`.
+
+    Example:
+        >>> scores = self_consistency_statistic([["a", "a"], ["a", "b"], ["b", "b"]])
+        >>> [float(v) for v in scores(np.array([[1.0, 1.0, 1.0], [2.0, 0.0, 1.0]]))["flip_rate"]]
+        [0.3333333333333333, 0.0]
+    """
+    counts, k = _counts("self_consistency_statistic", samples)
+    return _Parts(counts, k).scores
 
 
 def majority_labels(samples: Sequence[Sequence[Any]]) -> list[Any]:

@@ -14,6 +14,7 @@ from meta_evaluator.data.pairs import read_preference_pairs
 from meta_evaluator.errors import (
     AlreadySetError,
     ColumnError,
+    DataError,
     DataFileError,
     MetaEvaluatorError,
     TaskError,
@@ -524,6 +525,46 @@ def test_add_preference_pairs_then_save_and_reload(tmp_path: Path, v1_file: Path
     assert sorted(reloaded.load_all_human_results()) == ["crowd_preference", "expert_rater"]
     judge = reloaded.load_all_judge_results()["annotated_pairs"].results_data
     assert judge.height == 4
+
+
+def test_swap_positions_adds_a_twin_of_each_pair_and_imports_the_pairs_votes(
+    tmp_path: Path, v1_file: Path
+) -> None:
+    evaluator = MetaEvaluator(tmp_path / "project", load=False)
+    summary = evaluator.add_preference_pairs(v1_file, swap_positions=True)
+    assert summary["pairs"] == 4 and summary["swapped_rows"] == 4
+    data = evaluator.data
+    assert data is not None
+    frame = data.data
+    assert frame["comparison_id"].to_list() == [
+        "c1", "c2", "c3", "c4", "c1_swapped", "c2_swapped", "c3_swapped", "c4_swapped",
+    ]  # fmt: skip
+    assert frame["swapped_of"].to_list() == [None] * 4 + ["c1", "c2", "c3", "c4"]
+    assert frame["text_a"].tail(4).to_list() == frame["text_b"].head(4).to_list()
+    crowd = evaluator.load_all_human_results()["crowd_preference"].results_data
+    assert sorted(crowd["original_id"].to_list()) == ["c1", "c2", "c3", "c4"]  # the pairs' own
+    traits = evaluator.load_all_judge_results()["annotated_pairs"].results_data
+    assert sorted(traits["original_id"].to_list()) == ["c1", "c2", "c3", "c4"]
+    evaluator.save_state()
+    assert MetaEvaluator(tmp_path / "project", load=True).data == data
+
+
+def test_swap_positions_swaps_the_model_columns_too(tmp_path: Path) -> None:
+    v2 = write_json(tmp_path / "v2.json", v2_document())
+    evaluator = MetaEvaluator(tmp_path / "v2", load=False)
+    evaluator.add_preference_pairs(v2, swap_positions=True)
+    assert evaluator.data is not None
+    frame = evaluator.data.data
+    half = frame.height // 2
+    assert frame["model_a"].tail(half).to_list() == frame["model_b"].head(half).to_list()
+    assert frame["model_b"].tail(half).to_list() == frame["model_a"].head(half).to_list()
+
+
+def test_swap_positions_must_be_a_bool(tmp_path: Path, v1_file: Path) -> None:
+    evaluator = MetaEvaluator(tmp_path / "project", load=False)
+    with pytest.raises(DataError, match="swap_positions must be True or False; got 'yes'"):
+        evaluator.add_preference_pairs(v1_file, swap_positions="yes")  # type: ignore[arg-type]
+    assert evaluator.data is None
 
 
 def test_add_preference_pairs_twice_needs_overwrite(tmp_path: Path, v1_file: Path) -> None:

@@ -96,6 +96,10 @@ KINDS = {
         batch_id="batch_abc",
     ),
     "string id": row(original_id="q-7"),
+    "majority": row(
+        sample_labels='[{"rejection": "rejection"}, null, {"rejection": "not rejection"}]'
+    ),
+    "cached majority": row(sample_labels="[null, null]", cached=True),
 }
 
 
@@ -170,6 +174,27 @@ def test_majority_takes_the_most_frequent_label_and_the_first_seen_on_a_tie() ->
     assert tie is not None and tie.labels["rejection"] == "not rejection"
 
 
+def test_majority_keeps_each_answers_labels_and_only_valid_answers_count() -> None:
+    samples = [
+        row(labels={"rejection": "rejection", "topics": ["fraud"]}),
+        row(outcome="invalid", status="partial", labels={"topics": ["violence"]}),
+        KINDS["error"],
+        row(labels={"rejection": "not rejection", "explanation": 'Says "no" ü.'}),
+    ]
+    merged = majority(samples, TASK)
+    assert merged is not None and merged.sample_labels is not None
+    assert json.loads(merged.sample_labels) == [
+        {"rejection": "rejection", "topics": ["fraud"]},
+        None,  # invalid: the majority does not count it either
+        None,  # failed
+        {"rejection": "not rejection", "explanation": 'Says "no" ü.'},
+    ]
+    record = merged.to_record()
+    assert list(record)[-1] == "sample_labels" and "cached" not in record
+    assert ResultRow.from_record(json.loads(json.dumps(record)), NAMES) == merged
+    assert row().sample_labels is None and "sample_labels" not in row().to_record()
+
+
 def test_majority_of_batch_answers_has_no_duration_and_keeps_the_batch() -> None:
     samples = [
         row(duration_seconds=None, batch_id="b1", prompt_tokens=None),
@@ -193,7 +218,7 @@ def test_majority_of_failures_is_the_last_failure() -> None:
 
 
 def test_rows_frame_has_the_results_schema_and_the_rows_values() -> None:
-    rows = list(KINDS.values())[:-1]  # int ids only
+    rows = [r for r in KINDS.values() if isinstance(r.original_id, int)]
     frame = rows_frame(rows, TASK, pl.Int64())
     assert frame.schema == results_schema(TASK, pl.Int64())
     assert frame.columns == [*ROW_COLUMNS, *NAMES]
@@ -201,12 +226,13 @@ def test_rows_frame_has_the_results_schema_and_the_rows_values() -> None:
     assert frame["llm_call_duration_seconds"].to_list() == [r.duration_seconds for r in rows]
     assert frame["topics"].to_list() == [r.labels.get("topics") for r in rows]
     assert frame["batch_id"].to_list() == [r.batch_id for r in rows]
+    assert frame["sample_labels"].to_list() == [r.sample_labels for r in rows]
     assert rows_frame([], TASK, pl.String()).schema == results_schema(TASK, pl.String())
-    assert count_outcomes(rows) == {"valid": 4, "invalid": 1, "error": 2, "skipped": 0}
+    assert count_outcomes(rows) == {"valid": 6, "invalid": 1, "error": 2, "skipped": 0}
 
 
 def test_judge_results_from_rows_takes_rows_and_stored_records_alike() -> None:
-    rows = list(KINDS.values())[:-1]
+    rows = [r for r in KINDS.values() if isinstance(r.original_id, int)]
     typed = JudgeResults.from_rows("gpt", "run_1", rows, TASK, pl.Int64())
     stored = JudgeResults.from_rows("gpt", "run_1", [r.to_record() for r in rows], TASK, pl.Int64())
     assert typed.results_data.equals(stored.results_data)

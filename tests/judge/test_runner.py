@@ -364,8 +364,29 @@ def test_consistency_takes_the_majority_of_several_answers(
     assert results["attempts"].to_list() == [3] * len(frame)
     assert all("rejection: 2/3 agree" in m for m in results["error_message"])
     assert len(json.loads(results["llm_raw_response_content"][0])) == 3
+    assert [json.loads(v) for v in results["sample_labels"]] == [
+        [{"rejection": a, "explanation": f"take {n}"} for n, a in enumerate(answers, start=1)]
+    ] * len(frame)
     single = run(evaluator, Server(behave))["j"]  # another configuration: a new run
     assert single.run_id != results["run_id"][0]
+    assert single.results_data["sample_labels"].is_null().all()  # one answer: nothing more
+
+
+def test_a_table_written_before_sample_labels_loads_and_is_reused(
+    tmp_path: Path, frame: pl.DataFrame
+) -> None:
+    evaluator = project(tmp_path, frame)
+    evaluator.add_judge("j", "openai", "m", "Judge {response}", base_url=BASE)
+    server = Server(lambda request, n: None)
+    first = run(evaluator, server, consistency=2)["j"]
+    folder = evaluator.paths.results_dir / first.run_id
+    old = pl.read_parquet(folder / "j.parquet").drop("sample_labels")  # as 0.4 wrote it
+    old.write_parquet(folder / "j.parquet")
+    loaded = evaluator.load_all_judge_results()["j"].results_data
+    assert "sample_labels" not in loaded.columns and loaded.height == len(frame)
+    again = run(evaluator, server, consistency=2, run_id=first.run_id)["j"].results_data
+    assert server.total == 2 * len(frame)  # every row reused, none asked again
+    assert again["sample_labels"].is_null().all()
 
 
 def test_a_call_that_fails_its_checks_leaves_finished_runs_untouched(

@@ -11,7 +11,12 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.bootstrap import resample_indices
-from meta_evaluator.stats.consistency import SCORES, majority_labels, self_consistency
+from meta_evaluator.stats.consistency import (
+    SCORES,
+    majority_labels,
+    self_consistency,
+    self_consistency_statistic,
+)
 
 LABELS = ["yes", "no", "unsure"]
 
@@ -108,3 +113,19 @@ def test_bad_input_is_named(samples: list, message: str) -> None:
 def test_majority_labels_break_ties_to_the_largest() -> None:
     samples = [["a", "b"], ["b", "a"], ["c", "c"], [None, None]]
     assert majority_labels(samples) == ["b", "b", "c", None]
+
+
+def test_the_statistic_of_row_weights_is_self_consistency_of_the_rows_drawn() -> None:
+    """Reference: `self_consistency` (itself checked against statsmodels and krippendorff above)
+    of the rows each resample draws."""
+    samples = judge(40, 4, flip=0.3, seed=3, missing=0.1)
+    statistic = self_consistency_statistic(samples)
+    draws = resample_indices(40, 5, seed=1)
+    weights = np.array([np.bincount(d, minlength=40) for d in draws], dtype=float)
+    found = statistic(np.vstack([np.ones(40), weights]))
+    whole = self_consistency(samples, n_resamples=0)
+    for name in SCORES:
+        assert found[name][0] == pytest.approx(whole[name]), name
+        for i, d in enumerate(draws, start=1):
+            drawn = self_consistency([samples[j] for j in d], n_resamples=0)[name]
+            assert found[name][i] == pytest.approx(drawn), name

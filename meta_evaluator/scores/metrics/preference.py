@@ -28,6 +28,7 @@ from meta_evaluator.scores.base_scorer import (
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.metrics._arguments import name_problems, refuse
 from meta_evaluator.scores.metrics._items import Items
+from meta_evaluator.scores.metrics._positions import debiased_votes
 from meta_evaluator.stats.preference import (
     AGREE,
     DISAGREE,
@@ -68,6 +69,10 @@ class PreferenceScorer(ScorerWithOptions):
         text_columns: The data columns of the two texts, for the dataset statistics.
         n_resamples: Draws of `strength_interval`.
         seed: Seed of `strength_interval`.
+        debias_positions: Score each pair's vote over both orders of its answers: the winner
+            when the original and its swapped twin agree, else a tie (not applicable); twins
+            are never compared with the humans (docs/scoring.md, "Position bias").
+        link_column: With `debias_positions`, the data column naming each twin's original.
     """
 
     include_invalid = True  # an unusable vote is "not applicable", as in Feedback Forensics
@@ -82,6 +87,8 @@ class PreferenceScorer(ScorerWithOptions):
         text_columns: tuple[str, str] = ("text_a", "text_b"),
         n_resamples: int = 10000,
         seed: int = 0,
+        debias_positions: bool = False,
+        link_column: str = "swapped_of",
     ) -> None:
         problems = []
         if (
@@ -106,6 +113,9 @@ class PreferenceScorer(ScorerWithOptions):
             or not all(isinstance(c, str) for c in text_columns)
         ):
             problems.append(f"text_columns must be two column names; got {text_columns!r}")
+        if not isinstance(debias_positions, bool):
+            problems.append(f"debias_positions must be True or False; got {debias_positions!r}")
+        problems += name_problems({"link_column": link_column})
         refuse("PreferenceScorer", problems)
         super().__init__(scorer_name="preference")
         self.chance_agreement = float(chance_agreement)
@@ -117,6 +127,11 @@ class PreferenceScorer(ScorerWithOptions):
         self.seed = seed
         self.data_columns = (group_by,) if group_by else ()
         self.optional_data_columns = self.text_columns
+        self.debias_positions = debias_positions
+        self.link_column = link_column
+        if debias_positions:  # the twins come along with the pairs the humans labelled
+            self.linked_rows_column = link_column
+            self.optional_data_columns = (*self.text_columns, link_column)
 
     @property
     def required_columns(self) -> tuple[str, ...]:
@@ -151,6 +166,8 @@ class PreferenceScorer(ScorerWithOptions):
             "annotator_aggregation": call.annotator_aggregation,
             "human_annotators": len(items.humans),
         }
+        if self.debias_positions:
+            metadata["debiased_positions"] = {"link_column": self.link_column}
         primary = next(iter(references.values())) if len(references) == 1 else None
         if primary is not None:
             counts = next(iter(per_reference.values()))
@@ -223,6 +240,8 @@ class PreferenceScorer(ScorerWithOptions):
                 .otherwise(None)
                 .alias("label")
             )
+        if self.debias_positions:
+            judge_data = debiased_votes(judge_data, self.link_column, call.where)
         if self.reference_annotator is not None:
             human_data = human_data.filter(pl.col("human_id") == self.reference_annotator)
             if human_data.height == 0:
