@@ -38,8 +38,8 @@ demo: $(VENV)/.installed
 	@echo "open $(DEMO_DIR)/reports/report.html in a browser"
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/ruff format --no-cache --check .
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy

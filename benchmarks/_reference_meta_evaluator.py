@@ -13,11 +13,11 @@ import tempfile
 import time
 
 import polars as pl
-from meta_evaluator.common.models import Prompt
-from meta_evaluator.meta_evaluator import MetaEvaluator
 
+from meta_evaluator.common.models import Prompt
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.meta_evaluator import MetaEvaluator
 
 n, concurrency = int(sys.argv[1]), int(sys.argv[2])
 frame = pl.DataFrame(
