@@ -11,9 +11,11 @@ from collections.abc import Callable
 
 from meta_evaluator.reports.counterfactual import counterfactual_section
 from meta_evaluator.reports.disagreements import disagreements
+from meta_evaluator.reports.drift import drift_section
 from meta_evaluator.reports.fairness import fairness_section
 from meta_evaluator.reports.html import escape, html_table
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.label_plan import label_plan_section
 from meta_evaluator.reports.multiple_choice import multiple_choice_section
 from meta_evaluator.reports.preference import preference_section
 from meta_evaluator.reports.purpose import report_title, subjects
@@ -148,5 +150,6 @@ def plots(inputs: ReportInputs) -> str:
 SECTIONS: tuple[Section, ...] = (
     heading, verdicts, scores, disagreements, preference_section, fairness_section,
     counterfactual_section, stereotype_section, multiple_choice_section, judges, run_comparisons,
+    drift_section, label_plan_section,
     plots,
 )  # fmt: skip
