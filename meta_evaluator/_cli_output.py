@@ -9,7 +9,7 @@ their exit codes and signal handling stay in `meta_evaluator.cli`.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from meta_evaluator.results.unfinished import Unscored
     from meta_evaluator.scores.compare import ScoreTable
     from meta_evaluator.scores.run_comparison import RunComparison
+    from meta_evaluator.stats.paired import ScoreChange
 
 
 def print_checks(evaluator: MetaEvaluator, judge_ids: list[str] | None) -> bool:
@@ -255,8 +256,6 @@ FLIPS_SHOWN = 50
 
 def print_run_comparison(comparison: RunComparison, saved: Path) -> None:
     """What changed from run A to run B: the flipped rows, the scores, McNemar; where it went."""
-    from meta_evaluator.scores.run_comparison import SCORE_TITLES
-
     c = comparison
     a, b = c.side_names()
     judge = f", judge {c.run_a.judge_id}" if c.run_a.judge_id == c.run_b.judge_id else ""
@@ -287,10 +286,26 @@ def print_run_comparison(comparison: RunComparison, saved: Path) -> None:
             print("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
         if flips > FLIPS_SHOWN:
             print(f"  ... and {flips - FLIPS_SHOWN} more (all of them: --json, or {saved})")
-    level = f"{c.bootstrap.confidence_level:.0%}"
-    head = ("score", a, b, "change", f"{level} interval")
+    print_score_changes(c.scores, a, b, c.bootstrap.confidence_level)
+    if c.mcnemar_p is not None:
+        print(
+            f"McNemar's exact test on the rows right in one run and wrong in the other "
+            f"({c.toward} toward, {c.away} away): p = {c.mcnemar_p:.3g}"
+        )
+    else:
+        print(f"McNemar's exact test: n/a ({c.mcnemar_reason})")
+    print(f"Saved to {saved}")
+
+
+def print_score_changes(
+    scores: Sequence[ScoreChange], a: str, b: str, confidence_level: float
+) -> None:
+    """The agreement scores of runs `a` and `b`, the change and its interval; why one is n/a."""
+    from meta_evaluator.scores.run_comparison import SCORE_TITLES
+
+    head = ("score", a, b, "change", f"{confidence_level:.0%} interval")
     table = [head]
-    for score in c.scores:
+    for score in scores:
         interval = (
             f"[{score.low:+.3f}, {score.high:+.3f}]"
             if score.low is not None and score.high is not None
@@ -303,17 +318,9 @@ def print_run_comparison(comparison: RunComparison, saved: Path) -> None:
     for row in table:
         print("  ".join(v.ljust(w) if i == 0 else v.rjust(w)
                         for i, (v, w) in enumerate(zip(row, widths, strict=True))))  # fmt: skip
-    reasons = dict.fromkeys(s.reason for s in c.scores if s.reason)
+    reasons = dict.fromkeys(s.reason for s in scores if s.reason)
     for reason in reasons:
         print(f"  n/a: {reason}")
-    if c.mcnemar_p is not None:
-        print(
-            f"McNemar's exact test on the rows right in one run and wrong in the other "
-            f"({c.toward} toward, {c.away} away): p = {c.mcnemar_p:.3g}"
-        )
-    else:
-        print(f"McNemar's exact test: n/a ({c.mcnemar_reason})")
-    print(f"Saved to {saved}")
 
 
 def _label(value: object) -> str:

@@ -41,6 +41,7 @@ from meta_evaluator.judge.yaml_config import read_judges_yaml
 from meta_evaluator.locks import ProjectLock
 from meta_evaluator.project import MetaEvaluator
 from meta_evaluator.project_yaml import (
+    METRICS_FILE,
     PROJECT_FILE,
     ProjectFile,
     ProjectSpec,
@@ -48,6 +49,7 @@ from meta_evaluator.project_yaml import (
     dump_project_yaml,
     parse_project_yaml,
     read_project_judges,
+    read_project_metrics,
     read_project_yaml,
     read_task_yaml,
     write_project_yaml,
@@ -386,23 +388,14 @@ def project_metrics(evaluator: MetaEvaluator, metrics: Path | None) -> MetricsCo
         MetricConfigError: The metrics file (or project.yaml's metrics) has problems, all listed.
         ProjectFileError: The project's `project.yaml` is invalid.
     """
-    from meta_evaluator.errors import MetricConfigError
-    from meta_evaluator.scores.yaml_config import read_metric_entries, read_metrics_yaml
-    from meta_evaluator.storage import raise_problems
+    from meta_evaluator.scores.yaml_config import read_metrics_yaml
 
     if metrics is not None:
         return read_metrics_yaml(metrics)
-    project_file = evaluator.project_dir / PROJECT_FILE
-    if project_file.is_file():
-        file, model = parse_project_yaml(project_file)
-        if isinstance(model.metrics, str):
-            return read_metrics_yaml(file.parent / model.metrics)
-        if model.metrics is not None:
-            config, problems = read_metric_entries(model.metrics)
-            raise_problems(file, problems, what="metrics", error=MetricConfigError)
-            assert config is not None, "no problem, so a config"
-            return config
-    return read_metrics_yaml(evaluator.project_dir / "metrics.yaml")
+    found = read_project_metrics(evaluator.project_dir)
+    if found is not None:
+        return found
+    return read_metrics_yaml(evaluator.project_dir / METRICS_FILE)  # says it is missing
 
 
 # ----- files -----------------------------------------------------------------------------------

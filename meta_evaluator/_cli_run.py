@@ -59,6 +59,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_BATCHES_RUNNING",
     "EXIT_COST_CEILING",
+    "EXIT_DRIFT",
     "EXIT_ENVIRONMENT",
     "EXIT_FAILURES",
     "RunRequest",
@@ -73,6 +74,7 @@ EXIT_BAD_INPUT = 2
 EXIT_BATCHES_RUNNING = 3
 EXIT_ENVIRONMENT = 4
 EXIT_COST_CEILING = 5
+EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
 
 
 def exit_code_of(exc: MetaEvaluatorError) -> int:

@@ -653,6 +653,94 @@ def compare_runs(
         print_run_comparison(comparison, saved)
 
 
+@app.command("plan-labels")
+def plan_labels(
+    project_dir: Annotated[Path, typer.Argument(help="The project folder.", file_okay=False)],
+    judge: Annotated[
+        str | None,
+        typer.Option(help="The judge whose labels are the pilot (default: the only one)."),
+    ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option(help="The single-choice task planned (default: the only task with labels)."),
+    ] = None,
+    epsilon: Annotated[
+        float | None,
+        typer.Option(
+            help="The alt-test's epsilon, in [0, 1) (default: the project's alt-test metric's, "
+            "else 0.2)."
+        ),
+    ] = None,
+    power: Annotated[float, typer.Option(help="The power a design must reach, in (0, 1).")] = 0.8,
+    simulations: Annotated[
+        int, typer.Option(help="Studies simulated per design (at least 10).")
+    ] = 200,
+    seed: Annotated[
+        int, typer.Option(help="Seed of every draw: the same seed, the same plan.")
+    ] = 0,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the plan as JSON instead of a table.")
+    ] = False,
+) -> None:
+    """How many human labels the answer needs: the alt-test's power by items x annotators.
+
+    The pilot is the project: the judge's latest complete labels and the annotators' labels of
+    the same rows, resampled for each design. Prints the grid of power (and the width of
+    kappa's 95% range), the smallest design that reaches --power or why none does, and saves
+    reports/label_plan.json and reports/label_plan.png, which the report shows. Exit status: 0,
+    or 2 when the project lacks what the plan needs (a judge's run, two annotators, a
+    single-choice task: the message says which).
+    """
+    from meta_evaluator._cli_monitor import plan_labels_command
+
+    plan_labels_command(
+        project_dir, judge=judge, task=task, epsilon=epsilon, power=power,
+        simulations=simulations, seed=seed, json_output=json_output,
+    )  # fmt: skip
+
+
+@app.command()
+def drift(
+    project_dir: Annotated[Path, typer.Argument(help="The project folder.", file_okay=False)],
+    judge: Annotated[str, typer.Option(help="The judge checked.")],
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="The baseline run's id, or 'first' (default: the judge's first complete run)."
+        ),
+    ] = None,
+    against: Annotated[
+        str | None,
+        typer.Option(help="The run checked: a run id, or 'latest' (the default)."),
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option(help="The task compared (default: the only task with labels).")
+    ] = None,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help="Print the check as one JSON object instead of the text."),
+    ] = False,
+) -> None:
+    """Has the judge changed? Its labels and agreement between two of its runs, against limits.
+
+    Compares two complete runs of the judge over the same rows: the label shift (chi-square,
+    Stuart-Maxwell, PSI, share of rows changed) and the change in agreement with the humans
+    with a paired bootstrap interval. Each is held against the thresholds of the `drift:`
+    section of the project's project.yaml (default: max_psi 0.1, max_changed_share 0.1,
+    max_agreement_drop 0.05). Each check is appended to reports/drift_history.jsonl, whose plot
+    reports/drift_history.png the report shows. Exit status: 0, 5 when a threshold is passed, 2
+    when a run or the judge is unknown or has one complete run (what exists is named).
+    """
+    from meta_evaluator._cli_monitor import drift_command
+
+    code = drift_command(
+        project_dir, judge, baseline=baseline, against=against, task=task,
+        json_output=json_output,
+    )  # fmt: skip
+    if code:
+        raise typer.Exit(code)
+
+
 @app.command()
 def annotate(
     project_dir: ProjectDir = Path("."),

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores import BootstrapConfig, MetricsConfig
     from meta_evaluator.scores.compare import ScoreTable, ScoringColumns
+    from meta_evaluator.scores.drift import DriftCheck, DriftThresholds
+    from meta_evaluator.scores.label_plan import LabelPlanReport
     from meta_evaluator.scores.run_comparison import RunComparison
 
 __all__ = ["MetaEvaluator", "ProjectPaths"]
@@ -1220,6 +1222,146 @@ class MetaEvaluator:
         target = self._paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
         write_json(target, comparison.to_json(), root=self._paths.root)
         return comparison
+
+    # ----- planning labels and watching for drift ------------------------------------------
+
+    def plan_labels(
+        self,
+        *,
+        judge_id: str | None = None,
+        task: str | None = None,
+        epsilon: float | None = None,
+        power: float = 0.8,
+        simulations: int = 200,
+        seed: int = 0,
+    ) -> LabelPlanReport:
+        """How many human labels the alt-test needs: its power for designs of items x annotators.
+
+        The pilot is the project itself: the judge's latest complete labels of a single-choice
+        task and every annotator's labels of the same rows, resampled per design
+        (`stats.label_budget.plan_labels`, docs/scoring.md). The alt-test's settings are those
+        of the project's alt-test metric for the task (`add_metrics_config`, else project.yaml
+        or metrics.yaml), else epsilon 0.2; `epsilon` wins. Saved as `reports/label_plan.json`
+        with its plot `reports/label_plan.png`, which the report shows.
+
+        Args:
+            judge_id: The judge (default: the only judge with a complete run).
+            task: The task (default: the only task with labels).
+            epsilon: The alt-test's epsilon, in [0, 1).
+            power: The power a design must reach, in (0, 1).
+            simulations: Studies simulated per design (>= 10).
+            seed: Of every draw (>= 0): the same seed gives the same plan.
+
+        Raises:
+            TaskError: No data or task, an unknown task, or one that is not single-choice.
+            ProjectError: No judge with a complete run, an unknown judge (those with one are
+                listed), or several and none named.
+            UnsafeNameError: `judge_id` is not a safe file name.
+            ScoringError: Fewer than two annotators labelled the task, or a setting out of
+                range.
+            MetricConfigError, ProjectFileError: The project's metrics cannot be read.
+            StorageError: The plan cannot be written.
+        """
+        from meta_evaluator.project_yaml import read_project_metrics
+        from meta_evaluator.scores.label_plan import (
+            LABEL_PLAN_FILE,
+            LABEL_PLAN_PLOT,
+            alt_test_settings,
+            check_plan_options,
+            plan_pilot,
+            read_pilot,
+        )
+        from meta_evaluator.scores.monitor_plots import label_plan_chart
+
+        check_plan_options(power=power, simulations=simulations, seed=seed, epsilon=epsilon)
+        if judge_id is not None:
+            check_safe_name(judge_id, field="judge_id")
+        pilot = read_pilot(
+            self._paths.results_dir, self._paths.annotations_dir, self._data, self._eval_task,
+            judge_id=judge_id, task=task,
+        )  # fmt: skip
+        metrics = None
+        if epsilon is None:
+            metrics = self._metrics_config or read_project_metrics(self._paths.root)
+        settings = alt_test_settings(metrics, pilot.task, epsilon=epsilon)
+        report = plan_pilot(pilot, settings, power=power, simulations=simulations, seed=seed)
+        self._paths.check_inside()
+        reports = self._paths.reports_dir
+        write_json(reports / LABEL_PLAN_FILE, report.to_json(), root=self._paths.root)
+        label_plan_chart(report, reports / LABEL_PLAN_PLOT)
+        return report
+
+    def drift(
+        self,
+        judge_id: str,
+        *,
+        baseline: str | None = None,
+        against: str | None = None,
+        task: str | None = None,
+        thresholds: DriftThresholds | None = None,
+        bootstrap: BootstrapConfig | None = None,
+    ) -> DriftCheck:
+        """Has the judge changed? Its label shift and agreement change between two runs.
+
+        Compares two complete runs of the judge over the same rows: the label shift
+        (`stats.drift.label_shift`: chi-square, Stuart-Maxwell, PSI, share changed) and the
+        change in agreement with the humans with a paired bootstrap interval (as
+        `compare_runs`), each held against the thresholds (docs/scoring.md). The check is
+        appended to `reports/drift_history.jsonl` (safely under several processes) and the
+        history's plot `reports/drift_history.png` redrawn; the report shows both.
+
+        Args:
+            judge_id: The judge.
+            baseline: A run id, or "first" (default: the judge's first complete run).
+            against: A run id, or "latest" (default: the judge's latest complete run).
+            task: The task compared (default: the only task with labels).
+            thresholds: The limits (default: the `drift:` section of the project's
+                project.yaml, else `DriftThresholds()`).
+            bootstrap: How the interval is drawn (default `BootstrapConfig()`).
+
+        Returns:
+            The check; `check.exceeded` names the thresholds passed (`check.drifted`).
+
+        Warns:
+            DamagedHistoryWarning: Lines of the history are not drift checks (they are kept).
+
+        Raises:
+            ProjectError: The judge has no complete run or one only (what exists is named), an
+                unknown or unfinished run, or the same run twice.
+            UnsafeNameError: The judge or a run id is not a safe file name.
+            TaskError: No such labelled task, or several and none named.
+            ScoringError: The runs share no labelled row.
+            MetricConfigError, ProjectFileError: The thresholds cannot be read.
+            StorageError: The history cannot be written.
+        """
+        from meta_evaluator.project_yaml import read_drift_thresholds
+        from meta_evaluator.scores.drift import check_drift
+        from meta_evaluator.scores.drift_history import (
+            DRIFT_HISTORY_FILE,
+            DRIFT_HISTORY_PLOT,
+            DamagedHistoryWarning,
+            DriftHistory,
+            append_check,
+        )
+        from meta_evaluator.scores.monitor_plots import drift_chart
+
+        limits = thresholds if thresholds is not None else read_drift_thresholds(self._paths.root)
+        check = check_drift(
+            self._paths.results_dir, self._paths.annotations_dir, self._eval_task, judge_id,
+            baseline=baseline, against=against, task=task, thresholds=limits,
+            bootstrap=bootstrap, ids=self._data.ids if self._data is not None else None,
+        )  # fmt: skip
+        self._paths.check_inside()
+        path = self._paths.reports_dir / DRIFT_HISTORY_FILE
+
+        def plot(history: DriftHistory) -> None:
+            drift_chart(history.checks, self._paths.reports_dir / DRIFT_HISTORY_PLOT)
+
+        history = append_check(path, check, root=self._paths.root, then=plot)
+        damage = history.damage_report(path)
+        if damage is not None:
+            warnings.warn(damage, DamagedHistoryWarning, stacklevel=2)
+        return check
 
     def _judges_to_score(self, wanted: ScoringColumns | None) -> dict[str, JudgeResults]:
         """The judges' latest complete results, read as scoring needs them; warns of the rest."""

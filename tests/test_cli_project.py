@@ -73,6 +73,7 @@ def test_init_from_the_shipped_project_yaml_then_run_score_report(
     assert [a["path"] for a in own["annotations"]] == [
         f"inputs/annotations/{name}.csv" for name in ("ana", "ben", "chen")
     ]
+    assert own["drift"] == yaml.safe_load(PROJECT_YAML.read_text())["drift"]
     assert (project / "judges" / "support-judges.yaml").read_bytes() == (
         CONFIGS / "support-judges.yaml"
     ).read_bytes()  # kept byte for byte, comments and all
@@ -344,10 +345,12 @@ def test_every_key_of_the_schema_is_in_the_guide() -> None:
         ResultsEntry,
         SampleSection,
     )
+    from meta_evaluator.scores.drift import DriftThresholds
 
     guide = (ROOT / "docs" / "project-yaml.md").read_text()
     models: list[type[BaseModel]] = [
         ProjectFile, DataSection, SampleSection, AnnotationsEntry, ResultsEntry, EvalTask,
+        DriftThresholds,
     ]  # fmt: skip
     missing = [
         f"{model.__name__}.{name}"

@@ -43,6 +43,7 @@ __all__ = [
     "RunFiles",
     "RunLock",
     "RunState",
+    "complete_run_ids",
     "judge_of_state_file",
     "latest_run",
     "latest_sharded_run",
@@ -370,6 +371,20 @@ def latest_sharded_run(
         return None
     latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
     return latest.completed_at, latest.parts
+
+
+def complete_run_ids(results_dir: Path, judge_id: str) -> list[str]:
+    """The judge's complete runs (sharded ones once all shards are), first completed first.
+
+    Ordered by completion time (a sharded run's: its last shard's), then by run id.
+
+    Raises:
+        UnsafeNameError: `judge_id` is not a safe file name.
+    """
+    check_safe_name(judge_id, field="judge_id")
+    runs = _complete_runs(results_dir).get(judge_id, [])
+    ordered = sorted(runs, key=lambda run: (run.completed_at, run.run_id))
+    return list(dict.fromkeys(run.run_id for run in ordered))
 
 
 def latest_tables(

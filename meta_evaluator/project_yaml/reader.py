@@ -188,7 +188,7 @@ def _read_mapping(path: str | Path) -> tuple[Path, dict[str, Any]]:
     if not isinstance(raw, dict):
         raise ProjectFileError(
             f"{file}: must be a mapping of sections (data, task, judges, annotations, results, "
-            f"metrics), got {type(raw).__name__}.",
+            f"metrics, drift), got {type(raw).__name__}.",
             path=file,
         )
     return file, raw

@@ -12,6 +12,7 @@ judges:
 annotations:
   - {path: annotations/ana.csv, annotator_id: ana}
 metrics: metrics.yaml
+drift: {max_psi: 0.1, max_changed_share: 0.1, max_agreement_drop: 0.05}
 ```
 
 Every model here is frozen and refuses unknown keys; each field's docstring is its
@@ -30,6 +31,7 @@ from meta_evaluator._util import shown
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import MetaEvaluatorError, ProjectFileError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.scores.drift import DriftThresholds
 from meta_evaluator.storage import check_safe_name
 
 __all__ = [
@@ -173,6 +175,10 @@ class ProjectFile(_Section):
     metrics: list[dict[str, Any]] | str | None = None
     """What `meta-evaluator score` computes: the entries of a metrics YAML file (`scorer`,
     `args`, `task_names`, `aggregation_name`, ...), or the path of one."""
+    drift: DriftThresholds | None = None
+    """When `meta-evaluator drift` says a judge drifted (exit status 5): `max_psi`,
+    `max_changed_share`, `max_agreement_drop` (each null: not checked) and `agreement` (the
+    score the drop is measured on); left out, the defaults of each key."""
 
     @field_validator("judges", mode="before")
     @classmethod

@@ -25,6 +25,8 @@ _FIRST = ("path", "annotator_id", "judge_id")
 def dump_project_yaml(model: ProjectFile) -> dict[str, Any]:
     """The file's content as plain data: sections in schema order, defaults left out."""
     raw = model.model_dump(mode="json", exclude_defaults=True)
+    if model.drift is not None:  # its limits as written, even those equal to the defaults
+        raw["drift"] = model.drift.model_dump(mode="json", exclude_unset=True)
     for section in ("annotations", "results"):
         if section in raw:
             raw[section] = [

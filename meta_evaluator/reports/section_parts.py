@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KIND_SCORERS",
+    "embedded_figure",
     "failures",
     "figures",
     "metrics_of",
@@ -96,15 +97,19 @@ def figures(inputs: ReportInputs, scorer: str, metric: str) -> str:
     for plot in inputs.plots:
         if (plot.parent.parent.name, plot.parent.name) != (scorer, metric):
             continue
-        encoded = base64.b64encode(plot.read_bytes()).decode("ascii")
-        caption = f"{scorer} / {metric} / {plot.name}"
-        parts.append(
-            f"<figure><img alt='{escape(caption)}' src='data:image/png;base64,{encoded}'>"
-            f"<figcaption>{escape(caption)}</figcaption></figure>"
-        )
+        parts.append(embedded_figure(plot, f"{scorer} / {metric} / {plot.name}"))
     return "".join(parts)
 
 
 def shown_by_kind(plot: Path) -> bool:
     """Whether a kind's section shows this plot (saved as `scores/<scorer>/<metric>/x.png`)."""
     return plot.parent.parent.name in KIND_SCORERS
+
+
+def embedded_figure(path: Path, caption: str) -> str:
+    """A PNG file as a figure inside the page (base64: no file is linked), with its caption."""
+    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (
+        f"<figure><img alt='{escape(caption)}' src='data:image/png;base64,{encoded}'>"
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+    )

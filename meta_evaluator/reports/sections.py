@@ -12,9 +12,11 @@ from collections.abc import Callable
 from meta_evaluator.reports.counterfactual import counterfactual_section
 from meta_evaluator.reports.diagnostics import position_bias, self_consistency
 from meta_evaluator.reports.disagreements import disagreements
+from meta_evaluator.reports.drift import drift_section
 from meta_evaluator.reports.fairness import fairness_section
 from meta_evaluator.reports.html import escape, html_table
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.label_plan import label_plan_section
 from meta_evaluator.reports.multiple_choice import multiple_choice_section
 from meta_evaluator.reports.preference import preference_section
 from meta_evaluator.reports.purpose import report_title, subjects
@@ -149,5 +151,5 @@ def plots(inputs: ReportInputs) -> str:
 SECTIONS: tuple[Section, ...] = (
     heading, verdicts, scores, disagreements, position_bias, self_consistency,
     preference_section, fairness_section, counterfactual_section, stereotype_section,
-    multiple_choice_section, judges, run_comparisons, plots,
+    multiple_choice_section, judges, run_comparisons, drift_section, label_plan_section, plots,
 )  # fmt: skip

@@ -3,13 +3,15 @@
 The runs are of one judge (a new prompt, a re-run) or of two judges (two models); the record
 is a `RunComparison`.
 
-`compare_runs` reads both runs and the annotators' labels of one task, aligns them on
-`original_id` and hands plain label columns to `stats.paired.label_change`; it writes nothing.
+`read_run_pair` reads both runs and the annotators' labels of one task and aligns them on
+`original_id` (a `RunPair`, which `scores.drift` reads too); `compare_pair` hands its plain
+label columns to `stats.paired.label_change`; `compare_runs` does both and writes nothing.
 `MetaEvaluator.compare_runs` calls it and saves the record under `reports/compare-runs/`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,10 +34,13 @@ __all__ = [
     "SCORE_TITLES",
     "FlippedRow",
     "RunComparison",
+    "RunPair",
     "RunSide",
     "comparable_task",
+    "compare_pair",
     "compare_runs",
     "read_comparisons",
+    "read_run_pair",
 ]
 
 COMPARISONS_FOLDER = "compare-runs"
@@ -218,6 +223,68 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
     return labelled[0]
 
 
+@dataclass(frozen=True)
+class RunPair:
+    """Two complete runs read back and aligned on the rows both labelled, with the humans.
+
+    What `compare_runs` compares, and what `drift` measures the label shift on
+    (`scores.drift`).
+    """
+
+    task: str
+    """The task whose labels are compared."""
+    key: str
+    """The comparison's name (`_key`): `<A>__<B>[__<judge>][__<task>]`."""
+    sides: tuple[RunSide, RunSide]
+    """Run A and run B."""
+    items: pl.DataFrame
+    """`original_id`, `a`, `b`: the rows both runs labelled, ids ascending."""
+    humans: tuple[str, ...]
+    """The annotators who labelled the task, sorted."""
+    human_labels: tuple[pl.Series, ...]
+    """Each annotator's label of every row of `items` (null where none), in `humans` order."""
+
+
+def read_run_pair(
+    results_dir: Path,
+    annotations_dir: Path,
+    eval_task: EvalTask | None,
+    run_a: str,
+    run_b: str,
+    *,
+    judge_id: str | None = None,
+    task: str | None = None,
+    ids: pl.Series | None = None,
+    fields: tuple[str, str] = ("run_a", "run_b"),
+) -> RunPair:
+    """Read two complete runs and the annotators' labels of one task, aligned on the ids.
+
+    Arguments and errors as in `compare_runs` (which compares what this reads); `fields` are
+    the names errors give the two runs (the caller's arguments).
+    """
+    name = comparable_task(eval_task, task)
+    assert eval_task is not None  # comparable_task raised otherwise
+    columns = [*_COLUMNS, name]
+    refs = [
+        RunRef.parse(run, field=field) for run, field in zip((run_a, run_b), fields, strict=True)
+    ]
+    sides = [
+        read_run(results_dir, ref, judge_id=judge_id, field=field, ids=ids, columns=columns)
+        for ref, field in zip(refs, fields, strict=True)
+    ]
+    labels = [_labels(side, name) for side in sides]
+    items = _aligned(labels[0], labels[1], sides)
+    humans, human_labels = _human_columns(annotations_dir, name, items)
+    return RunPair(
+        task=name,
+        key=_key(sides, name, eval_task),
+        sides=(_side(sides[0], labels[0]), _side(sides[1], labels[1])),
+        items=items,
+        humans=tuple(humans),
+        human_labels=tuple(human_labels),
+    )
+
+
 def compare_runs(
     results_dir: Path,
     annotations_dir: Path,
@@ -248,33 +315,38 @@ def compare_runs(
         TaskError: No such labelled task, or a run without labels of it.
         ScoringError: The runs share no row with a label, or their ids differ in type.
     """
-    name = comparable_task(eval_task, task)
-    assert eval_task is not None  # comparable_task raised otherwise
     config = _bootstrap(bootstrap)
-    columns = [*_COLUMNS, name]
-    refs = (RunRef.parse(run_a, field="run_a"), RunRef.parse(run_b, field="run_b"))
-    sides = [
-        read_run(results_dir, ref, judge_id=judge_id, field=field, ids=ids, columns=columns)
-        for ref, field in zip(refs, ("run_a", "run_b"), strict=True)
-    ]
-    labels = [_labels(side, name) for side in sides]
-    items = _aligned(labels[0], labels[1], sides)
-    humans, human_labels = _human_columns(annotations_dir, name, items)
+    pair = read_run_pair(
+        results_dir, annotations_dir, eval_task, run_a, run_b, judge_id=judge_id, task=task,
+        ids=ids,
+    )  # fmt: skip
+    return compare_pair(pair, config)
+
+
+def compare_pair(pair: RunPair, bootstrap: BootstrapConfig | None = None) -> RunComparison:
+    """What changed from run A to run B of `pair` (`stats.paired.label_change`).
+
+    Raises:
+        ScoringError: `bootstrap` is not a BootstrapConfig.
+    """
+    config = _bootstrap(bootstrap)
+    items = pair.items
     change = label_change(
-        items.get_column("a"), items.get_column("b"), human_labels,
+        items.get_column("a"), items.get_column("b"), pair.human_labels,
         n_resamples=config.n_resamples, confidence_level=config.confidence_level, seed=config.seed,
     )  # fmt: skip
     at = pl.Series(change.changed, dtype=pl.Int64)
     ids_changed, a_changed, b_changed = (items.get_column(c).gather(at).to_list()
                                          for c in ("original_id", "a", "b"))  # fmt: skip
+    side_a, side_b = pair.sides
     return RunComparison(
-        key=_key(sides, name, eval_task),
-        task=name,
-        run_a=_side(sides[0], labels[0]),
-        run_b=_side(sides[1], labels[1]),
+        key=pair.key,
+        task=pair.task,
+        run_a=side_a,
+        run_b=side_b,
         items=items.height,
-        only_in_a=labels[0].height - items.height,
-        only_in_b=labels[1].height - items.height,
+        only_in_a=side_a.labelled - items.height,
+        only_in_b=side_b.labelled - items.height,
         flipped=tuple(ids_changed),
         changes=tuple(
             FlippedRow(id=i, a=a, b=b, human=h, direction=d)
@@ -288,7 +360,7 @@ def compare_runs(
         unrated=change.unrated,
         mcnemar_p=change.mcnemar_p,
         mcnemar_reason=change.mcnemar_reason,
-        humans=tuple(humans),
+        humans=pair.humans,
         human_reason=change.human_reason,
         scores=change.scores,
         bootstrap=config,

@@ -241,42 +241,81 @@ def _studies(
 ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
     """The alt-test's verdict and kappa of each study.
 
-    Study s has the pilot items `items[s]` (indices), labelled by the pilot annotators
-    `chosen[s]`.
+    Study s has the pilot items `items[s]` (indices, with repeats), labelled by the pilot
+    annotators `chosen[s]`. What an item contributes to a study depends only on the item and
+    on the set of annotators, so each item's figures are worked out once per set
+    (`_per_item`), and a study's sums are its draw counts times them: one matrix product per
+    set of annotators, not a pass over every drawn item.
     """
-    labels = humans[items[:, :, None], chosen[:, None, :]]  # studies x n x m
-    llm = judge[items]  # studies x n
-    present = labels >= 0
+    studies = items.shape[0]
+    pilot = judge.size
     k = int(max(humans.max(initial=-1), judge.max(initial=-1))) + 1
-    # votes[s, i, c]: annotators of study s who gave item i label c
-    votes = (labels[..., None] == np.arange(k)).sum(axis=2, dtype=np.int32)
-    own = np.take_along_axis(votes, np.maximum(labels, 0), axis=2)  # j's label's votes, j too
+    # counts[s, i]: how often study s drew pilot item i
+    flat = (np.arange(studies)[:, None] * pilot + items).ravel()
+    drawn = np.bincount(flat, minlength=studies * pilot).reshape(studies, pilot)
+    counts: FloatArray = drawn.astype(np.float64)
+    members, group = np.unique(np.sort(chosen, axis=1), axis=0, return_inverse=True)
+    group = group.ravel()
+    passed = np.zeros(studies, dtype=np.bool_)
+    kappas = np.full(studies, np.nan)
+    for index, subset in enumerate(members):
+        at = np.flatnonzero(group == index)
+        d, rows, cell = _per_item(judge, humans[:, subset], k, settings)
+        passed[at] = _alt_test_passes(counts[at], d, rows, settings)
+        kappas[at] = _kappas(counts[at], cell, k)
+    return passed, kappas
+
+
+def _per_item(
+    judge: IntArray, labels: IntArray, k: int, settings: _Settings
+) -> tuple[FloatArray, npt.NDArray[np.bool_], IntArray]:
+    """Per pilot item, for one set of annotators (`labels`: items x its annotators).
+
+    Returns d (items x annotators: W^h - W^f, or W^h - W^f / (1 - epsilon)), whether the item
+    counts for that annotator (kept, and labelled by it), and the cell of the judge's label
+    and the annotators' majority in a k x k confusion matrix (-1 without both).
+    """
+    present = labels >= 0
+    # votes[i, c]: annotators of the set who gave item i label c
+    votes = (labels[..., None] == np.arange(k)).sum(axis=1, dtype=np.int32)
+    own = np.take_along_axis(votes, np.maximum(labels, 0), axis=1)  # j's label's votes, j too
     agree_h = own - 1  # the others who gave j's label
-    with_llm = (labels == llm[..., None]) & present
-    at_llm = np.take_along_axis(votes, np.maximum(llm, 0)[..., None], axis=2)  # studies x n x 1
+    with_llm = (labels == judge[:, None]) & present
+    at_llm = np.take_along_axis(votes, np.maximum(judge, 0)[:, None], axis=1)
     agree_llm = at_llm - with_llm  # the others who gave the LLM's label
-    kept = present.sum(axis=-1) >= settings.min_humans  # studies x n
-    rows = kept[..., None] & present  # instance i counts for annotator j
+    kept = present.sum(axis=1) >= settings.min_humans
+    rows = kept[:, None] & present
     w_f = (agree_llm >= agree_h).astype(np.float64)
     w_h = (agree_h >= agree_llm).astype(np.float64)
-    if settings.multiplicative:
-        d, value = w_h - w_f / (1.0 - settings.epsilon), 0.0
-    else:
-        d, value = w_h - w_f, settings.epsilon
-    passed = _alt_test_passes(d, rows, value, settings)
-    return passed, _kappas(llm, votes)
+    d = w_h - w_f / (1.0 - settings.epsilon) if settings.multiplicative else w_h - w_f
+    majority = k - 1 - np.argmax(votes[:, ::-1], axis=1)  # ties to the largest label
+    majority = np.where(votes.max(axis=1, initial=0) > 0, majority, -1)
+    cell = np.where((majority >= 0) & (judge >= 0), judge * k + majority, -1)
+    return d, rows, cell
 
 
 def _alt_test_passes(
-    d: FloatArray, rows: npt.NDArray[np.bool_], value: float, settings: _Settings
+    counts: FloatArray, d: FloatArray, rows: npt.NDArray[np.bool_], settings: _Settings
 ) -> npt.NDArray[np.bool_]:
-    """Per study: one-sided t-tests per annotator, Benjamini-Yekutieli, winning rate >= 0.5."""
+    """Per study: one-sided t-tests per annotator, Benjamini-Yekutieli, winning rate >= 0.5.
+
+    `counts[s, i]`: draws of item i in study s; `d`, `rows`: items x annotators.
+    """
     from scipy.special import stdtr  # type: ignore[import-untyped]
 
-    count = rows.sum(axis=1).astype(np.float64)  # studies x m
-    total = np.where(rows, d, 0.0).sum(axis=1)
+    value = 0.0 if settings.multiplicative else settings.epsilon
+    # d takes a few values (W^h, W^f in {0, 1}): per value, how often each study drew it for
+    # each annotator; every sum below is then exact over the values, with no items x studies
+    # x annotators array
+    levels = np.unique(d[rows])
+    drawn = [counts @ (rows & (d == level)).astype(np.float64) for level in levels]
+    count = sum(drawn, np.zeros((counts.shape[0], d.shape[1])))  # studies x m
+    total = sum((level * n for level, n in zip(levels, drawn, strict=True)), np.zeros_like(count))
     mean = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
-    squares = np.where(rows, (d - mean[:, None, :]) ** 2, 0.0).sum(axis=1)
+    squares = sum(
+        (n * (level - mean) ** 2 for level, n in zip(levels, drawn, strict=True)),
+        np.zeros_like(count),
+    )
     variance = np.divide(squares, count - 1, out=np.zeros_like(squares), where=count > 1)
     constant = variance <= 1e-24
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -298,20 +337,20 @@ def _alt_test_passes(
     return passed
 
 
-def _kappas(llm: IntArray, votes: npt.NDArray[np.int32]) -> FloatArray:
+def _kappas(counts: FloatArray, cell: IntArray, k: int) -> FloatArray:
     """Cohen's kappa of the judge against the annotators' majority, per study.
 
-    `votes[s, i, c]`: the annotators of study s who gave item i label c.
+    `counts[s, i]`: draws of item i in study s; `cell[i]`: item i's cell of the k x k
+    confusion matrix (judge label x majority), -1 without both.
     """
-    studies, _, k = votes.shape
+    studies = counts.shape[0]
     if k == 0:
         return np.full(studies, np.nan)
-    majority = k - 1 - np.argmax(votes[..., ::-1], axis=-1)  # ties to the largest label
-    majority = np.where(votes.max(axis=-1) > 0, majority, -1)
-    both = (majority >= 0) & (llm >= 0)
-    cell = (np.arange(studies)[:, None] * k + llm) * k + majority
-    confusion = np.bincount(cell[both], minlength=studies * k * k).reshape(studies, k, k)
-    total = confusion.sum(axis=(1, 2)).astype(np.float64)
+    has = cell >= 0
+    onehot = np.zeros((cell.size, k * k))
+    onehot[np.flatnonzero(has), cell[has]] = 1.0
+    confusion = (counts @ onehot).reshape(studies, k, k)
+    total = confusion.sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
         observed = np.trace(confusion, axis1=1, axis2=2) / total
         expected = (confusion.sum(axis=2) * confusion.sum(axis=1)).sum(axis=1) / total**2

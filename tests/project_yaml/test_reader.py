@@ -108,7 +108,8 @@ def test_every_problem_of_the_file_at_once(configs: Path) -> None:
         ("annotations[0].taks", "unknown key 'taks'; did you mean 'tasks'?"),
         (
             "colour",
-            "unknown key 'colour'; known keys: annotations, data, judges, metrics, results, task",
+            "unknown key 'colour'; known keys: annotations, data, drift, judges, metrics, results, "
+            "task",
         ),
         ("judges[0].temperature", "Input should be less than or equal to 2, got 3"),
         (
@@ -335,4 +336,29 @@ def test_written_back_it_reads_the_same(tmp_path: Path) -> None:
         "annotations",
         "results",
         "metrics",
+        "drift",
+    ]
+
+
+def test_the_drift_section(tmp_path: Path) -> None:
+    """Its keys checked with the rest; written back as given; read by `drift` each time."""
+    from meta_evaluator.project_yaml import read_drift_thresholds
+    from meta_evaluator.scores.drift import DriftThresholds
+
+    path = tmp_path / "project.yaml"
+    path.write_text("drift: {max_psi: 0.2, max_changed_share: null}\n")
+    _, model = parse_project_yaml(path)
+    assert model.drift == DriftThresholds(max_psi=0.2, max_changed_share=None)
+    assert dump_project_yaml(model) == {"drift": {"max_psi": 0.2, "max_changed_share": None}}
+    assert read_drift_thresholds(tmp_path) == model.drift
+    assert read_drift_thresholds(tmp_path / "elsewhere") == DriftThresholds()
+    path.write_text("drift: {max_pis: 0.2, max_agreement_drop: -1, agreement: f1}\nmetrics: 3\n")
+    with pytest.raises(ProjectFileError) as caught:
+        parse_project_yaml(path)
+    problems = [(p["loc"], p["msg"].split(";")[0].split(",")[0]) for p in caught.value.errors]
+    assert sorted(problems) == [
+        ("drift.agreement", "Input should be 'accuracy_majority_vote'"),
+        ("drift.max_agreement_drop", "Input should be greater than or equal to 0"),
+        ("drift.max_pis", "unknown key 'max_pis'"),
+        ("metrics", "must be a list of metric entries (mappings with scorer"),
     ]
