@@ -63,6 +63,9 @@ logger = logging.getLogger(__name__)
 #: between the ports of one host).
 COOKIE = "meta_evaluator_view_token"
 
+#: The query parameter of `/api/compare` each field of a comparison's errors comes from.
+_COMPARE_PARAMETERS = {"run_a": "a", "run_b": "b", "judge_id": "judge", "task": "task"}
+
 #: status, body (HTML text, or a value sent as JSON), whether it is JSON.
 _Reply = tuple[int, Any, bool]
 
@@ -257,6 +260,8 @@ class ViewerApp:
         view = pages.RunsView(
             project=self.name,
             runs=runs.run_choices(paths.results_dir),
+            judges=store.judges,
+            tasks=store.tasks,
             choice=dict(choice.params()) if choice is not None else {},
             comparison=comparison,
             saved=runs.saved_comparisons(paths.reports_dir),
@@ -274,7 +279,10 @@ class ViewerApp:
             found = runs.compared(paths.results_dir, paths.annotations_dir,
                                   self.store.project.eval_task, choice)  # fmt: skip
         except (ProjectError, TaskError, ScoringError, UnsafeNameError) as exc:
-            return 400, {"error": exc.message, "parameter": exc.field}, True
+            parameter = _COMPARE_PARAMETERS.get(exc.field or "", exc.field)
+            allowed = runs.run_choices(paths.results_dir) if parameter in ("a", "b") else []
+            error = {"error": exc.message, "parameter": parameter, "allowed": allowed}
+            return 400, error, True
         return 200, found.to_json(), True
 
     def _summary_page(self) -> str:

@@ -494,6 +494,10 @@ class RunsView:
 
     project: str
     runs: Sequence[str]
+    judges: Sequence[str]
+    """The judges with a complete run (suggested in the judge field)."""
+    tasks: Sequence[str]
+    """The tasks (suggested in the task field)."""
     choice: Mapping[str, str]
     """The parameters asked for (`a`, `b`, `judge`, `task`), to fill the form again."""
     comparison: Any | None
@@ -506,20 +510,25 @@ class RunsView:
 
 def runs_page(view: RunsView) -> str:
     """Pick two runs, see what changed between them; the comparisons saved before."""
-    options = "".join(f"<option value='{_e(r)}'>" for r in view.runs)
 
-    def field(name: str, label: str, hint: str) -> str:
+    def choices(name: str, values: Sequence[str]) -> str:
+        options = "".join(f"<option value='{_e(v)}'>" for v in values)
+        return f"<datalist id='{name}'>{options}</datalist>"
+
+    def field(name: str, label: str, hint: str, suggested: str) -> str:
         return (
-            f"<label>{_e(label)}<input type=search name='{name}' list='runs' "
+            f"<label>{_e(label)}<input type=search name='{name}' list='{suggested}' "
             f"value='{_e(view.choice.get(name, ''))}' placeholder='{_e(hint)}'></label>"
         )
 
     form = (
         "<form class='filters card' method='get' action='/runs'>"
-        f"<datalist id='runs'>{options}</datalist>"
-        f"{field('a', 'run A', 'RUN or RUN:JUDGE')}{field('b', 'run B', 'RUN or RUN:JUDGE')}"
-        f"{field('judge', 'judge (if a run has several)', 'judge id')}"
-        f"{field('task', 'task (if several)', 'task')}<button>Compare</button></form>"
+        f"{choices('runs', view.runs)}{choices('judges', view.judges)}"
+        f"{choices('tasks', view.tasks)}"
+        f"{field('a', 'run A', 'RUN or RUN:JUDGE', 'runs')}"
+        f"{field('b', 'run B', 'RUN or RUN:JUDGE', 'runs')}"
+        f"{field('judge', 'judge (if a run has several)', 'judge id', 'judges')}"
+        f"{field('task', 'task (if several)', 'task', 'tasks')}<button>Compare</button></form>"
     )
     body = [f"<h1>Runs <span class='muted'>{len(view.runs)} in this project</span></h1>", form]
     if view.error is not None:

@@ -135,11 +135,13 @@ def _number(name: str, value: str | None, default: int, low: int, high: int | No
     if value is None:
         return default
     top = f" to {high}" if high is not None else " or more"
-    if not (value.isascii() and value.isdigit()) or len(value) > 9:
-        raise QueryError(f"{name}: {value!r} is no whole number {low}{top}.", field=name)
+    wanted = f"{name}: give a whole number {low}{top}; got {value!r}."
+    digits = value[1:] if value.startswith("-") else value
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
+        raise QueryError(wanted, field=name)
     number = int(value)
     if number < low or (high is not None and number > high):
-        raise QueryError(f"{name}: {number} is not {low}{top}.", field=name)
+        raise QueryError(wanted, field=name)
     return number
 
 

@@ -258,7 +258,10 @@ class RowStore:
         ids = self._ids
         wanted: object = text
         if ids.dtype.is_integer():
+            # only an id as the API writes it: "0101" or "+101" is no id, not row 101
             if not _INTEGER.fullmatch(text) or not -(2**63) <= int(text) < 2**63:
+                return None
+            if str(int(text)) != text:
                 return None
             wanted = int(text)
         found = ids.to_frame("id").with_row_index("position").filter(pl.col("id") == wanted)

@@ -30,9 +30,21 @@ class ServedApp(Protocol):
 App = TypeVar("App", bound=ServedApp)
 
 
+#: Seconds a stopped server waits for open connections (a browser's kept-alive ones) to end.
+SHUTDOWN_SECONDS = 1
+
+
 def announced_address(host: str, port: int, token: str | None) -> str:
-    """The address printed for a page served on `host`:`port` (with `?token=` when it has one)."""
+    """The address printed for a page served on `host`:`port` (with `?token=` when it has one).
+
+    Bound to every interface (`0.0.0.0`, `::`), the address to share is this machine's name,
+    not the wildcard, which no browser elsewhere can open.
+    """
+    import socket
+
     suffix = f"?token={token}" if token else ""
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname() or "localhost"
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/{suffix}"
 
@@ -83,7 +95,10 @@ def serve_app(
         if announce:
             address = announced_address(host, chosen, token)
             sys.stderr.write(f"{title}: {address}  (Ctrl-C stops it)\n")
-        config = uvicorn.Config(app, host=host, port=chosen, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            app, host=host, port=chosen, log_level="warning", lifespan="on",
+            timeout_graceful_shutdown=SHUTDOWN_SECONDS,  # Ctrl-C stops it at once
+        )  # fmt: skip
         uvicorn.Server(config).run(sockets=bound)
     finally:
         for sock in bound:

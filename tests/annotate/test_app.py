@@ -11,6 +11,7 @@ import html
 import json
 import math
 import re
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from html.parser import HTMLParser
@@ -1152,7 +1153,8 @@ def test_serve_binds_loopback_without_a_token_and_any_host_with_one(
     assert no_server[0].app.token is None and no_server[1].app.port != 0
     err = capsys.readouterr().err
     assert f"http://127.0.0.1:{ports[0]}/  " in err and f"http://[::1]:{ports[1]}/" in err
-    assert f"http://0.0.0.0:{ports[2]}/?token={TOKEN}" in err
+    # bound to every interface, the address to share names this machine, not 0.0.0.0
+    assert f"http://{socket.gethostname()}:{ports[2]}/?token={TOKEN}" in err
 
 
 def test_the_annotate_command_refuses_a_public_host_without_a_token(

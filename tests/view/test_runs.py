@@ -61,3 +61,30 @@ async def test_bad_choices_say_what_exists(refusal: Path) -> None:
     assert half.status_code == 400 and half.json()["parameter"] == "b"
     assert neither.status_code == 400 and neither.json()["parameter"] == "a"
     assert page.status_code == 200 and "runs there" in page.text
+
+
+async def test_compare_errors_name_the_query_parameter_and_the_runs(refusal: Path) -> None:
+    run = MetaEvaluator(refusal, load=True).load_all_judge_results()[JUDGE].run_id
+    app = app_for(refusal)
+    async with client(app) as http:
+        unknown = (await http.get("/api/compare", params={"a": "nope", "b": run})).json()
+        page = (await http.get("/runs")).text
+    assert unknown["parameter"] == "a" and unknown["allowed"] == [run]
+    # the judge and task fields suggest judges and tasks, the run fields runs
+    assert "list='judges'" in page and "list='tasks'" in page and "list='runs'" in page
+    judges = page.split("<datalist id='judges'>")[1].split("</datalist>")[0]
+    assert f"<option value='{JUDGE}'>" in judges and "<option value='stricter'>" not in judges
+
+
+async def test_an_id_is_read_only_as_the_api_writes_it(refusal: Path) -> None:
+    app = app_for(refusal)
+    async with client(app) as http:
+        plain = await http.get("/api/rows/101")
+        padded = await http.get("/api/rows/0101")
+        signed = await http.get("/api/rows/+101")
+        zero = (await http.get("/api/rows", params={"page": "0"})).json()
+        negative = (await http.get("/api/rows", params={"page": "-1"})).json()
+    assert plain.status_code == 200 and plain.json()["original_id"] == 101
+    assert padded.status_code == 404 and signed.status_code == 404
+    assert zero["error"] == "page: give a whole number 1 or more; got '0'."
+    assert negative["error"] == "page: give a whole number 1 or more; got '-1'."

@@ -134,7 +134,8 @@ def test_serve_binds_announces_and_hands_its_options_to_the_app(
     serve(evaluator, host="0.0.0.0", port=free_port("0.0.0.0"), token=TOKEN)
     err = capsys.readouterr().err
     shown = ANNOUNCED.findall(err)
-    assert [h for h, _ in shown] == ["127.0.0.1", "127.0.0.1", "0.0.0.0"]
+    # bound to every interface, the address to share names this machine, not 0.0.0.0
+    assert [h for h, _ in shown] == ["127.0.0.1", "127.0.0.1", socket.gethostname()]
     assert shown[0][1] == str(port) and f"?token={TOKEN}" in err
     apps = [c.app for c in no_server]
     assert all(isinstance(a, ViewerApp) for a in apps)
