@@ -185,6 +185,15 @@ class BaseScorer(ABC):
         """
         return []
 
+    def resampled_ids(self, call: ScoringCall) -> pl.Series:
+        """The ids of the items a bootstrap of `call` resamples (default: the judge's).
+
+        `compare` draws its resamples, for the judge's intervals and the human baseline's
+        alike, over these ids of every task scored; a scorer whose score also rests on items
+        the judge did not label (Krippendorff's alpha) names them too.
+        """
+        return call.judge_data.get_column("original_id")
+
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic | None:
         """The scores of `call` as a function of item weights, for fast bootstrap intervals.
 
