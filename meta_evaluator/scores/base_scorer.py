@@ -118,6 +118,11 @@ class BaseScorer(ABC):
     optional_data_columns: Sequence[str] = ()
     """Evaluation-data columns joined onto `judge_data` when the data has them."""
 
+    data_position_column: str | None = None
+    """A column name under which compare joins each row's 0-based place in the evaluation
+    data onto `judge_data`, for a rule that follows the data's order (`PreferenceScorer`
+    keeps the first row of a repeated comparison id); None (the default): not joined."""
+
     include_invalid: bool = False
     """Whether `judge_data` also holds invalid rows (with `outcome` and the raw response)."""
 
