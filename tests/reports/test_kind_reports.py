@@ -174,6 +174,9 @@ def test_fairness_report_shows_the_spreads_of_many_groups(loans: Built) -> None:
         assert int(row["groups"]) == len(spread["per_group"])
         for key, label in SPREADS:
             assert same(row[label], spread[key]), (row["judge"], row["column"], key)
+    text = " ".join(section.text.split())
+    assert "compares the selection rates each group against all rows (method=to_overall)" in text
+    assert "equalized odds takes the mean of the TPR and FPR parts (agg=mean)" in text
 
 
 def test_fairness_example_report_with_two_models(fairness_example: Built) -> None:

@@ -241,6 +241,29 @@ def test_fairness_text_column_gives_multigroup_spreads() -> None:
     assert region["equalized_odds_difference"] == approx(max(2 / 3, 1 - 0.5))
 
 
+def test_fairness_multigroup_options_by_hand() -> None:
+    """agg="mean", method="to_overall" on the region groups above (a, b, c; 5 of the 8 rows
+    predicted H). DPD max(|1 - 5/8|, |1/3 - 5/8|, |1/2 - 5/8|) = 3/8; DPR min(5/8, 8/15,
+    4/5) = 8/15. TPR spread (a, b) 2/3, FPR spread (a, c) 1/2: equalized odds difference
+    (2/3 + 1/2) / 2 = 7/12; TPR ratio 1/3, FPR ratio 1/2: ratio 5/12 (worst case: 1/3).
+    The options are saved in the metadata."""
+    scorer = FairnessScorer(["region"], "H", gold_column="gold", agg="mean", method="to_overall")
+    result = run_scorer(scorer, fairness_frame(), EMPTY_HUMANS)
+    assert result.metadata["multigroup_options"] == {"agg": "mean", "method": "to_overall"}
+    region = result.metadata["multigroup"]["region"]
+    assert region["demographic_parity_difference"] == approx(3 / 8)
+    assert region["demographic_parity_ratio"] == approx(8 / 15)
+    assert region["equalized_odds_difference"] == approx(7 / 12)
+    assert region["equalized_odds_ratio"] == approx(5 / 12)
+    assert region["equal_opportunity_difference"] == approx(2 / 3)  # no option applies
+    default = run_scorer(FairnessScorer(["region"], "H", gold_column="gold"), fairness_frame(),
+                         EMPTY_HUMANS)  # fmt: skip
+    assert default.metadata["multigroup_options"] == {
+        "agg": "worst_case", "method": "between_groups",
+    }  # fmt: skip
+    assert default.metadata["multigroup"]["region"]["equalized_odds_ratio"] == approx(1 / 3)
+
+
 def test_fairness_text_only_column_still_reports_accuracy() -> None:
     result = run_scorer(FairnessScorer(["region"], "H", gold_column="gold"), fairness_frame(),
                         EMPTY_HUMANS)  # fmt: skip
@@ -714,6 +737,8 @@ def test_multiple_choice_missing_column() -> None:
         ),
         (lambda: FairnessScorer(["male"], "H", thresholds={"male": (1, True, 2)}), "(1, True, 2)"),
         (lambda: FairnessScorer(["male"], "H", gold_column=""), "gold_column"),
+        (lambda: FairnessScorer(["male"], "H", agg="worst"), "agg must be"),  # type: ignore[arg-type]
+        (lambda: FairnessScorer(["male"], "H", method="overall"), "method must be"),  # type: ignore[arg-type]
         (lambda: StereotypeScorer(("a", "b")), "option_label_columns"),
         (lambda: StereotypeScorer("abc"), "option_label_columns"),
         (lambda: StereotypeScorer(("a", "b", "")), "option_label_columns"),
