@@ -548,6 +548,35 @@ def test_counterfactual_custom_link_column_and_text_groups() -> None:
     assert result.scores["change_rate_by_group"] == {"boy": approx(1 / 2), "girl": approx(2 / 3)}
 
 
+def test_counterfactual_group_without_a_usable_pair_is_null() -> None:
+    """Originals 8 and 9 (group 2): 8's counterfactual is missing (a failed call), 9 has
+    none. Group 2 is listed with None (and no interval), not left out; the other rates are
+    unchanged."""
+    extra = pl.DataFrame(
+        {
+            "original_id": [8, 9],
+            "label": ["H", "L"],
+            "outcome": ["valid", "valid"],
+            "llm_raw_response_content": ["H", "L"],
+            "counterfactual_of": [None, None],
+            "male": [2, 2],
+        },
+        schema=counterfactual_frame().schema,
+    )
+    frame = pl.concat([counterfactual_frame(), extra])
+    result = run_scorer(CounterfactualScorer(group_column="male"), frame, EMPTY_HUMANS)
+    assert result.scores["change_rate_by_group"] == {
+        "0": approx(2 / 3), "1": approx(1 / 2), "2": None,
+    }  # fmt: skip
+    assert result.scores["change_rate_overall"] == approx(3 / 5)
+    assert result.metadata["by_group"]["2"] == {"changed": 0, "used": 0}
+    assert result.metadata["change_rate_intervals"]["by_group"]["2"] is None
+    # every original's group is there, also with no group used at all by a pair
+    only_zero = frame.filter(pl.col("original_id").is_in([2, 102, 1, 5, 8]))
+    found = run_scorer(CounterfactualScorer(group_column="male"), only_zero, EMPTY_HUMANS)
+    assert found.scores["change_rate_by_group"] == {"0": 1.0, "1": None, "2": None}
+
+
 def test_counterfactual_errors() -> None:
     frame = counterfactual_frame()
     with pytest.raises(ScoringError, match="'counterfactual_of'"):
