@@ -53,10 +53,10 @@ SPREADS = (
 )
 #: How each option of the spreads reads (fairlearn's `agg` and `method`).
 _OPTIONS = {
-    "worst_case": "the worse of the TPR and FPR parts",
-    "mean": "the mean of the TPR and FPR parts",
-    "between_groups": "between the groups",
-    "to_overall": "each group against all rows",
+    "worst_case": "equalized odds takes the worse of its TPR and FPR parts",
+    "mean": "equalized odds takes the mean of its TPR and FPR parts",
+    "between_groups": "demographic parity compares the groups' selection rates with each other",
+    "to_overall": "demographic parity compares each group's selection rate with that of all rows",
 }
 
 
@@ -194,16 +194,17 @@ def _spreads(results: list[ScoringResult]) -> str:
     options = (results[0].metadata.get("multigroup_options") or {}) if results else {}
     agg = str(options.get("agg", "worst_case"))
     method = str(options.get("method", "between_groups"))
+    parity, odds = _OPTIONS.get(method, f"method {method}"), _OPTIONS.get(agg, f"agg {agg}")
     return (
         "<h3>Spreads over a column's groups</h3><p class='muted'>For columns of text or with "
         "more than two values, one group per value: the largest gap (difference, 0 is fair) or "
         "the smallest ratio (1 is fair) between the groups' rates. With few rows per group the "
         "gaps are large by chance alone.</p>"
-        f"<p class='muted'>Demographic parity compares the selection rates "
-        f"{escape(_OPTIONS.get(method, method))} (<code>method={escape(method)}</code>); "
-        f"equalized odds takes {escape(_OPTIONS.get(agg, agg))} "
-        f"(<code>agg={escape(agg)}</code>), as fairlearn defines them. A group without gold "
-        "positives (negatives) has no TPR (FPR) and is left out of that rate's spread.</p>"
+        f"<p class='muted'>As fairlearn defines them: {escape(parity)} "
+        f"(<code>method={escape(method)}</code>); {escape(odds)} "
+        f"(<code>agg={escape(agg)}</code>). A group "
+        "without gold positives (negatives) has no TPR (FPR) and is left out of that rate's "
+        "spread.</p>"
         + table(
             ["judge", "column", "groups", *(label for _, label in SPREADS)], rows, numeric_from=2
         )
