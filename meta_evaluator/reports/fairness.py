@@ -3,8 +3,8 @@
 For each `fairness` metric: what was scored (positive label, reference, counts), the eight
 scores with each column's own value (`per_variable`), how each column was split
 (`thresholds_used`), each group's size, selection rate, TPR and FPR with their Wilson
-intervals (`group_rates`), the spreads over a text column's groups (`multigroup`), and the
-plot of the group rates.
+intervals (`group_rates`), the spreads over a text column's groups (`multigroup`, with the
+`agg` and `method` they were computed with), and the plot of the group rates.
 """
 
 from __future__ import annotations
@@ -47,9 +47,17 @@ SPREADS = (
     ("demographic_parity_difference", "demographic parity difference"),
     ("demographic_parity_ratio", "demographic parity ratio"),
     ("equalized_odds_difference", "equalized odds difference"),
+    ("equalized_odds_ratio", "equalized odds ratio"),
     ("equal_opportunity_difference", "equal opportunity difference"),
     ("equal_opportunity_ratio", "equal opportunity ratio"),
 )
+#: How each option of the spreads reads (fairlearn's `agg` and `method`).
+_OPTIONS = {
+    "worst_case": "equalized odds takes the worse of its TPR and FPR parts",
+    "mean": "equalized odds takes the mean of its TPR and FPR parts",
+    "between_groups": "demographic parity compares the groups' selection rates with each other",
+    "to_overall": "demographic parity compares each group's selection rate with that of all rows",
+}
 
 
 def fairness_section(inputs: ReportInputs) -> str:
@@ -182,11 +190,21 @@ def _spreads(results: list[ScoringResult]) -> str:
     ]
     if not rows:
         return ""
+    # results saved before the options existed were computed with fairlearn's defaults
+    options = (results[0].metadata.get("multigroup_options") or {}) if results else {}
+    agg = str(options.get("agg", "worst_case"))
+    method = str(options.get("method", "between_groups"))
+    parity, odds = _OPTIONS.get(method, f"method {method}"), _OPTIONS.get(agg, f"agg {agg}")
     return (
         "<h3>Spreads over a column's groups</h3><p class='muted'>For columns of text or with "
         "more than two values, one group per value: the largest gap (difference, 0 is fair) or "
         "the smallest ratio (1 is fair) between the groups' rates. With few rows per group the "
         "gaps are large by chance alone.</p>"
+        f"<p class='muted'>As fairlearn defines them: {escape(parity)} "
+        f"(<code>method={escape(method)}</code>); {escape(odds)} "
+        f"(<code>agg={escape(agg)}</code>). A group "
+        "without gold positives (negatives) has no TPR (FPR) and is left out of that rate's "
+        "spread.</p>"
         + table(
             ["judge", "column", "groups", *(label for _, label in SPREADS)], rows, numeric_from=2
         )

@@ -96,6 +96,7 @@ class JudgeFrames:
             scorer.min_human_annotators, tuple(scorer.data_columns),
             tuple(scorer.optional_data_columns), scorer.aligns_items,
             tuple(scorer.result_columns), scorer.linked_rows_column,
+            scorer.data_position_column,
         )  # fmt: skip
         if key not in self._built:
             judge_data, human_data = _scorer_frames(
@@ -125,8 +126,11 @@ def _scorer_frames(
     columns = list(scorer.data_columns)
     if data is not None:
         columns += [c for c in scorer.optional_data_columns if c in data.columns]
-    if columns:
-        judge_data = _join_data(judge_data, data, list(dict.fromkeys(columns)), scorer)
+    position = scorer.data_position_column if data is not None else None
+    if columns or position:
+        judge_data = _join_data(
+            judge_data, data, list(dict.fromkeys(columns)), scorer, position=position
+        )
     needed = scorer.min_human_annotators
     if needed > 0:
         have = human_data.get_column("human_id").n_unique()
@@ -158,8 +162,14 @@ def _variant_rows(
 
 
 def _join_data(
-    judge_data: pl.DataFrame, data: EvalData | None, columns: list[str], scorer: BaseScorer
+    judge_data: pl.DataFrame,
+    data: EvalData | None,
+    columns: list[str],
+    scorer: BaseScorer,
+    *,
+    position: str | None = None,
 ) -> pl.DataFrame:
+    """`judge_data` with the data's `columns` (and each row's place as `position`) joined."""
     if data is None:
         raise ScoringError(
             f"{scorer.scorer_name}: needs the data columns {columns}; the project has no data."
@@ -177,5 +187,6 @@ def _join_data(
         raise ScoringError(
             f"{scorer.scorer_name}: the data has no column(s) {missing} (columns: {frame.columns})."
         )
-    extra = frame.select(pl.col(data.id_column).alias("original_id"), *columns)
+    places = [pl.int_range(pl.len(), dtype=pl.Int64).alias(position)] if position else []
+    extra = frame.select(pl.col(data.id_column).alias("original_id"), *columns, *places)
     return judge_data.join(extra, on="original_id", how="left", maintain_order="left")

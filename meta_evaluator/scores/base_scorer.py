@@ -118,6 +118,11 @@ class BaseScorer(ABC):
     optional_data_columns: Sequence[str] = ()
     """Evaluation-data columns joined onto `judge_data` when the data has them."""
 
+    data_position_column: str | None = None
+    """A column name under which compare joins each row's 0-based place in the evaluation
+    data onto `judge_data`, for a rule that follows the data's order (`PreferenceScorer`
+    keeps the first row of a repeated comparison id); None (the default): not joined."""
+
     include_invalid: bool = False
     """Whether `judge_data` also holds invalid rows (with `outcome` and the raw response)."""
 
@@ -184,6 +189,15 @@ class BaseScorer(ABC):
         found in one `MetricConfigError` (for example a positive label the task lacks).
         """
         return []
+
+    def resampled_ids(self, call: ScoringCall) -> pl.Series:
+        """The ids of the items a bootstrap of `call` resamples (default: the judge's).
+
+        `compare` draws its resamples, for the judge's intervals and the human baseline's
+        alike, over these ids of every task scored; a scorer whose score also rests on items
+        the judge did not label (Krippendorff's alpha) names them too.
+        """
+        return call.judge_data.get_column("original_id")
 
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic | None:
         """The scores of `call` as a function of item weights, for fast bootstrap intervals.

@@ -424,8 +424,7 @@ async def _intervals(
     keys = [k for k, v in result.scores.items() if _is_number(v)]
     if not keys:
         return {}
-    ids = pl.concat([c.judge_data.get_column("original_id") for c in prepared.values()])
-    ids = ids.unique().sort()
+    ids = pl.concat([scorer.resampled_ids(c) for c in prepared.values()]).unique().sort()
     statistics: list[ResamplingStatistic] = []
     for call in prepared.values():
         stat = scorer.resampling_statistic(call, ids)

@@ -3,10 +3,10 @@
 Beside every agreement score of a judge, the same statistic with each human in the judge's
 place in turn (leave-one-out: human h against the other humans, with the metric's
 `annotator_aggregation`), averaged over the humans whose value is defined. It is computed on
-the items the judge is scored on and resampled with the judge's very bootstrap weights (same
-items, same seed), so the two intervals are comparable. A scorer offers it through
-`BaseScorer.human_baseline_statistic`; `compare` evaluates it once per metric and item set
-(`BaselineCache`: every judge has the same humans) and saves it as
+the items the judge's score rests on (`BaseScorer.resampled_ids`) and resampled with the
+judge's very bootstrap weights (same items, same seed), so the two intervals are comparable.
+A scorer offers it through `BaseScorer.human_baseline_statistic`; `compare` evaluates it once
+per metric and item set (`BaselineCache`: every judge has the same humans) and saves it as
 `metadata["human_baseline"]` (`HumanBaseline.as_metadata`, documented in docs/scoring.md).
 """
 
@@ -252,7 +252,7 @@ def _number(value: Any) -> float | None:
 
 
 class BaselineCache:
-    """Baselines computed in one `compare`, by metric and by the judge's items per task.
+    """Baselines computed in one `compare`, by metric and by the resampled items per task.
 
     Every judge has the same humans, so judges scored on the same items share one computation
     (the usual case: once per metric and task); a judge with other items (rows it could not
@@ -273,7 +273,7 @@ class BaselineCache:
 
         None when the scorer offers no baseline.
         """
-        key = tuple(c.judge_data.get_column("original_id").unique().sort() for c in calls.values())
+        key = tuple(scorer.resampled_ids(c).unique().sort() for c in calls.values())
         for items, found in self._found.get(metric, []):
             if len(items) == len(key) and all(
                 a.equals(b, check_names=False) for a, b in zip(items, key, strict=True)

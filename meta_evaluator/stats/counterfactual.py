@@ -34,6 +34,8 @@ def change_rates(
     counterfactual_valid: Sequence[bool | None],
     counterfactual_prediction: Sequence[Any],
     groups: Sequence[Hashable],
+    *,
+    all_groups: Sequence[Hashable] = (),
 ) -> dict[str, Any]:
     """Share of original/counterfactual pairs whose answer changed, overall and per group.
 
@@ -57,6 +59,9 @@ def change_rates(
             1.0, else 0). All sequences have one entry per pair. Callers usually drop the
             pairs where either call was an error or the counterfactual is missing before
             calling; passing them with a None flag gives the same rates and counts them.
+        all_groups: Groups to report besides those of the pairs, such as every group among
+            the originals, also one none of whose originals has a usable pair (its rate is
+            then None, not absent).
 
     Returns:
         A dict with
@@ -66,11 +71,12 @@ def change_rates(
         `changed` and `used` (counts over used pairs),
         `excluded` (pairs with a None flag),
         `by_group` ({str(group): {"changed": n, "used": n}}).
-        Group keys are sorted and include every group given, also one whose pairs were all
-        excluded.
+        Group keys are sorted and include every group given (in `groups` or `all_groups`),
+        also one whose pairs were all excluded.
 
     Undefined: change_rate_overall is None when no pair is used (empty input or every pair
-    excluded); change_rate_by_group[g] is None when group g has no used pair.
+    excluded); change_rate_by_group[g] is None when group g has no used pair (or only
+    appears in `all_groups`).
 
     Raises:
         ScoringError: The sequences differ in length, or a validity flag is neither a bool nor
@@ -85,6 +91,9 @@ def change_rates(
         ...                  [True, False, False, True], ["H", None, "y", "L"], [1, 0, 0, 1])
         >>> r["changed"], r["used"], r["excluded"], r["change_rate_by_group"]
         (1, 3, 1, {'0': 0.5, '1': 0.0})
+        >>> change_rates([True], ["H"], [True], ["L"], [0], all_groups=[0, 1])[
+        ...     "change_rate_by_group"]
+        {'0': 1.0, '1': None}
     """
     function = "change_rates"
     check_same_length(
@@ -97,7 +106,7 @@ def change_rates(
     )
     first = _flags(function, "original_valid", original_valid)
     second = _flags(function, "counterfactual_valid", counterfactual_valid)
-    counts: dict[str, list[int]] = {}  # group -> [changed, used]
+    counts: dict[str, list[int]] = {str(g): [0, 0] for g in all_groups}  # [changed, used]
     excluded = 0
     for v, p, w, q, group in zip(
         first, original_prediction, second, counterfactual_prediction, groups, strict=True

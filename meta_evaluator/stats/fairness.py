@@ -4,7 +4,8 @@ Two views (METRICS.md B and E). `group_metrics` follows FAI3 and aif360: each se
 variable splits the items into a privileged group P (value above, or below, a threshold) and an
 unprivileged group U (the rest, missing values included), and the signed differences U - P are
 averaged over the variables. `multigroup_metrics` follows fairlearn: any number of groups and
-absolute spreads (max - min) of per-group rates. Positive means True (or 1), in the gold labels
+absolute spreads of per-group rates (max - min, or each group against all items), with
+fairlearn's `agg` and `method` options. Positive means True (or 1), in the gold labels
 and in the predictions alike.
 
 Undefined values are `None` (an empty group, a rate without positives or negatives), never 0;
@@ -21,18 +22,26 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats.checks import check_interval, check_same_length, encode_labels
+from meta_evaluator.stats.checks import (
+    check_choice,
+    check_interval,
+    check_same_length,
+    encode_labels,
+)
 from meta_evaluator.stats.proportions import wilson_intervals
 
 __all__ = [
     "FAIRNESS_METRICS",
+    "MULTIGROUP_METRICS",
+    "Aggregation",
+    "Comparison",
     "average_across_datasets",
     "group_metrics",
     "group_rates",
@@ -47,6 +56,21 @@ FAIRNESS_METRICS = (
     "average_odds_difference",
     "average_abs_odds_difference",
     "equal_opportunity_difference",
+)
+
+#: How equalized odds combines the spreads (or ratios) of TPR and FPR (fairlearn's `agg`).
+Aggregation = Literal["worst_case", "mean"]
+#: What demographic parity compares a group's selection rate with (fairlearn's `method`).
+Comparison = Literal["between_groups", "to_overall"]
+
+#: The spreads of `multigroup_metrics`, in the order they are reported.
+MULTIGROUP_METRICS = (
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equalized_odds_difference",
+    "equalized_odds_ratio",
+    "equal_opportunity_difference",
+    "equal_opportunity_ratio",
 )
 
 BoolArray = npt.NDArray[np.bool_]
@@ -232,16 +256,27 @@ def group_metrics(
 
 
 def multigroup_metrics(
-    y_true: ArrayOrSequence | None, y_pred: ArrayOrSequence, groups: ArrayOrSequence
+    y_true: ArrayOrSequence | None,
+    y_pred: ArrayOrSequence,
+    groups: ArrayOrSequence,
+    *,
+    agg: Aggregation = "worst_case",
+    method: Comparison = "between_groups",
 ) -> dict[str, Any]:
     """Spreads of selection rate, TPR and FPR across any number of groups (fairlearn's view).
 
     Formula: per group g, selection_rate_g = P(y_pred = 1 | g), TPR_g = P(y_pred = 1 |
-    y_true = 1, g), FPR_g = P(y_pred = 1 | y_true = 0, g). Over the groups where a rate is
-    defined: demographic_parity_difference = max - min selection rate;
-    demographic_parity_ratio = min / max selection rate; equal_opportunity_difference =
-    max - min TPR; equal_opportunity_ratio = min / max TPR; equalized_odds_difference =
-    max(TPR spread, FPR spread) (fairlearn's `agg="worst_case"`).
+    y_true = 1, g), FPR_g = P(y_pred = 1 | y_true = 0, g); over the groups where a rate is
+    defined, spread(rate) = max - min and ratio(rate) = min / max.
+    demographic_parity_difference = spread(selection rate) (`method="between_groups"`) or
+    max_g |selection_rate_g - s| with s the selection rate of all items (`"to_overall"`);
+    demographic_parity_ratio = ratio(selection rate) (`"between_groups"`) or min_g of
+    selection_rate_g / s, inverted where above 1 (`"to_overall"`);
+    equalized_odds_difference = max(spread(TPR), spread(FPR)) (`agg="worst_case"`) or their
+    mean (`agg="mean"`); equalized_odds_ratio = min(ratio(TPR), ratio(FPR)) (`"worst_case"`)
+    or their mean (`"mean"`); equal_opportunity_difference = spread(TPR);
+    equal_opportunity_ratio = ratio(TPR). As fairlearn's functions of these names with the
+    same `agg` and `method` (the equalized odds and equal opportunity metrics between groups).
 
     Args:
         y_true: Gold labels (bools or 0/1), one per item; None when there are none (then only
@@ -249,21 +284,24 @@ def multigroup_metrics(
         y_pred: Predictions (bools or 0/1), same length.
         groups: The group of each item (any hashable labels; str(label) names it in the
             result), same length, none missing.
+        agg: How equalized odds combines its TPR and FPR parts: "worst_case" or "mean".
+        method: What demographic parity compares each group's selection rate with:
+            "between_groups" (the other groups) or "to_overall" (all items').
 
     Returns:
-        A dict with the five metrics above (differences in [0, 1], 0 is fair; ratios in
+        A dict with the six metrics above (differences in [0, 1], 0 is fair; ratios in
         [0, 1], 1 is fair) and `per_group`: `{str(group): {"selection_rate", "tpr", "fpr",
         "size"}}`, groups in sorted order.
 
     Undefined: a group's TPR is None without positives and its FPR without negatives, and it
     is left out of the spreads (fairlearn counts it as 0; METRICS.md G.19). A spread or ratio
-    is None with fewer than two defined groups, a ratio also when the max is 0, and
-    equalized_odds_difference when either spread is None. Without y_true every TPR/FPR metric
-    is None.
+    is None with fewer than two defined groups (also "to_overall"), a ratio also when its
+    denominator (the max, or the overall selection rate) is 0, and an equalized odds metric
+    when either of its parts is None. Without y_true every TPR/FPR metric is None.
 
     Raises:
         ScoringError: Lengths differ, labels that are not bools or 0/1, a missing group (None
-            or NaN), or two groups with the same name.
+            or NaN), two groups with the same name, or an unknown agg or method.
 
     References:
         Weerts et al. (2023), arXiv:2303.16626 (fairlearn `demographic_parity_difference`,
@@ -277,8 +315,13 @@ def multigroup_metrics(
         (1.0, 1.0)
         >>> m["per_group"]["c"]
         {'selection_rate': 1.0, 'tpr': 1.0, 'fpr': None, 'size': 2}
+        >>> multigroup_metrics(None, [1, 0, 1, 1], ["a", "a", "b", "b"],
+        ...                    method="to_overall")["demographic_parity_difference"]
+        0.25
     """
     function = "multigroup_metrics"
+    check_choice(function, "agg", agg, get_args(Aggregation))
+    check_choice(function, "method", method, get_args(Comparison))
     lengths: dict[str, Any] = {"y_pred": y_pred, "groups": groups}
     if y_true is not None:
         lengths["y_true"] = y_true
@@ -295,14 +338,18 @@ def multigroup_metrics(
         negatives = np.bincount(codes[~truth], minlength=k)
         tpr = _ratio(np.bincount(codes[truth & predicted], minlength=k), positives)
         fpr = _ratio(np.bincount(codes[~truth & predicted], minlength=k), negatives)
-    tpr_spread, fpr_spread = _spread(tpr), _spread(fpr)
+    if method == "between_groups":
+        parity = (_spread(selection), _min_over_max(selection))
+    else:
+        parity = _to_overall(selection, float(predicted.mean()) if predicted.size else np.nan)
+    combine = max if agg == "worst_case" else _half_sum
+    odds_ratio_combine = min if agg == "worst_case" else _half_sum
     return {
-        "demographic_parity_difference": _spread(selection),
-        "demographic_parity_ratio": _min_over_max(selection),
-        "equalized_odds_difference": None
-        if tpr_spread is None or fpr_spread is None
-        else max(tpr_spread, fpr_spread),
-        "equal_opportunity_difference": tpr_spread,
+        "demographic_parity_difference": parity[0],
+        "demographic_parity_ratio": parity[1],
+        "equalized_odds_difference": _both(combine, _spread(tpr), _spread(fpr)),
+        "equalized_odds_ratio": _both(odds_ratio_combine, _min_over_max(tpr), _min_over_max(fpr)),
+        "equal_opportunity_difference": _spread(tpr),
         "equal_opportunity_ratio": _min_over_max(tpr),
         "per_group": {
             name: {
@@ -641,6 +688,33 @@ def _mean_defined(values: Any) -> float | None:
     """Mean of the values that are neither None nor NaN (inf kept); None if there are none."""
     defined = [v for v in values if v is not None and not math.isnan(v)]
     return sum(defined) / len(defined) if defined else None
+
+
+def _to_overall(values: FloatArray, overall: float) -> tuple[float | None, float | None]:
+    """Max |v - overall| and min v / overall, inverted above 1 (fairlearn's "to_overall").
+
+    Over the defined values, with at least two of them; the ratio is None when overall is 0.
+    """
+    defined = values[~np.isnan(values)]
+    if defined.size < 2:
+        return None, None
+    difference = float(np.abs(defined - overall).max())
+    if overall == 0:
+        return difference, None
+    ratios = defined / overall
+    with np.errstate(divide="ignore"):  # a rate of 0: its ratio is 0, 1 / 0 never the min
+        return difference, float(np.minimum(ratios, 1 / ratios).min())
+
+
+def _both(
+    combine: Callable[[float, float], float], first: float | None, second: float | None
+) -> float | None:
+    """`combine(first, second)`, None when either is None."""
+    return None if first is None or second is None else float(combine(first, second))
+
+
+def _half_sum(first: float, second: float) -> float:
+    return (first + second) / 2
 
 
 def _spread(values: FloatArray) -> float | None:

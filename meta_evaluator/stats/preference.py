@@ -22,7 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats.checks import check_interval, check_same_length, is_missing
+from meta_evaluator.stats.checks import (
+    check_interval,
+    check_same_length,
+    encode_labels,
+    is_missing,
+)
 
 __all__ = [
     "AGREE",
@@ -70,17 +75,40 @@ def _codes(votes: Sequence[Any]) -> IntArray:
     )
 
 
-def dedupe(comparison_id: Sequence[Any] | None, n: int) -> npt.NDArray[np.bool_]:
-    """Rows to keep: the first occurrence of each comparison id (all rows without ids)."""
+def dedupe(
+    comparison_id: Sequence[Any] | None,
+    n: int,
+    *,
+    order: Sequence[float] | npt.NDArray[Any] | None = None,
+) -> npt.NDArray[np.bool_]:
+    """Rows to keep: the first row of each comparison id (METRICS.md A.2, G.5).
+
+    "First" is the smallest `order` (the rows' places in the data), else the first in the
+    sequence. A row without an id (None or NaN) is kept: it repeats no other. Without
+    `comparison_id` every row is kept.
+
+    Raises:
+        ScoringError: `comparison_id` or `order` is not of length `n`.
+
+    Example:
+        >>> dedupe(["x", "y", "x", None, None], 5).tolist()
+        [True, True, False, True, True]
+        >>> dedupe(["x", "y", "x"], 3, order=[2, 0, 1]).tolist()
+        [False, True, True]
+    """
     keep = np.ones(n, dtype=bool)
     if comparison_id is None:
         return keep
-    seen: set[Any] = set()
-    for i, cid in enumerate(comparison_id):
-        if cid in seen:
-            keep[i] = False
-        else:
-            seen.add(cid)
+    lengths: dict[str, Any] = {"rows": range(n), "comparison_id": comparison_id}
+    if order is not None:
+        lengths["order"] = order
+    check_same_length("dedupe", **lengths)
+    (codes,), _ = encode_labels(comparison_id)
+    rank = np.arange(n) if order is None else np.asarray(order, dtype=np.float64)
+    by_id = np.lexsort((np.arange(n), rank, codes))  # each id's rows, first one first
+    first = np.ones(n, dtype=bool)
+    first[1:] = codes[by_id][1:] != codes[by_id][:-1]
+    keep[by_id] = first | (codes[by_id] < 0)
     return keep
 
 

@@ -146,12 +146,14 @@ def fairness_project(root: Path, name: str = "loans") -> MetaEvaluator:
 
 
 def fairness_metrics() -> MetricsConfig:
-    """Fairness over the two numeric columns and the text one, against the true outcome."""
+    """Fairness over the two numeric columns and the text one, against the true outcome; the
+    spreads of the many-group columns by fairlearn's agg="mean" and method="to_overall"."""
     from meta_evaluator.scores.metrics import FairnessScorer
 
     scorer = FairnessScorer(
         ["female", "age", "region"], "approve",
         thresholds={"female": (0.5, False), "age": (35.0, True)}, gold_column="outcome_true",
+        agg="mean", method="to_overall",
     )  # fmt: skip
     return MetricsConfig(
         metrics=[

@@ -174,6 +174,11 @@ def test_fairness_report_shows_the_spreads_of_many_groups(loans: Built) -> None:
         assert int(row["groups"]) == len(spread["per_group"])
         for key, label in SPREADS:
             assert same(row[label], spread[key]), (row["judge"], row["column"], key)
+    text = " ".join(section.text.split())
+    assert (
+        "demographic parity compares each group's selection rate with that of all rows "
+        "(method=to_overall); equalized odds takes the mean of its TPR and FPR parts (agg=mean)"
+    ) in text
 
 
 def test_fairness_example_report_with_two_models(fairness_example: Built) -> None:

@@ -4,8 +4,10 @@ References, written here from the definition (docs/scoring.md, "The human baseli
 takes the judge's place and the other humans the humans' place, on the items the judge
 labelled; accuracy by hand, kappa per pair with scikit-learn's `cohen_kappa_score` (labels:
 every label of the judge's score), difflib for text similarity, the `krippendorff` package for
-alpha of the humans alone; the interval by a direct loop over the resamples that
-`numpy.random.default_rng(seed).integers(0, n, (R, n))` draws over the judge's items.
+alpha of the humans alone (on every unit two humans labelled, as the judge's `alpha_humans`);
+the interval by a direct loop over the resamples that
+`numpy.random.default_rng(seed).integers(0, n, (R, n))` draws over the judge's items (for
+alpha, the units of the judge's alpha).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from meta_evaluator.scores.metrics import (
 from meta_evaluator.stats.bootstrap import resample_indices
 from tests.scores.conftest import random_annotations
 from tests.scores.test_intervals import results
-from tests.scores.test_scorers import PHRASES, ratio, sk_kappa
+from tests.scores.test_scorers import PHRASES, pairable_units, ratio, sk_kappa
 
 Labels = dict[Any, Any]
 Humans = dict[str, Labels]
@@ -237,21 +239,27 @@ def test_weighted_kappa_baseline_uses_every_label_of_the_judges_score(weights: s
 
 
 def test_krippendorff_baseline_is_alpha_of_the_humans_alone() -> None:
-    judge, humans = annotations(33, ["a", "b", "c"], judge_coverage=0.8)
+    """Alpha of the humans on every unit two of them labelled, the judge's or not (as the
+    judge's `alpha_humans`); its interval resamples the units of the judge's alpha."""
+    judge, humans = annotations(33, ["a", "b", "c"], judge_coverage=0.6)
     result = score(KrippendorffAlphaScorer(), judge, humans)
     baseline = baseline_of(result)
-    items, there = on_judge_items(judge, humans)
+    units = pairable_units(judge, humans)
+    assert any(u not in judge and sum(u in h for h in humans.values()) >= 2 for u in units)
     assert baseline.score == "alpha" and baseline.per_human == {} and baseline.humans == 3
-    assert math.isclose(baseline.value or 0.0, ref_alpha_humans(items, there), abs_tol=TOL)
+    assert math.isclose(baseline.value or 0.0, ref_alpha_humans(units, humans), abs_tol=TOL)
     assert math.isclose(baseline.value or 0.0, result.scores["alpha_humans"], abs_tol=TOL)
+    assert baseline.items == result.metadata["units_humans"]
+    assert baseline.items == sum(sum(u in h for h in humans.values()) >= 2 for u in units)
     assert result.confidence_intervals is not None
     assert baseline.interval == pytest.approx(result.confidence_intervals["alpha_humans"])
 
     def alpha(hs: Humans) -> float:
-        units = sorted({i for h in hs.values() for i in h})
-        return ref_alpha_humans(units, hs)
+        return ref_alpha_humans(sorted({i for h in hs.values() for i in h}), hs)
 
-    assert baseline.interval == pytest.approx(ref_interval(items, there, alpha), abs=TOL)
+    there = {h: {u: v for u, v in labels.items() if u in set(units)} for h, labels in
+             humans.items()}  # fmt: skip
+    assert baseline.interval == pytest.approx(ref_interval(units, there, alpha), abs=TOL)
 
 
 def test_the_baseline_resamples_the_judges_draws() -> None:

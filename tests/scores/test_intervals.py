@@ -1,6 +1,7 @@
 """Bootstrap intervals from compare: each equals a paired bootstrap over items computed here.
 
-The reference resamples the items (ids with a judge label and a human label, sorted) with
+The reference resamples the items (ids with a judge label and a human label, sorted; for
+Krippendorff's alpha every unit with two values or more, the judge's counted) with
 `meta_evaluator.stats.bootstrap.paired_bootstrap` and the same seed, and recomputes the score of
 each resample with the test's own reference (scikit-learn, difflib, krippendorff, the pure
 alt-test); a drawn item keeps all of its labels, and an item drawn twice counts twice. Built-in
@@ -31,6 +32,7 @@ from meta_evaluator.stats.bootstrap import paired_bootstrap
 from tests.scores.conftest import frames, random_annotations
 from tests.scores.test_scorers import (
     PHRASES,
+    pairable_units,
     present,
     ref_accuracy,
     ref_alpha,
@@ -86,9 +88,14 @@ def resample(labels: Labels, drawn: list[Any]) -> Labels:
 
 
 def reference(
-    judge: Labels, humans: Humans, score: Callable[[Labels, Humans], float | None]
+    judge: Labels,
+    humans: Humans,
+    score: Callable[[Labels, Humans], float | None],
+    units: Callable[[Labels, Humans], list[Any]] = scored_items,
 ) -> tuple[float | None, float | None]:
-    items = sorted(scored_items(judge, humans))
+    """The paired bootstrap over `units` (default: the items with a judge and a human label;
+    Krippendorff's alpha resamples every unit with two values or more)."""
+    items = sorted(units(judge, humans))
 
     def statistic(positions: Any) -> float | None:
         drawn = [items[p] for p in positions]
@@ -154,7 +161,30 @@ def test_interval_equals_a_paired_bootstrap(id_kind: str, case: Any) -> None:
     )
     scores, intervals = interval(metric, judges, annotators)
     assert math.isclose(scores[key], score(judge, humans), abs_tol=1e-9)
-    assert_same(intervals[key], reference(judge, humans, score))
+    units = pairable_units if make is KrippendorffAlphaScorer else scored_items
+    assert_same(intervals[key], reference(judge, humans, score, units))
+
+
+@pytest.mark.parametrize("key", ["alpha", "alpha_humans"])
+def test_alpha_interval_resamples_the_units_the_judge_skipped(key: str) -> None:
+    """The judge answers about half the items: the units only the humans labelled are drawn
+    too (every unit with two values), as krippendorff.alpha on each resample confirms."""
+    judge, humans = clean(*random_annotations(84, labels=["a", "b", "c"], n_items=30,
+                                              coverage=0.8, judge_coverage=0.5))  # fmt: skip
+    units = pairable_units(judge, humans)
+    assert sum(u not in judge for u in units) >= 5
+    judges, annotators = results({"t": (judge, humans)}, "int")
+    metric = MetricConfig(
+        scorer=KrippendorffAlphaScorer(), task_names=["t"], aggregation_name="single",
+        bootstrap=boot(),
+    )  # fmt: skip
+
+    def alpha(j: Labels, h: Humans) -> float:
+        return ref_alpha(j, h, "nominal", with_judge=key == "alpha")
+
+    scores, intervals = interval(metric, judges, annotators)
+    assert math.isclose(scores[key], alpha(judge, humans), abs_tol=1e-9)
+    assert_same(intervals[key], reference(judge, humans, alpha, pairable_units))
 
 
 def test_alt_test_advantage_interval_equals_a_paired_bootstrap() -> None:

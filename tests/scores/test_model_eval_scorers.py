@@ -241,6 +241,29 @@ def test_fairness_text_column_gives_multigroup_spreads() -> None:
     assert region["equalized_odds_difference"] == approx(max(2 / 3, 1 - 0.5))
 
 
+def test_fairness_multigroup_options_by_hand() -> None:
+    """agg="mean", method="to_overall" on the region groups above (a, b, c; 5 of the 8 rows
+    predicted H). DPD max(|1 - 5/8|, |1/3 - 5/8|, |1/2 - 5/8|) = 3/8; DPR min(5/8, 8/15,
+    4/5) = 8/15. TPR spread (a, b) 2/3, FPR spread (a, c) 1/2: equalized odds difference
+    (2/3 + 1/2) / 2 = 7/12; TPR ratio 1/3, FPR ratio 1/2: ratio 5/12 (worst case: 1/3).
+    The options are saved in the metadata."""
+    scorer = FairnessScorer(["region"], "H", gold_column="gold", agg="mean", method="to_overall")
+    result = run_scorer(scorer, fairness_frame(), EMPTY_HUMANS)
+    assert result.metadata["multigroup_options"] == {"agg": "mean", "method": "to_overall"}
+    region = result.metadata["multigroup"]["region"]
+    assert region["demographic_parity_difference"] == approx(3 / 8)
+    assert region["demographic_parity_ratio"] == approx(8 / 15)
+    assert region["equalized_odds_difference"] == approx(7 / 12)
+    assert region["equalized_odds_ratio"] == approx(5 / 12)
+    assert region["equal_opportunity_difference"] == approx(2 / 3)  # no option applies
+    default = run_scorer(FairnessScorer(["region"], "H", gold_column="gold"), fairness_frame(),
+                         EMPTY_HUMANS)  # fmt: skip
+    assert default.metadata["multigroup_options"] == {
+        "agg": "worst_case", "method": "between_groups",
+    }  # fmt: skip
+    assert default.metadata["multigroup"]["region"]["equalized_odds_ratio"] == approx(1 / 3)
+
+
 def test_fairness_text_only_column_still_reports_accuracy() -> None:
     result = run_scorer(FairnessScorer(["region"], "H", gold_column="gold"), fairness_frame(),
                         EMPTY_HUMANS)  # fmt: skip
@@ -525,6 +548,35 @@ def test_counterfactual_custom_link_column_and_text_groups() -> None:
     assert result.scores["change_rate_by_group"] == {"boy": approx(1 / 2), "girl": approx(2 / 3)}
 
 
+def test_counterfactual_group_without_a_usable_pair_is_null() -> None:
+    """Originals 8 and 9 (group 2): 8's counterfactual is missing (a failed call), 9 has
+    none. Group 2 is listed with None (and no interval), not left out; the other rates are
+    unchanged."""
+    extra = pl.DataFrame(
+        {
+            "original_id": [8, 9],
+            "label": ["H", "L"],
+            "outcome": ["valid", "valid"],
+            "llm_raw_response_content": ["H", "L"],
+            "counterfactual_of": [None, None],
+            "male": [2, 2],
+        },
+        schema=counterfactual_frame().schema,
+    )
+    frame = pl.concat([counterfactual_frame(), extra])
+    result = run_scorer(CounterfactualScorer(group_column="male"), frame, EMPTY_HUMANS)
+    assert result.scores["change_rate_by_group"] == {
+        "0": approx(2 / 3), "1": approx(1 / 2), "2": None,
+    }  # fmt: skip
+    assert result.scores["change_rate_overall"] == approx(3 / 5)
+    assert result.metadata["by_group"]["2"] == {"changed": 0, "used": 0}
+    assert result.metadata["change_rate_intervals"]["by_group"]["2"] is None
+    # every original's group is there, also with no group used at all by a pair
+    only_zero = frame.filter(pl.col("original_id").is_in([2, 102, 1, 5, 8]))
+    found = run_scorer(CounterfactualScorer(group_column="male"), only_zero, EMPTY_HUMANS)
+    assert found.scores["change_rate_by_group"] == {"0": 1.0, "1": None, "2": None}
+
+
 def test_counterfactual_errors() -> None:
     frame = counterfactual_frame()
     with pytest.raises(ScoringError, match="'counterfactual_of'"):
@@ -714,6 +766,8 @@ def test_multiple_choice_missing_column() -> None:
         ),
         (lambda: FairnessScorer(["male"], "H", thresholds={"male": (1, True, 2)}), "(1, True, 2)"),
         (lambda: FairnessScorer(["male"], "H", gold_column=""), "gold_column"),
+        (lambda: FairnessScorer(["male"], "H", agg="worst"), "agg must be"),  # type: ignore[arg-type]
+        (lambda: FairnessScorer(["male"], "H", method="overall"), "method must be"),  # type: ignore[arg-type]
         (lambda: StereotypeScorer(("a", "b")), "option_label_columns"),
         (lambda: StereotypeScorer("abc"), "option_label_columns"),
         (lambda: StereotypeScorer(("a", "b", "")), "option_label_columns"),

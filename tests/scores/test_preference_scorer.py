@@ -600,3 +600,256 @@ def test_end_to_end_unusable_trait_votes_are_not_applicable(tmp_path: Path) -> N
     assert result.metadata["num_pairs"] == expected["num_pairs"]
     assert result.metadata["not_applicable"] == expected["not_applicable"]
     assert_scores(result.scores, expected)
+
+
+# ------------------------------------------------------------------------ comparison ids --
+#
+# METRICS.md A.2 / G.5: pairs sharing a comparison id are one comparison; of the pairs with a
+# judge row and a human preference, the first in the data's order counts, in every metric.
+
+# (id, comparison id, judge vote, human vote), in the order of the data's rows
+HAND = [
+    ("p1", "c1", "text_a", "text_a"),  # agree
+    ("p2", "c1", "text_b", "text_a"),  # repeats c1: would disagree, left out
+    ("p3", "c2", "text_b", "text_a"),  # disagree
+    ("p4", "c3", "tie", "text_b"),  # not applicable
+    ("p5", "c3", "text_b", "text_b"),  # repeats c3: would agree, left out
+    ("p6", "c4", "text_b", "text_b"),  # agree
+    ("p7", None, "text_a", "text_a"),  # no id: kept, agree
+    ("p8", None, "text_a", "text_b"),  # no id: kept, disagree
+]
+
+
+def hand_frames(rows: list[tuple[Any, ...]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    judge = {r[0]: r[2] for r in rows}
+    ids = {r[0]: r[1] for r in rows}
+    texts = {r[0]: "a" * (k + 2) for k, r in enumerate(rows)}
+    frame = judge_frame(judge, comparison_id=ids, text_a=texts, text_b=dict.fromkeys(judge, "bbb"))
+    return frame, human_frame({"h": {r[0]: r[3] for r in rows}})
+
+
+def test_repeated_comparison_ids_count_once_by_hand() -> None:
+    """Kept: p1 agree, p3 disagree, p4 n/a, p6 agree, p7 agree, p8 disagree -> N 6, agree 3,
+    disagree 2: accuracy 3/5, relevance 5/6, kappa 2 * 3/5 - 1 = 1/5, strength 1/6; kappa
+    with estimated chance agreement on p1, p3, p6, p7, p8 (X a b b a a, R a a b a b):
+    p_o 3/5, p_e 0.6^2 + 0.4^2 = 0.52, kappa 0.08 / 0.48 = 1/6. With p2 and p5 counted it
+    would be agree 4, disagree 3 (accuracy 4/7)."""
+    frame, humans = hand_frames(HAND)
+    result = run_scorer(PreferenceScorer(n_resamples=300), frame, humans)
+    expected = {
+        "accuracy": 3 / 5, "relevance": 5 / 6, "cohens_kappa": 1 / 5, "strength": 1 / 6,
+        "cohens_kappa_estimated": 1 / 6,
+    }  # fmt: skip
+    assert_scores(result.scores, expected)
+    meta = result.metadata
+    assert (meta["num_pairs"], meta["agreed"], meta["disagreed"], meta["not_applicable"]) == (
+        6, 3, 2, 1,
+    )  # fmt: skip
+    assert meta["comparison_ids"] == {
+        "column": "comparison_id",
+        "kept": "the first pair of each comparison id in the order of the judge's rows",
+        "pairs_left_out": 2,
+    }
+    kept = [r for r in HAND if r[0] not in ("p2", "p5")]
+    votes, ref = [r[2] for r in kept], [r[3] for r in kept]
+    assert meta["strength_interval"] == strength_interval(votes, ref, 300, 0)
+    assert meta["dataset_statistics"]["num_pairs"] == 6
+    texts = {r[0]: "a" * (k + 2) for k, r in enumerate(HAND)}
+    assert meta["dataset_statistics"] == dataset_statistics(
+        [texts[r[0]] for r in kept], ["bbb"] * len(kept), ref
+    )
+    # the rows' order decides which pair of an id is first: p2 before p1 keeps p2
+    swapped = [HAND[1], HAND[0], *HAND[2:]]
+    frame, humans = hand_frames(swapped)
+    again = run_scorer(PreferenceScorer(n_resamples=300), frame, humans)
+    assert (again.metadata["agreed"], again.metadata["disagreed"]) == (2, 3)
+
+
+def test_repeats_are_left_out_of_groups_and_of_every_human() -> None:
+    """per_group, individual_average over two humans and the majority all skip p2 and p5."""
+    frame, _ = hand_frames(HAND)
+    frame = frame.with_columns(topic=pl.Series(["x", "x", "y", "y", "y", "x", "x", "y"]))
+    second = {r[0]: ("text_b" if r[0] in ("p1", "p6") else r[3]) for r in HAND}
+    humans = human_frame({"h": {r[0]: r[3] for r in HAND}, "k": second})
+    kept = [r[0] for r in HAND if r[0] not in ("p2", "p5")]
+    judge = {r[0]: r[2] for r in HAND}
+    first = {r[0]: r[3] for r in HAND}
+    result = run_scorer(PreferenceScorer(group_by="topic", n_resamples=50), frame, humans)
+    per_human = result.metadata["per_human"]
+    for name, labels in (("h", first), ("k", second)):
+        expected = annotator_metrics([judge[i] for i in kept], [labels[i] for i in kept])
+        assert per_human[name]["agreed"] == expected["agreed"], name
+        assert per_human[name]["strength"] == pytest.approx(expected["strength"], abs=TOL)
+    majority_vote = run_scorer(
+        PreferenceScorer(n_resamples=50), frame, humans, annotator_aggregation="majority_vote"
+    )
+    both = {"h": first, "k": second}
+    expected = annotator_metrics([judge[i] for i in kept], [majority(both, i) for i in kept])
+    assert majority_vote.metadata["num_pairs"] == expected["num_pairs"]
+    assert_scores(majority_vote.scores, expected)
+    # groups use the majority preference (one reference per pair)
+    topic = dict(zip(frame["original_id"], frame["topic"], strict=True))
+    for group, metrics in result.metadata["per_group"].items():
+        rows = [i for i in kept if topic[i] == group]
+        expected = annotator_metrics([judge[i] for i in rows], [majority(both, i) for i in rows])
+        assert metrics["num_pairs"] == expected["num_pairs"], group
+        assert metrics["strength"] == pytest.approx(expected["strength"], abs=TOL), group
+
+
+def test_unique_comparison_ids_change_nothing() -> None:
+    """Without repeats the scores and metadata equal those of the same pairs without ids."""
+    judge, humans, topics = draw(7, 2)
+    ids = {i: f"cmp-{i}" for i in judge}
+    options = {"n_resamples": 200, "group_by": "topic"}
+    with_ids = run_scorer(
+        PreferenceScorer(**options), judge_frame(judge, topic=topics, comparison_id=ids),
+        human_frame(humans),
+    )  # fmt: skip
+    without = run_scorer(
+        PreferenceScorer(**options), judge_frame(judge, topic=topics), human_frame(humans)
+    )
+    assert with_ids.scores == without.scores
+    assert with_ids.metadata.pop("comparison_ids")["pairs_left_out"] == 0
+    assert with_ids.metadata == without.metadata
+    assert "comparison_ids" not in without.metadata
+
+
+def test_comparison_column_options() -> None:
+    """comparison_column=None keeps every pair; a named column the data lacks is an error."""
+    frame, humans = hand_frames(HAND)
+    every = run_scorer(PreferenceScorer(comparison_column=None), frame, humans)
+    assert (every.metadata["agreed"], every.metadata["disagreed"]) == (4, 3)
+    assert "comparison_ids" not in every.metadata
+    renamed = frame.rename({"comparison_id": "pair"})
+    named = run_scorer(PreferenceScorer(comparison_column="pair"), renamed, humans)
+    assert named.metadata["comparison_ids"]["pairs_left_out"] == 2
+    with pytest.raises(ScoringError, match="no comparison id column 'pair'"):
+        run_scorer(PreferenceScorer(comparison_column="pair"), frame, humans)
+    with pytest.raises(ScoringError, match="comparison_column"):
+        PreferenceScorer(comparison_column="")
+
+
+def dup_project(root: Path, rows: list[dict[str, Any]]) -> MetaEvaluator:
+    """A project whose data rows are `rows` in order (id, comparison_id, text_a, text_b,
+    topic); the judge's and the human's votes ('judge', 'human'; None: no row) imported in
+    reverse order, so neither the files' nor the ids' order is the data's."""
+    data = pl.DataFrame(
+        [{k: r[k] for k in ("id", "comparison_id", "text_a", "text_b", "topic")} for r in rows]
+    )
+    evaluator = MetaEvaluator(root)
+    evaluator.add_data(DataLoader.load_from_dataframe("pairs", data, id_column="id"))
+    evaluator.add_eval_task(
+        EvalTask(
+            task_schemas={"preference": PREFERENCE_LABELS},
+            prompt_columns=["topic"],
+            response_columns=["text_a", "text_b"],
+        )
+    )
+    files = root.parent / "files"
+    files.mkdir()
+    judged = [r for r in reversed(rows) if r["judge"] is not None]
+    pl.DataFrame(
+        {"id": [r["id"] for r in judged], "preference": [r["judge"] for r in judged]}
+    ).write_csv(files / "judge.csv")
+    evaluator.add_external_judge_results(files / "judge.csv", "judge", id_column="id")
+    labelled = [r for r in reversed(rows) if r["human"] is not None]
+    pl.DataFrame(
+        {"original_id": [r["id"] for r in labelled], "preference": [r["human"] for r in labelled]}
+    ).write_csv(files / "human.csv")
+    evaluator.add_external_annotation_results(files / "human.csv", "alice")
+    return evaluator
+
+
+def dup_rows(seed: int, n: int = 40) -> list[dict[str, Any]]:
+    """n pairs in a shuffled data order, about a third repeating an earlier comparison id
+    with votes of their own; some pairs have no judge row or no human vote."""
+    rng = np.random.default_rng(seed)
+    ids = [f"r{k:03d}" for k in rng.permutation(n)]  # the data's order is not the ids'
+    rows = []
+    for k, row_id in enumerate(ids):
+        repeat = k > 3 and rng.random() < 0.35
+        cid = rows[int(rng.integers(0, k))]["comparison_id"] if repeat else f"c{k:03d}"
+        rows.append(
+            {
+                "id": row_id, "comparison_id": cid, "topic": TOPICS[k % 3],
+                "text_a": "a" * int(rng.integers(3, 30)), "text_b": "b" * int(rng.integers(3, 30)),
+                "judge": None if rng.random() < 0.1 else PREFERENCE_LABELS[int(rng.integers(3))],
+                "human": None if rng.random() < 0.1 else PREFERENCE_LABELS[int(rng.integers(3))],
+            }
+        )  # fmt: skip
+    return rows
+
+
+def kept_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs scored, by hand: judge row and human vote, then the first per comparison id
+    in the data's order."""
+    seen: set[str] = set()
+    kept = []
+    for r in rows:
+        if r["judge"] is None or r["human"] is None or r["comparison_id"] in seen:
+            continue
+        seen.add(r["comparison_id"])
+        kept.append(r)
+    return kept
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_end_to_end_repeats_follow_the_data_order(tmp_path: Path, seed: int) -> None:
+    """Through compare: every metric, the groups, the dataset statistics, the strength
+    interval (FF's multinomial) and the bootstrap interval of strength (items drawn as compare
+    draws them, over every pair the judge has; a repeat weighs nothing) use the first pair of
+    each comparison id in the data's order."""
+    from meta_evaluator.stats.bootstrap import paired_bootstrap
+
+    rows = dup_rows(seed)
+    evaluator = dup_project(tmp_path / "project", rows)
+    metric = MetricConfig(
+        scorer=PreferenceScorer(group_by="topic", n_resamples=500),
+        task_names=["preference"],
+        aggregation_name="single",
+        bootstrap=BootstrapConfig(n_resamples=60, seed=3),
+    )
+    ((_, (_, (result,))),) = evaluator.compare_async(MetricsConfig(metrics=[metric])).items()
+    assert result.error is None
+    kept = kept_rows(rows)
+    both = [r for r in rows if r["judge"] is not None and r["human"] is not None]
+    assert len(both) - len(kept) >= 5  # the data has repeats with a judge and a human vote
+    # first by id, or in the files' order, would keep other pairs
+    chosen = {r["id"] for r in kept}
+    assert chosen != {r["id"] for r in kept_rows(sorted(rows, key=lambda r: r["id"]))}
+    assert chosen != {r["id"] for r in kept_rows(rows[::-1])}
+    votes, ref = [r["judge"] for r in kept], [r["human"] for r in kept]
+    expected = reference_metrics(votes, ref)
+    assert_scores(result.scores, expected)
+    assert result.metadata["num_pairs"] == expected["num_pairs"]
+    assert result.metadata["comparison_ids"] == {
+        "column": "comparison_id",
+        "kept": "the first pair of each comparison id in the data's order",
+        "pairs_left_out": len(both) - len(kept),
+    }
+    assert result.metadata["strength_interval"] == strength_interval(votes, ref, 500, 0)
+    stats = result.metadata["dataset_statistics"]
+    assert stats == pytest.approx(
+        reference_statistics([r["text_a"] for r in kept], [r["text_b"] for r in kept], ref)
+    )
+    for group, metrics in result.metadata["per_group"].items():
+        part = [r for r in kept if r["topic"] == group]
+        want = reference_metrics([r["judge"] for r in part], [r["human"] for r in part])
+        assert metrics["strength"] == pytest.approx(want["strength"], abs=TOL), group
+
+    # the bootstrap draws compare's items: the pairs with a judge row and a human vote
+    items = sorted(r["id"] for r in both)
+    first = {r["id"] for r in kept}
+    by_id = {r["id"]: r for r in rows}
+
+    def strength(positions: Any) -> float | None:
+        drawn = [by_id[items[p]] for p in positions if items[p] in first]
+        return reference_metrics([r["judge"] for r in drawn], [r["human"] for r in drawn])[
+            "strength"
+        ]
+
+    low, high = paired_bootstrap(
+        strength, list(range(len(items))), n_resamples=60, seed=3, vectorized=False
+    )
+    assert result.confidence_intervals is not None
+    assert result.confidence_intervals["strength"] == pytest.approx((low, high), abs=1e-12)

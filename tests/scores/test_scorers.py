@@ -135,9 +135,24 @@ def ref_text_similarity(judge: Labels, humans: Humans, aggregation: str) -> floa
     return float(np.mean(per_human))
 
 
+def every_unit(judge: Labels, humans: Humans) -> list[Any]:
+    """Every item some coder (the judge or a human) labelled: the reliability matrix's units."""
+    found = set(present(judge))
+    for h in humans.values():
+        found |= set(present(h))
+    return sorted(found)
+
+
+def pairable_units(judge: Labels, humans: Humans) -> list[Any]:
+    """Units with two values or more, the judge's counted (those Krippendorff's alpha uses)."""
+    coders = [present(judge), *(present(h) for h in humans.values())]
+    return [u for u in every_unit(judge, humans) if sum(u in c for c in coders) >= 2]
+
+
 def ref_alpha(judge: Labels, humans: Humans, level: str, *, with_judge: bool) -> float:
-    """krippendorff.alpha over the scored items, coders = humans (+ the judge)."""
-    units = scored_items(judge, humans)
+    """krippendorff.alpha of one reliability matrix: the judge's row (with_judge) and the
+    humans' rows over every unit some coder labelled, NaN where a coder gave no label."""
+    units = every_unit(judge, humans)
     coders = [humans[h] for h in sorted(humans)] + ([judge] if with_judge else [])
     codes = {v: k for k, v in enumerate(all_labels(judge, humans))}
 
@@ -367,6 +382,73 @@ def test_krippendorff_with_one_human() -> None:
     with pytest.raises(ValueError):
         ref_alpha(judge, humans, "nominal", with_judge=False)
     assert result.scores["alpha_humans"] is None
+
+
+def ref_pairable(judge: Labels, humans: Humans) -> dict[str, int]:
+    """Units with two values or more and the values in them, counted unit by unit."""
+    out = dict.fromkeys(("units", "pairable_values", "units_humans", "pairable_values_humans",
+                         "units_without_judge"), 0)  # fmt: skip
+    for unit in every_unit(judge, humans):
+        by_humans = sum(present(h).get(unit) is not None for h in humans.values())
+        judged = present(judge).get(unit) is not None
+        if by_humans + judged >= 2:
+            out["units"] += 1
+            out["pairable_values"] += by_humans + judged
+            out["units_without_judge"] += not judged
+        if by_humans >= 2:
+            out["units_humans"] += 1
+            out["pairable_values_humans"] += by_humans
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_krippendorff_counts_units_the_judge_did_not_answer(seed: int) -> None:
+    """The judge skips about half the units: those with two human labels still count in
+    alpha (judge + human rows) and alpha_humans alike, as krippendorff.alpha counts them on
+    the same matrix; the unit counts match a count by hand."""
+    judge, humans = random_annotations(
+        seed + 60, labels=["a", "b", "c"], n_humans=3, coverage=0.7, judge_coverage=0.5
+    )
+    assert any(i not in judge and sum(i in h for h in humans.values()) >= 2
+               for i in every_unit(judge, humans))  # fmt: skip
+    jf, hf = frames(judge, humans, "int")
+    result = run_scorer(KrippendorffAlphaScorer(), jf, hf)
+    assert close(result.scores["alpha"], ref_alpha(judge, humans, "nominal", with_judge=True))
+    assert close(
+        result.scores["alpha_humans"], ref_alpha(judge, humans, "nominal", with_judge=False)
+    )
+    counts = ref_pairable(judge, humans)
+    assert {k: result.metadata[k] for k in counts} == counts
+    assert counts["units_without_judge"] > 0
+    # what the scorer used to do (only the items the judge labelled) differs here
+    only_judged = {h: {i: v for i, v in labels.items() if i in judge}
+                   for h, labels in humans.items()}  # fmt: skip
+    narrow = ref_alpha(judge, only_judged, "nominal", with_judge=True)
+    assert not close(result.scores["alpha"], narrow)
+
+
+def test_krippendorff_by_hand_with_a_unit_the_judge_skipped() -> None:
+    """Nominal alpha by hand (Krippendorff 2011), alpha = 1 - (n - 1) * (o_ab + o_ba) /
+    (2 n_a n_b). Units 1-2: judge, alice and bob all say a; unit 3: alice a, bob b, no judge.
+    With the judge: o_aa = 2 * 6 / (3 - 1) = 6, o_ab = o_ba = 1 / (2 - 1) = 1 (unit 3 counts
+    through the humans); n_a = 7, n_b = 1, n = 8; alpha = 1 - 7 * 2 / (2 * 7) = 0. Humans
+    alone: o_aa = 2 * 2 = 4, o_ab = o_ba = 1; n_a = 5, n_b = 1, n = 6; alpha = 1 - 5 * 2 /
+    (2 * 5) = 0. Without unit 3 (the old rule) both would be undefined (a single value)."""
+    judge = {1: "a", 2: "a"}
+    humans = {"alice": {1: "a", 2: "a", 3: "a"}, "bob": {1: "a", 2: "a", 3: "b"}}
+    jf, hf = frames(judge, humans, "int")
+    result = run_scorer(KrippendorffAlphaScorer(), jf, hf)
+    assert close(result.scores["alpha"], 0.0)
+    assert close(result.scores["alpha_humans"], 0.0)
+    assert result.metadata["units"] == 3 and result.metadata["units_without_judge"] == 1
+    assert result.metadata["pairable_values"] == 8 and result.metadata["units_humans"] == 3
+    assert result.metadata["pairable_values_humans"] == 6
+
+
+def test_krippendorff_needs_a_unit_shared_by_the_judge_and_a_human() -> None:
+    jf, hf = frames({9: "a"}, {"alice": {1: "a", 2: "b"}, "bob": {1: "a", 2: "b"}}, "int")
+    with pytest.raises(ScoringError, match="no item has both a judge label and a human label"):
+        run_scorer(KrippendorffAlphaScorer(), jf, hf)
 
 
 def test_krippendorff_with_a_single_value_is_undefined() -> None:

@@ -24,11 +24,17 @@ GROUP_VALUES: list[Any] = [0, 1, 1.0, "female", None]
 
 
 def reference(
-    ov: list[Any], op: list[Any], cv: list[Any], cp: list[Any], groups: list[Any]
+    ov: list[Any],
+    op: list[Any],
+    cv: list[Any],
+    cp: list[Any],
+    groups: list[Any],
+    all_groups: tuple[Any, ...] | list[Any] = (),
 ) -> dict[str, Any]:
     """METRICS.md B.6 read literally: keep the pairs whose two calls both succeeded; a kept
     pair changed iff the validity flags differ or both are valid with different predictions;
-    rates are changed/used overall and per group (key str(group)), None for 0/0."""
+    rates are changed/used overall and per group (key str(group)), None for 0/0; every group
+    of `groups` or `all_groups` is listed."""
     kept = [i for i in range(len(ov)) if ov[i] is not None and cv[i] is not None]
 
     def is_changed(i: int) -> bool:
@@ -41,7 +47,7 @@ def reference(
             return None
         return float(Fraction(sum(is_changed(i) for i in members), len(members)))
 
-    names = sorted({str(g) for g in groups})
+    names = sorted({str(g) for g in [*groups, *all_groups]})
     members = {name: [i for i in kept if str(groups[i]) == name] for name in names}
     return {
         "change_rate_overall": rate(kept),
@@ -76,6 +82,22 @@ def test_matches_reference_on_random_pairs(seed: int) -> None:
     """Reference: `reference` above, written from METRICS.md B.6; compared exactly."""
     ov, op, cv, cp, groups = random_pairs(seed)
     assert change_rates(ov, op, cv, cp, groups) == reference(ov, op, cv, cp, groups)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_group_given_is_listed_none_without_a_used_pair(seed: int) -> None:
+    """`all_groups` (say every original's group) adds groups without any pair, or whose
+    pairs all failed: listed with rate None and counts 0, the rest as without it."""
+    ov, op, cv, cp, groups = random_pairs(seed)
+    extra = ["nobody", 0, "female", 7.5]
+    found = change_rates(ov, op, cv, cp, groups, all_groups=extra)
+    assert found == reference(ov, op, cv, cp, groups, extra)
+    for name in ("nobody", "7.5"):
+        assert found["change_rate_by_group"][name] is None
+        assert found["by_group"][name] == {"changed": 0, "used": 0}
+    plain = change_rates(ov, op, cv, cp, groups)
+    assert {k: v for k, v in found["change_rate_by_group"].items() if k in plain[
+        "change_rate_by_group"]} == plain["change_rate_by_group"]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", SEEDS)

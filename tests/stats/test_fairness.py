@@ -155,9 +155,16 @@ def ref_group_metrics(
 
 
 def ref_multigroup(
-    y_true: Sequence[bool] | None, y_pred: Sequence[bool], groups: Sequence[Any]
+    y_true: Sequence[bool] | None,
+    y_pred: Sequence[bool],
+    groups: Sequence[Any],
+    agg: str = "worst_case",
+    method: str = "between_groups",
 ) -> dict[str, Any]:
-    """METRICS.md E adopted, by loops: undefined rates excluded, >= 2 groups per spread."""
+    """METRICS.md E adopted, by loops: undefined rates excluded, >= 2 groups per spread;
+    `method="to_overall"` compares each group's selection rate with that of all items (a
+    ratio above 1 inverted); `agg` combines the TPR and FPR parts of equalized odds by the
+    worse one or the mean, None when either part is."""
     per: dict[str, dict[str, Any]] = {}
     for g in sorted(set(groups)):
         idx = [i for i, x in enumerate(groups) if x == g]
@@ -178,12 +185,32 @@ def ref_multigroup(
         vals = [v[key] for v in per.values() if v[key] is not None]
         return min(vals) / max(vals) if len(vals) >= 2 and max(vals) > 0 else None
 
-    tpr_s, fpr_s = spread("tpr"), spread("fpr")
+    def to_overall() -> tuple[float | None, float | None]:
+        overall = sum(bool(v) for v in y_pred) / len(y_pred)
+        rates = [v["selection_rate"] for v in per.values()]
+        if len(rates) < 2:
+            return None, None
+        difference = max(abs(r - overall) for r in rates)
+        if overall == 0:
+            return difference, None
+        return difference, min(min(r / overall, overall / r) if r else 0.0 for r in rates)
+
+    def both(worse: Any, first: float | None, second: float | None) -> float | None:
+        if first is None or second is None:
+            return None
+        return worse(first, second) if agg == "worst_case" else (first + second) / 2
+
+    parity = (
+        (spread("selection_rate"), ratio("selection_rate"))
+        if method == "between_groups"
+        else to_overall()
+    )
     return {
-        "demographic_parity_difference": spread("selection_rate"),
-        "demographic_parity_ratio": ratio("selection_rate"),
-        "equalized_odds_difference": None if tpr_s is None or fpr_s is None else max(tpr_s, fpr_s),
-        "equal_opportunity_difference": tpr_s,
+        "demographic_parity_difference": parity[0],
+        "demographic_parity_ratio": parity[1],
+        "equalized_odds_difference": both(max, spread("tpr"), spread("fpr")),
+        "equalized_odds_ratio": both(min, ratio("tpr"), ratio("fpr")),
+        "equal_opportunity_difference": spread("tpr"),
         "equal_opportunity_ratio": ratio("tpr"),
         "per_group": per,
     }
@@ -580,15 +607,117 @@ def test_multigroup_random_matches_fairlearn(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(30))
 def test_multigroup_random_matches_the_loop_reference(seed: int) -> None:
     """METRICS.md E adopted, by loops (`ref_multigroup`), including groups without positives
-    or negatives and missing y_true, within 1e-12."""
+    or negatives and missing y_true, within 1e-12, for every agg and method."""
     rng = random.Random(seed)
     n = rng.randint(1, 30)
     groups = [rng.choice([0, 1, 2, 3]) for _ in range(n)]
     y_pred = [rng.random() < 0.4 for _ in range(n)]
     y_true = None if rng.random() < 0.2 else [rng.random() < 0.4 for _ in range(n)]
-    assert_same_nested(
-        multigroup_metrics(y_true, y_pred, groups), ref_multigroup(y_true, y_pred, groups)
-    )
+    for agg in ("worst_case", "mean"):
+        for method in ("between_groups", "to_overall"):
+            assert_same_nested(
+                multigroup_metrics(y_true, y_pred, groups, agg=agg, method=method),  # type: ignore[arg-type]
+                ref_multigroup(y_true, y_pred, groups, agg, method),
+                f"{agg}/{method}",
+            )
+
+
+AGGS = ("worst_case", "mean")
+METHODS = ("between_groups", "to_overall")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("agg", AGGS)
+@pytest.mark.parametrize("method", METHODS)
+def test_multigroup_options_match_fairlearn(seed: int, agg: str, method: str) -> None:
+    """fairlearn 0.15 `demographic_parity_difference/ratio(method=...)` and
+    `equalized_odds_difference/ratio(agg=...)` on 3-5 random groups where every group has
+    positives, negatives, and both TPR and FPR positive somewhere (every rate defined, so
+    fairlearn's zeros for undefined rates never occur)."""
+    rng = np.random.default_rng(300 + seed)
+    k = 3 + seed % 3
+    names = np.array([f"g{i}" for i in range(k)])
+    n = 30 * k
+    groups = names[rng.permutation(np.arange(n) % k)]
+    y_true = rng.random(n) < 0.4 + 0.1 * (seed % 3)
+    y_pred = rng.random(n) < np.where(y_true, 0.6, 0.3)
+    for g in names:
+        group = groups == g
+        assert y_true[group].any() and (~y_true[group]).any()
+    assert (y_pred & y_true).any() and (y_pred & ~y_true).any()
+    m = multigroup_metrics(y_true, y_pred, groups, agg=agg, method=method)  # type: ignore[arg-type]
+    kw = {"sensitive_features": groups}
+    expected = {
+        "demographic_parity_difference": flm.demographic_parity_difference(
+            y_true, y_pred, method=method, **kw
+        ),
+        "demographic_parity_ratio": flm.demographic_parity_ratio(
+            y_true, y_pred, method=method, **kw
+        ),
+        "equalized_odds_difference": flm.equalized_odds_difference(y_true, y_pred, agg=agg, **kw),
+        "equalized_odds_ratio": flm.equalized_odds_ratio(y_true, y_pred, agg=agg, **kw),
+    }
+    for key, value in expected.items():
+        assert m[key] == pytest.approx(float(value), abs=TOL), key
+    # the options change what they should, and only that
+    other = multigroup_metrics(y_true, y_pred, groups)
+    for key in ("equal_opportunity_difference", "equal_opportunity_ratio", "per_group"):
+        assert m[key] == other[key]
+
+
+def test_multigroup_options_by_hand() -> None:
+    """Three groups (a: 2 of 4 selected, b: 1 of 4, c: 4 of 4; all items 7/12).
+    to_overall: DPD max(|1/2 - 7/12|, |1/4 - 7/12|, |1 - 7/12|) = 5/12; DPR min(6/7, 3/7,
+    7/12) = 3/7 (between groups: 3/4 and 1/4). TPR a 1/2, b 1/2, c 1; FPR a 1/2, b 0, c 1:
+    spreads 1/2 and 1, ratios 1/2 and 0; worst case 1 and 0, mean 3/4 and 1/4."""
+    groups = ["a"] * 4 + ["b"] * 4 + ["c"] * 4
+    y_true = [1, 1, 0, 0] * 3
+    y_pred = [1, 0, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1]
+    overall = multigroup_metrics(y_true, y_pred, groups, method="to_overall")
+    assert overall["demographic_parity_difference"] == pytest.approx(5 / 12, abs=TOL)
+    assert overall["demographic_parity_ratio"] == pytest.approx(3 / 7, abs=TOL)
+    between = multigroup_metrics(y_true, y_pred, groups)
+    assert between["demographic_parity_difference"] == pytest.approx(3 / 4, abs=TOL)
+    assert between["demographic_parity_ratio"] == pytest.approx(1 / 4, abs=TOL)
+    assert (between["equalized_odds_difference"], between["equalized_odds_ratio"]) == (1.0, 0.0)
+    mean = multigroup_metrics(y_true, y_pred, groups, agg="mean")
+    assert mean["equalized_odds_difference"] == pytest.approx(3 / 4, abs=TOL)
+    assert mean["equalized_odds_ratio"] == pytest.approx(1 / 4, abs=TOL)
+
+
+def test_multigroup_options_with_undefined_rates_by_hand() -> None:
+    """METRICS.md E adopted, where fairlearn differs: group c has no positives (TPR
+    undefined, left out; fairlearn counts 0). TPR a 1/2, b 1; FPR a 0, b 1/2, c 1.
+    equalized odds worst case: max(1/2, 1) = 1, ratio min(1/2, 0) = 0; mean 3/4 and 1/4.
+    fairlearn's TPR spread would be 1 - 0 = 1 and its mean difference (1 + 1) / 2 = 1.
+    Nobody selected in one run: the to_overall ratio (overall 0) is None, its difference 0;
+    one group only: every spread None, also to_overall."""
+    groups = ["a", "a", "a", "b", "b", "b", "c", "c"]
+    y_true = [1, 1, 0, 1, 0, 0, 0, 0]
+    y_pred = [1, 0, 0, 1, 1, 0, 1, 1]
+    worst = multigroup_metrics(y_true, y_pred, groups)
+    assert worst["per_group"]["c"]["tpr"] is None
+    assert (worst["equalized_odds_difference"], worst["equalized_odds_ratio"]) == (1.0, 0.0)
+    mean = multigroup_metrics(y_true, y_pred, groups, agg="mean")
+    assert mean["equalized_odds_difference"] == pytest.approx(3 / 4, abs=TOL)
+    assert mean["equalized_odds_ratio"] == pytest.approx(1 / 4, abs=TOL)
+    kw = {"sensitive_features": groups}
+    assert flm.equalized_odds_difference(y_true, y_pred, agg="mean", **kw) == 1.0
+    nobody = multigroup_metrics(None, [0, 0, 0, 0], ["a", "a", "b", "b"], method="to_overall")
+    assert nobody["demographic_parity_difference"] == 0.0
+    assert nobody["demographic_parity_ratio"] is None
+    one = multigroup_metrics([1, 0], [1, 0], ["a", "a"], method="to_overall", agg="mean")
+    assert all(one[k] is None for k in one if k != "per_group")
+    # an FPR part undefined everywhere (no negatives): equalized odds None under both aggs
+    positives = multigroup_metrics([1, 1, 1, 1], [1, 0, 1, 1], ["a", "a", "b", "b"], agg="mean")
+    assert positives["equalized_odds_difference"] is None
+    assert positives["equalized_odds_ratio"] is None
+
+
+@pytest.mark.parametrize(("option", "value"), [("agg", "worst"), ("method", "overall")])
+def test_multigroup_refuses_unknown_options(option: str, value: str) -> None:
+    with pytest.raises(ScoringError, match=f"{option} must be one of"):
+        multigroup_metrics([1, 0], [1, 0], ["a", "b"], **{option: value})  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------- average_across_datasets --

@@ -18,6 +18,7 @@ from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.preference import (
     annotator_metrics,
     dataset_statistics,
+    dedupe,
     normalize_vote,
     normalize_votes,
     strength_bootstrap_interval,
@@ -244,6 +245,33 @@ def test_annotator_metrics_hand_example() -> None:
     assert m["strength"] == pytest.approx(1 / 5, abs=TOL)
     # binomtest(2, 3, 0.5, 'greater') = P(K >= 2) = 4/8
     assert m["p_value"] == pytest.approx(0.5, abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_dedupe_keeps_the_first_row_of_each_id_by_order(seed: int) -> None:
+    """`dedupe` against a loop: rows visited by `order` (ties: sequence order), the first of
+    each id kept; rows without an id (None, NaN) always kept; ints and strings mixed."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    pool: list[Any] = ["x", "y", 3, 4.0, None, float("nan")]
+    ids = [pool[int(i)] for i in rng.integers(0, len(pool), n)]
+    order = rng.integers(0, 10, n).tolist() if seed % 2 else None
+    visit = sorted(range(n), key=lambda i: (order[i] if order else 0, i))
+    seen: set[Any] = set()
+    expected = [True] * n
+    for i in visit:
+        value = ids[i]
+        if value is None or value != value:  # NaN
+            continue
+        if value in seen:
+            expected[i] = False
+        seen.add(value)
+    assert dedupe(ids, n, order=order).tolist() == expected
+
+
+def test_dedupe_checks_lengths() -> None:
+    with pytest.raises(ScoringError, match="order"):
+        dedupe(["x", "y"], 2, order=[0])
 
 
 def test_dedupe_keeps_first_row() -> None:

@@ -69,6 +69,13 @@ class LabelScorer(ScorerWithOptions):
     ) -> tuple[ResamplingStatistic, dict[str, Any]]:
         """The score function of item weights, and metadata about the scores."""
 
+    def items_of(self, call: ScoringCall) -> Items | None:
+        """The items scored: those with a judge label and a human label (None when none is).
+
+        Shared by every scorer given the same frames (`Items.of_call`).
+        """
+        return Items.of_call(call)
+
     async def prepare(self, items: Items) -> None:
         """Fetch what `statistic` needs from elsewhere before it runs (default: nothing)."""
         return None
@@ -83,7 +90,7 @@ class LabelScorer(ScorerWithOptions):
         Raises:
             ScoringError: No item has both a judge and a human label.
         """
-        items = Items.of_call(call)
+        items = self.items_of(call)
         if items is None:
             raise ScoringError(
                 f"{self.scorer_name}: {call.where}: no item has both a judge label and a human "
@@ -111,10 +118,10 @@ class LabelScorer(ScorerWithOptions):
     ) -> BaselineStatistic:
         """The score between humans, each in the judge's place in turn, on the judge's items.
 
-        The items and codes are those of the judge's score (`Items.of_call` when its ids are
+        The items and codes are those of the judge's score (`items_of` when its ids are
         `ids`), so the baseline reads the labels exactly as the judge's score does.
         """
-        items = Items.of_call(call)
+        items = self.items_of(call)
         if items is None or not items.ids.equals(ids, check_names=False):
             items = Items.build(call.judge_data, call.human_data, ids)
         return await self.human_baseline(items, call.annotator_aggregation, call.aggregation_mode)

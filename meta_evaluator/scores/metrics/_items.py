@@ -17,12 +17,20 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.checks import encode_labels, is_missing
 
 if TYPE_CHECKING:
     from meta_evaluator.scores.base_scorer import ScoringCall
 
-__all__ = ["Items", "common_ids", "majority_label", "mean_over_humans", "weighted_ratio"]
+__all__ = [
+    "Items",
+    "common_ids",
+    "majority_label",
+    "mean_over_humans",
+    "pairable_ids",
+    "weighted_ratio",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -35,6 +43,29 @@ def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
     judge = judge_data.filter(pl.col("label").is_not_null()).get_column("original_id")
     human = human_data.filter(pl.col("label").is_not_null()).get_column("original_id")
     return judge.filter(judge.is_in(human.implode())).unique().sort()
+
+
+def pairable_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
+    """Ids labelled by two coders or more, the judge counted as one, sorted.
+
+    The units of a reliability matrix of the judge and the humans that can be paired
+    (Krippendorff's alpha); one label per coder and id, as results hold.
+
+    Raises:
+        ScoringError: The two frames' ids are of different types.
+    """
+    judge = judge_data.filter(pl.col("label").is_not_null()).get_column("original_id")
+    human = human_data.filter(pl.col("label").is_not_null()).get_column("original_id")
+    parts = [ids for ids in (judge, human) if ids.len()]
+    if len(parts) == 2 and judge.dtype != human.dtype:
+        raise ScoringError(
+            f"judge ids are {judge.dtype}, human ids are {human.dtype}; import both against "
+            "the same project data so ids keep one type."
+        )
+    if not parts:
+        return judge
+    counts = pl.concat(parts).to_frame("original_id").group_by("original_id").len()
+    return counts.filter(pl.col("len") >= 2).get_column("original_id").sort()
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,12 @@ class CounterfactualScorer(ScorerWithOptions):
     `group_column` (one group "all" without it).
 
     Score keys: `change_rate_overall`, `change_rate_by_group` (keyed by the group value as a
-    string). Metadata: the counts overall and per group (`changed`, `used`, `by_group`), pairs
-    left out (`variants_without_original`), `group_column`, and `change_rate_intervals`:
-    Wilson intervals of the rates (`overall`, and `by_group` keyed as the rates; None for a
-    group without a used pair) at the level `rate_interval` names.
+    string; every group among the answered originals, None for one without a used pair, as
+    when all its counterfactuals failed). Metadata: the counts overall and per group
+    (`changed`, `used`, `by_group`), pairs left out (`variants_without_original`),
+    `group_column`, and `change_rate_intervals`: Wilson intervals of the rates (`overall`,
+    and `by_group` keyed as the rates; None for a group without a used pair) at the level
+    `rate_interval` names.
     """
 
     include_invalid = True
@@ -82,12 +84,18 @@ class CounterfactualScorer(ScorerWithOptions):
                 f"original was answered ({orphans} variant(s) without one); build variants "
                 "with meta_evaluator.data.counterfactual_variants."
             )
+        # every group among the originals is reported: one without a usable pair as None
+        originals = (
+            [] if groups is None
+            else [g for g, link in zip(groups, links, strict=True) if is_missing(link)]
+        )  # fmt: skip
         found = change_rates(
             [valid[o] for o, _ in pairs],
             [labels[o] for o, _ in pairs],
             [valid[c] for _, c in pairs],
             [labels[c] for _, c in pairs],
             [groups[o] if groups is not None else "all" for o, _ in pairs],
+            all_groups=originals,
         )
         return Scored(
             {k: found[k] for k in ("change_rate_overall", "change_rate_by_group")},

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.scores.base_scorer import Scored, ScorerWithOptions, ScoringCall
 from meta_evaluator.scores.base_scoring_result import ScoringResult
-from meta_evaluator.scores.metrics._arguments import name_problems, refuse
+from meta_evaluator.scores.metrics._arguments import name_problems, one_of_problems, refuse
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
+from meta_evaluator.stats.fairness import Aggregation, Comparison
 
 __all__ = ["FairnessScorer"]
 
@@ -42,6 +43,13 @@ class FairnessScorer(ScorerWithOptions):
     and FPR, each rate with its Wilson interval (`stats.fairness.group_rates`; groups
     `privileged` and `unprivileged` for a numeric column, its values for a column of text),
     at the level `rate_interval` names.
+
+    The multi-group spreads of a column (`metadata["multigroup"][column]`) follow fairlearn's
+    definitions: `agg` ("worst_case" or "mean") combines the TPR and FPR parts of
+    `equalized_odds_difference` and `equalized_odds_ratio`, `method` ("between_groups" or
+    "to_overall") says what `demographic_parity_difference` and `demographic_parity_ratio`
+    compare each group's selection rate with; both are saved in
+    `metadata["multigroup_options"]` (METRICS.md E).
     """
 
     include_invalid = True
@@ -52,8 +60,12 @@ class FairnessScorer(ScorerWithOptions):
         positive_label: str,
         thresholds: dict[str, tuple[float, bool]] | None = None,
         gold_column: str | None = None,
+        *,
+        agg: Aggregation = "worst_case",
+        method: Comparison = "between_groups",
     ) -> None:
-        problems = []
+        problems = one_of_problems("agg", agg, get_args(Aggregation))
+        problems += one_of_problems("method", method, get_args(Comparison))
         if (
             isinstance(sensitive_columns, str)
             or not isinstance(sensitive_columns, list | tuple)
@@ -91,6 +103,8 @@ class FairnessScorer(ScorerWithOptions):
             {k: (float(v[0]), bool(v[1])) for k, v in thresholds.items()} if thresholds else None
         )
         self.gold_column = gold_column
+        self.agg: Aggregation = agg
+        self.method: Comparison = method
         self.data_columns = (*self.sensitive_columns, *([gold_column] if gold_column else []))
         self.min_human_annotators = 0 if gold_column else 1
 
@@ -136,7 +150,9 @@ class FairnessScorer(ScorerWithOptions):
                 numeric[name] = numbers
             distinct = {v for v in values if not is_missing(v)}
             if numbers is None or len(distinct) > 2:
-                multigroup[name] = multigroup_metrics(truth, predicted, [str(v) for v in values])
+                multigroup[name] = multigroup_metrics(
+                    truth, predicted, [str(v) for v in values], agg=self.agg, method=self.method
+                )
             if numbers is None:
                 rates[name] = group_rates(truth, predicted, [str(v) for v in values])
         scores: dict[str, Any] = dict.fromkeys(SCORE_KEYS)
@@ -147,6 +163,7 @@ class FairnessScorer(ScorerWithOptions):
             else "humans' majority label",
             "counts": {"scored": frame.height, "invalid": invalid, "no_reference": unreferenced},
             "multigroup": multigroup,
+            "multigroup_options": {"agg": self.agg, "method": self.method},
         }
         if truth is not None:
             scores.update(_overall([bool(t) for t in truth], predicted))

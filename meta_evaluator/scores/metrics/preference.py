@@ -35,6 +35,7 @@ from meta_evaluator.stats.preference import (
     NOT_APPLICABLE,
     annotator_metrics,
     dataset_statistics,
+    dedupe,
     metrics_from_counts,
     normalize_vote,
     strength_interval,
@@ -44,6 +45,10 @@ from meta_evaluator.storage import atomic_write_text, write_csv
 __all__ = ["PreferenceScorer"]
 
 SCORE_KEYS = ("relevance", "accuracy", "cohens_kappa", "cohens_kappa_estimated", "strength")
+COMPARISON_COLUMN = "comparison_id"
+"""The data column of comparison ids used when the data has it (`comparison_column`)."""
+DATA_POSITION = "_data_position"
+"""Where compare puts each row's place in the data (`BaseScorer.data_position_column`)."""
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -73,6 +78,12 @@ class PreferenceScorer(ScorerWithOptions):
             when the original and its swapped twin agree, else a tie (not applicable); twins
             are never compared with the humans (docs/scoring.md, "Position bias").
         link_column: With `debias_positions`, the data column naming each twin's original.
+        comparison_column: The data column of comparison ids. Pairs sharing an id are one
+            comparison: of the pairs with a judge row and a human preference, only the first
+            in the data's order counts, in every metric (METRICS.md A.2); the others are left
+            out and counted in `metadata["comparison_ids"]`. The default `comparison_id` is
+            used when the data has it; another name must be a column of the data; None keeps
+            every pair.
     """
 
     include_invalid = True  # an unusable vote is "not applicable", as in Feedback Forensics
@@ -89,6 +100,7 @@ class PreferenceScorer(ScorerWithOptions):
         seed: int = 0,
         debias_positions: bool = False,
         link_column: str = "swapped_of",
+        comparison_column: str | None = COMPARISON_COLUMN,
     ) -> None:
         problems = []
         if (
@@ -115,7 +127,9 @@ class PreferenceScorer(ScorerWithOptions):
             problems.append(f"text_columns must be two column names; got {text_columns!r}")
         if not isinstance(debias_positions, bool):
             problems.append(f"debias_positions must be True or False; got {debias_positions!r}")
-        problems += name_problems({"link_column": link_column})
+        problems += name_problems(
+            {"link_column": link_column}, {"comparison_column": comparison_column}
+        )
         refuse("PreferenceScorer", problems)
         super().__init__(scorer_name="preference")
         self.chance_agreement = float(chance_agreement)
@@ -132,6 +146,13 @@ class PreferenceScorer(ScorerWithOptions):
         if debias_positions:  # the twins come along with the pairs the humans labelled
             self.linked_rows_column = link_column
             self.optional_data_columns = (*self.text_columns, link_column)
+        self.comparison_column = comparison_column
+        if comparison_column == COMPARISON_COLUMN:  # used when the data has it
+            self.optional_data_columns = (*self.optional_data_columns, comparison_column)
+        elif comparison_column is not None:  # named: the data must have it
+            self.data_columns = (*self.data_columns, comparison_column)
+        if comparison_column is not None:  # "first" is first in the data's order
+            self.data_position_column = DATA_POSITION
 
     @property
     def required_columns(self) -> tuple[str, ...]:
@@ -149,7 +170,7 @@ class PreferenceScorer(ScorerWithOptions):
             ScoringError: No pair has both a judge row and a human preference.
         """
         judge_data = call.judge_data
-        items, references = self._layout(call)
+        items, references, repeated = self._layout(call)
         if items.judge.null_count() == items.n:
             raise ScoringError(
                 f"preference: judge {call.judge_id!r} gave no answer for {call.task_name!r} on "
@@ -168,6 +189,8 @@ class PreferenceScorer(ScorerWithOptions):
         }
         if self.debias_positions:
             metadata["debiased_positions"] = {"link_column": self.link_column}
+        if repeated is not None:
+            metadata["comparison_ids"] = repeated
         primary = next(iter(references.values())) if len(references) == 1 else None
         if primary is not None:
             counts = next(iter(per_reference.values()))
@@ -198,7 +221,7 @@ class PreferenceScorer(ScorerWithOptions):
 
     def resampling_statistic(self, call: ScoringCall, ids: pl.Series) -> ResamplingStatistic:
         """Relevance, accuracy, kappa and strength under item weights (from the counts)."""
-        items, references = self._layout(call, ids)
+        items, references, _ = self._layout(call, ids)
         votes = items.judge.to_list()
         tables = []
         for ref in references.values():
@@ -230,7 +253,12 @@ class PreferenceScorer(ScorerWithOptions):
 
     def _layout(
         self, call: ScoringCall, ids: pl.Series | None = None
-    ) -> tuple[Items, dict[str, list[Any]]]:
+    ) -> tuple[Items, dict[str, list[Any]], dict[str, Any] | None]:
+        """The pairs, the reference votes each metric compares with, the repeats left out.
+
+        Pairs on `ids` (default: those with a judge row and a human preference); the repeats
+        of a comparison id (`_first_of_each_comparison`) are None without comparison ids.
+        """
         judge_data, human_data = call.judge_data, call.human_data
         if "outcome" in judge_data.columns:
             # an invalid row is no vote, whatever it holds (a partial row's good tasks count)
@@ -255,15 +283,71 @@ class PreferenceScorer(ScorerWithOptions):
             ids = judge_ids.filter(judge_ids.is_in(human_ids.implode())).unique().sort()
         if ids.len() == 0:
             raise ScoringError("preference: no pair has both a judge row and a human preference.")
-        items = Items.build(judge_data, human_data, ids)
+        items, repeated = self._first_of_each_comparison(
+            judge_data, Items.build(judge_data, human_data, ids), call.where
+        )
         if call.annotator_aggregation == "majority_vote" or len(items.humans) == 1:
             name = items.humans[0] if len(items.humans) == 1 else "majority"
-            return items, {
-                name: _majority(items) if len(items.humans) > 1 else items.human[0].to_list()
-            }
-        return items, {
+            return (
+                items,
+                {name: _majority(items) if len(items.humans) > 1 else items.human[0].to_list()},
+                repeated,
+            )
+        references = {
             h: column.to_list() for h, column in zip(items.humans, items.human, strict=True)
         }
+        return items, references, repeated
+
+    def _first_of_each_comparison(
+        self, judge_data: pl.DataFrame, items: Items, where: str
+    ) -> tuple[Items, dict[str, Any] | None]:
+        """`items` with the repeats of a comparison id left out (their labels made null).
+
+        Of the pairs a human labelled, each comparison id keeps its first in the data's order
+        (the order of `judge_data` when it has no data positions); a pair without an id is
+        kept. Returns the items, and the column, order and count left out for the metadata.
+
+        Raises:
+            ScoringError: `comparison_column` was named but the data has no such column.
+        """
+        column = self.comparison_column
+        if column is None or column not in judge_data.columns:
+            if column is not None and column != COMPARISON_COLUMN:
+                raise ScoringError(
+                    f"preference: {where}: the data has no comparison id column {column!r} "
+                    f"(comparison_column; columns: {judge_data.columns})."
+                )
+            return items, None
+        in_data = DATA_POSITION in judge_data.columns
+        order = pl.col(DATA_POSITION) if in_data else pl.int_range(pl.len())
+        rows = judge_data.select("original_id", pl.col(column).alias("_id"), order.alias("_at"))
+        found = _on_items(rows, items.ids, ["_id", "_at"])
+        labelled = np.zeros(items.n, dtype=bool)
+        for human in items.human:
+            labelled |= human.is_not_null().to_numpy()
+        # only the pairs a human labelled compete; the rest count nowhere anyway
+        ids = [c if on else None for c, on in zip(found["_id"], labelled, strict=True)]
+        places = [np.inf if at is None else at for at in found["_at"]]
+        keep = dedupe(ids, items.n, order=places)
+        repeated = {
+            "column": column,
+            "kept": "the first pair of each comparison id in the "
+            + ("data's order" if in_data else "order of the judge's rows"),
+            "pairs_left_out": int(np.count_nonzero(~keep)),
+        }
+        if keep.all():
+            return items, repeated
+        kept = pl.Series("keep", keep)
+
+        def only_kept(labels: pl.Series) -> pl.Series:
+            frame = pl.DataFrame({"label": labels, "keep": kept})
+            return frame.select(pl.when(pl.col("keep")).then(pl.col("label"))).to_series()
+
+        return (
+            Items(items.ids, items.humans, only_kept(items.judge),
+                  [only_kept(h) for h in items.human]),
+            repeated,
+        )  # fmt: skip
 
     def _per_group(
         self,
