@@ -75,8 +75,12 @@ def position_bias(inputs: ReportInputs) -> str:
         level = metadata.get("confidence_level", 0.95)
         alpha = 1.0 - float(level) if finite_number(level) else 0.05
         rate, p = scores.get("first_position_rate"), scores.get("p_value")
-        if not finite_number(rate) or not finite_number(p):
+        if not finite_number(rate):
             reading = "<span class='muted'>undefined: no pair usable in both orders</span>"
+        elif not finite_number(p):  # every pair consistent: the order decided nothing
+            reading = (
+                "<span class='pass'>no position preference found (every pair consistent)</span>"
+            )
         elif p < alpha:
             where = "first" if rate > 0.5 else "second"
             reading = (
@@ -98,7 +102,9 @@ def position_bias(inputs: ReportInputs) -> str:
         "<h2>Position bias</h2><p class='muted'>Each pair was judged twice, its two answers "
         "swapped the second time. <b>Consistency</b>: the share of pairs with the same winner "
         "both ways. <b>First-position rate</b>: the share of answers picking whichever answer "
-        "was shown first; 0.5 without position bias (exact binomial test against 0.5). Use "
+        "was shown first; 0.5 without position bias. <b>p</b>: the exact sign test of the "
+        "inconsistent pairs (those picking the same place both times), as many picking the "
+        "first place as the second without position bias. Use "
         "<code>PreferenceScorer(debias_positions=True)</code> to count only the verdicts that "
         "survive the swap.</p>"
         "<table><tr><th>metric</th><th>judge</th><th>task</th><th class='num'>pairs</th>"

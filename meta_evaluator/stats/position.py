@@ -31,25 +31,32 @@ def position_bias(
 
     Formula: over the n rows with a usable answer in both orders, a row is consistent when the
     same answer wins both ways (first then second, or second then first);
-    consistency_rate = consistent / n. Over every usable answer of those rows (2n),
-    first_position_rate = answers picking the first position / 2n, with Wilson's interval and
-    the two-sided exact binomial test of that count against 1/2 (each answer a trial: for a
-    judge led by content the two answers of a row lean apart, which makes the test
-    conservative; a position-biased judge's lean together). `first_both` / `second_both`
-    count the inconsistent rows that picked the first / second position both times.
+    consistency_rate = consistent / n. The m = n - consistent inconsistent rows picked the
+    same position both times: `first_both` the first, `second_both` the second.
+    first_position_rate = answers picking the first position / 2n = (consistent +
+    2 first_both) / 2n (1/2 without position bias). The test and the interval rest on rows,
+    not answers (a row's two answers are not independent): without position preference an
+    inconsistent row is as likely to favour the first position as the second, so p_value is
+    the two-sided exact binomial (sign, McNemar) test of first_both among the m inconsistent
+    rows against 1/2, and `inconsistent_first_interval` Wilson's interval of their share q =
+    first_both / m. Given m, first_position_rate = 1/2 + m (2q - 1) / 2n, which maps q's
+    interval onto `first_position_interval` (an interval conditional on m).
 
     Args:
         picked: Per row, "first", "second" or None (no usable answer) in the original order.
         picked_swapped: The same rows with the two answers swapped.
-        confidence_level: Of the interval, in (0, 1).
+        confidence_level: Of the intervals, in (0, 1).
 
     Returns:
-        `consistency_rate`, `first_position_rate` in [0, 1] (1/2 without position bias),
-        `first_position_interval` (low, high), `p_value`, and the counts `rows`, `pairs` (rows
-        usable both ways), `consistent`, `first_both`, `second_both`, `answers` (2 x pairs),
-        `first_answers`.
+        `consistency_rate`, `first_position_rate` in [0, 1], `first_position_interval` (low,
+        high), `p_value`, `inconsistent_first_share` (q) with `inconsistent_first_interval`,
+        and the counts `rows`, `pairs` (rows usable both ways), `consistent`, `first_both`,
+        `second_both`, `answers` (2 x pairs), `first_answers`.
 
-    Undefined: rates, interval and p-value are None when no row has a usable answer both ways.
+    Undefined: rates, intervals and p-value are None when no row has a usable answer both
+    ways; the share, its interval and the p-value also when every such row is consistent
+    (nothing depends on the order: first_position_rate is then exactly 1/2, its interval
+    [1/2, 1/2]).
 
     Raises:
         ScoringError: Inputs of different lengths, a value other than "first", "second" or
@@ -57,7 +64,8 @@ def position_bias(
 
     References:
         Zheng et al. (2023), "Judging LLM-as-a-judge with MT-Bench and Chatbot Arena",
-        arXiv:2306.05685 (swapping positions; consistency); Wilson (1927).
+        arXiv:2306.05685 (swapping positions; consistency); McNemar (1947),
+        doi:10.1007/BF02295996; Wilson (1927).
 
     Example:
         >>> found = position_bias(["first", "first", "second"], ["second", "first", "first"])
@@ -84,13 +92,21 @@ def position_bias(
             second_both += 1
     answers = 2 * pairs
     first_answers = consistent + 2 * first_both  # a consistent row picks first exactly once
-    interval = wilson_interval(first_answers, answers, confidence_level=confidence_level)
-    low, high = interval if interval is not None else (None, None)
+    inconsistent = first_both + second_both
+    share = wilson_interval(first_both, inconsistent, confidence_level=confidence_level)
+    low: float | None = None
+    high: float | None = None
+    if pairs and share is None:
+        low = high = 0.5  # every row consistent: the order decided nothing
+    elif share is not None:
+        low, high = (0.5 + inconsistent * (2.0 * q - 1.0) / answers for q in share)
     return {
         "consistency_rate": consistent / pairs if pairs else None,
         "first_position_rate": first_answers / answers if answers else None,
         "first_position_interval": (low, high),
-        "p_value": binomial_p_value(first_answers, answers),
+        "p_value": binomial_p_value(first_both, inconsistent),
+        "inconsistent_first_share": first_both / inconsistent if inconsistent else None,
+        "inconsistent_first_interval": share if share is not None else (None, None),
         "rows": rows,
         "pairs": pairs,
         "consistent": consistent,

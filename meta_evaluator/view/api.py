@@ -132,7 +132,8 @@ def annotate_links(store: RowStore, position: int, annotate_url: str | None) -> 
         "url": base,
         "path": path,
         "links": links,
-        "command": f"meta-evaluator annotate {store.project.project_dir}",
+        # the folder's name, not its path: the page may be shared (a token, another host)
+        "command": f"meta-evaluator annotate {store.project.project_dir.resolve().name}",
     }
 
 

@@ -226,7 +226,7 @@ class ViewerApp:
                 self.name,
                 "No judge results yet",
                 "No judge has a complete run in this project: run one (meta-evaluator run "
-                f"{store.project.project_dir}); this page shows it once it is done.",
+                f"{self.name}); this page shows it once it is done.",
             )
         query, page, table = self._rows(params)
         judged, voted = store.keys(query.judge, query.task)

@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote, urlsplit
 
+from meta_evaluator.errors import ProjectError
 from meta_evaluator.web.http import MAX_BODY, Request, declared_length
 
 __all__ = [
     "Admission",
     "Refusal",
     "RequestGuard",
+    "check_token",
     "host_is_loopback_name",
     "is_loopback",
     "same_origin",
@@ -76,6 +78,13 @@ class RequestGuard:
     """
 
     def __init__(self, *, host: str, token: str | None, cookie: str) -> None:
+        """A guard for a server on `host`.
+
+        Raises:
+            ProjectError: `token` is empty or blank (it would let in any request that
+                presents an empty one; `field="token"`).
+        """
+        check_token(token)
         self.host = host
         self.token = token
         self.cookie = cookie
@@ -107,16 +116,32 @@ class RequestGuard:
         return host_is_loopback_name(host)
 
     def _token_of(self, request: Request) -> str | None:
+        """The token the request presents (an empty one is none)."""
         if request.query.get("token"):
-            return request.query["token"][0]
+            return request.query["token"][0] or None
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
-            return auth[7:].strip()
+            return auth[7:].strip() or None
         for part in request.headers.get("cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
             if name == self.cookie:
-                return unquote(value)
+                return unquote(value) or None
         return None
+
+
+def check_token(token: str | None) -> None:
+    """Refuse a token that is empty or blank: it would admit anyone presenting an empty one.
+
+    Raises:
+        ProjectError: `token` is "" or only spaces (`field="token"`).
+    """
+    if token is not None and not token.strip():
+        raise ProjectError(
+            "token is empty; give one others cannot guess (for example the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe())'`), or omit it to "
+            "serve on 127.0.0.1 only.",
+            field="token",
+        )
 
 
 def host_is_loopback_name(host: str | None) -> bool:

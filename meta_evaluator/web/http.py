@@ -111,6 +111,8 @@ async def respond(
 ) -> None:
     """Send a whole response: `body` (HTML unless a content-type is given), never cached.
 
+    No other site may show it in a frame (`X-Frame-Options`, CSP `frame-ancestors`): a page
+    framed out of sight could be clicked through (the annotation page's buttons save labels).
     With `head` (a HEAD request) the headers are those of the body, which is not sent.
     """
     names = {k for k, _ in headers or []}
@@ -118,6 +120,9 @@ async def respond(
     if "content-type" not in names:
         out.append((b"content-type", b"text/html; charset=utf-8"))
     out.append((b"cache-control", b"no-store"))
+    out.append((b"x-frame-options", b"DENY"))
+    out.append((b"content-security-policy", b"frame-ancestors 'none'"))
+    out.append((b"x-content-type-options", b"nosniff"))
     data = body.encode("utf-8")
     out.append((b"content-length", str(len(data)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": out})

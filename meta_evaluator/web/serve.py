@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from meta_evaluator.errors import ProjectError
-from meta_evaluator.web.guard import is_loopback
+from meta_evaluator.web.guard import check_token, is_loopback
 
 __all__ = ["ServedApp", "announced_address", "serve_app"]
 
@@ -81,6 +81,7 @@ def serve_app(
     from meta_evaluator.web import sockets as listening
 
     wanted = listening.check_port(port, who=who)
+    check_token(token)
     if token is None and not is_loopback(host):
         raise ProjectError(
             f"{who}: host {host!r} lets others reach the page; give a token "

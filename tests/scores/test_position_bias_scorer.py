@@ -77,10 +77,14 @@ def test_scores_are_position_bias_of_the_pairs_and_match_scipy_and_statsmodels()
     assert result.scores == expected
     firsts = sum(v == "text_a" for v in original + swapped)
     assert result.scores["first_answers"] == firsts and result.scores["answers"] == 300
-    assert result.scores["p_value"] == pytest.approx(binomtest(firsts, 300, 0.5).pvalue)
-    wilson = proportion_confint(firsts, 300, method="wilson")
-    assert result.scores["first_position_interval"] == pytest.approx(wilson)
-    assert result.confidence_intervals == {"first_position_rate": pytest.approx(wilson)}
+    # the test and interval rest on pairs: first_both among the inconsistent pairs (McNemar)
+    both, second = result.scores["first_both"], result.scores["second_both"]
+    assert result.scores["p_value"] == pytest.approx(binomtest(both, both + second, 0.5).pvalue)
+    share = proportion_confint(both, both + second, method="wilson")
+    mapped = tuple(0.5 + (both + second) * (2 * q - 1) / 300 for q in share)
+    assert result.scores["inconsistent_first_interval"] == pytest.approx(share)
+    assert result.scores["first_position_interval"] == pytest.approx(mapped)
+    assert result.confidence_intervals == {"first_position_rate": pytest.approx(mapped)}
     assert result.num_comparisons == 150 and result.metadata["unusable_rows"] == 0
 
 
@@ -320,14 +324,16 @@ def test_a_judge_leaning_to_the_first_answer_is_caught_and_its_clean_twin_is_not
     assert leaning.scores["p_value"] < 0.01
     assert leaning.confidence_intervals["first_position_rate"][0] > 0.5  # type: ignore[index]
     assert clean.scores["first_position_rate"] == 0.5 and clean.scores["consistency_rate"] == 1
-    assert clean.scores["p_value"] == 1.0
+    # every pair consistent: nothing depends on the order, there is nothing to test
+    assert clean.scores["p_value"] is None
     low, high = clean.confidence_intervals["first_position_rate"]  # type: ignore[index]
     assert low <= 0.5 <= high
     # the judge's own answers, counted here from its results: the reference
     frame = results["leans_first"].results_data
     firsts = int((frame["preference"] == "text_a").sum())
     assert leaning.scores["first_answers"] == firsts
-    assert leaning.scores["p_value"] == pytest.approx(binomtest(firsts, 160).pvalue)
+    both, second = leaning.scores["first_both"], leaning.scores["second_both"]
+    assert leaning.scores["p_value"] == pytest.approx(binomtest(both, both + second).pvalue)
     # Debiased, a position-led vote is a tie: what is left agrees with the humans.
     debiased = {r.judge_id: r for r in scores["debiased"][1]}
     as_voted = {r.judge_id: r for r in scores["as_voted"][1]}

@@ -22,9 +22,31 @@ def test_counts_by_hand() -> None:
     assert (found["answers"], found["first_answers"]) == (10, 6)
     assert found["consistency_rate"] == pytest.approx(2 / 5)
     assert found["first_position_rate"] == pytest.approx(6 / 10)
-    low, high = proportion_confint(6, 10, method="wilson")
-    assert found["first_position_interval"] == pytest.approx((low, high))
-    assert found["p_value"] == pytest.approx(binomtest(6, 10, 0.5).pvalue)
+    # the test and the interval rest on rows: 2 of the 3 inconsistent rows picked first twice
+    low, high = proportion_confint(2, 3, method="wilson")
+    assert found["inconsistent_first_share"] == pytest.approx(2 / 3)
+    assert found["inconsistent_first_interval"] == pytest.approx((low, high))
+    mapped = (0.5 + 3 * (2 * low - 1) / 10, 0.5 + 3 * (2 * high - 1) / 10)
+    assert found["first_position_interval"] == pytest.approx(mapped)
+    assert found["p_value"] == pytest.approx(binomtest(2, 3, 0.5).pvalue)
+
+
+def test_a_judge_without_net_preference_that_repeats_its_position_is_not_flagged() -> None:
+    """Each pair picks the same position both times, first or second at random: no net
+    preference (rate 1/2), but its two answers move together. Counted per answer, a test
+    rejects far above its level; counted per pair it keeps it (a code review found 14% at 5%).
+    """
+    rng = np.random.default_rng(12)
+    rejected = covered = 0
+    studies = 400
+    for _ in range(studies):
+        side = np.where(rng.random(100) < 0.5, "first", "second")
+        found = position_bias(list(side), list(side))
+        rejected += found["p_value"] < 0.05
+        low, high = found["first_position_interval"]
+        covered += low <= 0.5 <= high
+    assert rejected / studies <= 0.07
+    assert covered / studies >= 0.93
 
 
 def test_no_usable_pair_is_undefined() -> None:
