@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.checks import check_interval, check_same_length, encode_labels
 
 __all__ = ["PSI_FLOOR", "label_shift", "population_stability_index"]
@@ -30,7 +31,8 @@ def label_shift(before: Sequence[Any], after: Sequence[Any]) -> dict[str, Any]:
     freedom, p from the chi-square distribution; it treats the runs as independent samples);
     stuart_maxwell = d^T S^-1 d with d_c = a_c - b_c and S the covariance of d under marginal
     homogeneity for paired labels (S_cc = n_c. + n_.c - 2 n_cc, S_cd = -(n_cd + n_dc)), over
-    k - 1 labels (the test for the same rows labelled twice); psi = sum_c (q_c - p_c) ln(q_c /
+    the labels that changed on some row less one (the test for the same rows labelled twice;
+    a label no row moved to or from adds nothing to d and a null row to S); psi = sum_c (q_c - p_c) ln(q_c /
     p_c), with p and q the two runs' shares (a share of 0 counts as `PSI_FLOOR`);
     changed_share = rows whose label differs / n.
 
@@ -45,8 +47,8 @@ def label_shift(before: Sequence[Any], after: Sequence[Any]) -> dict[str, Any]:
         read as no shift, 0.1-0.25 as a moderate one, above 0.25 as a major one.
 
     Undefined: everything but the counts is None without a row labelled by both runs; the
-    tests are None with a single label (nothing can shift); Stuart-Maxwell's also when S is
-    singular (every row kept its label: no change to test).
+    tests are None with a single label (nothing can shift); Stuart-Maxwell's also when fewer
+    than two labels changed on any row (every row kept its label: no change to test).
 
     Raises:
         ScoringError: Inputs of different lengths.
@@ -98,17 +100,24 @@ def label_shift(before: Sequence[Any], after: Sequence[Any]) -> dict[str, Any]:
     df = observed.shape[1] - 1
     if df >= 1:
         found.update(chi_square=chi, chi_square_df=df, chi_square_p_value=float(chdtrc(df, chi)))
-    d = (counts_before - counts_after)[:-1]
-    s = -(table + table.T)
-    s[np.diag_indices(k)] = counts_before + counts_after - 2 * np.diag(table)
-    s = s[:-1, :-1]
-    if np.linalg.matrix_rank(s) == k - 1:
-        statistic = float(d @ np.linalg.solve(s, d))
-        found.update(
-            stuart_maxwell=statistic,
-            stuart_maxwell_df=k - 1,
-            stuart_maxwell_p_value=float(chdtrc(k - 1, statistic)),
-        )
+    # Stuart-Maxwell on the labels that changed at all: a label every row kept (no count off
+    # the diagonal) adds a zero row and column to S, which then has no inverse
+    moved = (table.sum(axis=0) + table.sum(axis=1) - 2 * np.diag(table)) > 0
+    changed = table[np.ix_(moved, moved)]
+    j = int(moved.sum())
+    if j >= 2:
+        before_j, after_j = changed.sum(axis=1), changed.sum(axis=0)
+        d = (before_j - after_j)[:-1]
+        s = -(changed + changed.T)
+        s[np.diag_indices(j)] = before_j + after_j - 2 * np.diag(changed)
+        s = s[:-1, :-1]
+        if np.linalg.matrix_rank(s) == j - 1:
+            statistic = float(d @ np.linalg.solve(s, d))
+            found.update(
+                stuart_maxwell=statistic,
+                stuart_maxwell_df=j - 1,
+                stuart_maxwell_p_value=float(chdtrc(j - 1, statistic)),
+            )
     return found
 
 
@@ -128,6 +137,9 @@ def population_stability_index(
 
     Undefined: None when either vector sums to 0.
 
+    Raises:
+        ScoringError: Vectors of different lengths, or a count that is negative or not finite.
+
     Example:
         >>> round(population_stability_index([50, 50], [60, 40]), 4)
         0.0405
@@ -136,6 +148,12 @@ def population_stability_index(
     p = np.asarray(counts_before, dtype=np.float64)
     q = np.asarray(counts_after, dtype=np.float64)
     check_same_length("population_stability_index", counts_before=p, counts_after=q)
+    for name, counts in (("counts_before", p), ("counts_after", q)):
+        if not np.isfinite(counts).all() or (counts < 0).any():
+            raise ScoringError(
+                f"population_stability_index: {name} must be counts (finite, >= 0); got "
+                f"{counts.tolist()}."
+            )
     if p.sum() <= 0 or q.sum() <= 0:
         return None
     p, q = np.maximum(p / p.sum(), floor), np.maximum(q / q.sum(), floor)

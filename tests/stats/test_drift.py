@@ -88,3 +88,20 @@ def test_undefined_cases() -> None:
 def test_inputs_of_different_lengths() -> None:
     with pytest.raises(ScoringError, match="same length"):
         label_shift(["a"], ["a", "b"])
+
+
+def test_a_label_no_row_moved_leaves_the_test_of_the_others() -> None:
+    """Review: c was kept on every row, which made S singular and hid a real change of a/b."""
+    found = label_shift(["a", "a", "b", "b", "c", "c"], ["b", "b", "a", "b", "c", "c"])
+    expected = SquareTable(np.array([[0.0, 2.0], [1.0, 1.0]]), shift_zeros=False).homogeneity()
+    assert found["stuart_maxwell"] == pytest.approx(expected.statistic)
+    assert found["stuart_maxwell_p_value"] == pytest.approx(expected.pvalue)
+    assert found["stuart_maxwell_df"] == expected.df == 1
+    assert found["changed"] == 3
+
+
+def test_psi_refuses_what_are_no_counts() -> None:
+    with pytest.raises(ScoringError, match="counts_before must be counts"):
+        population_stability_index([-1, 2], [1, 1])
+    with pytest.raises(ScoringError, match="counts_after must be counts"):
+        population_stability_index([1, 2], [1, float("nan")])
