@@ -32,8 +32,9 @@ def label_shift(before: Sequence[Any], after: Sequence[Any]) -> dict[str, Any]:
     stuart_maxwell = d^T S^-1 d with d_c = a_c - b_c and S the covariance of d under marginal
     homogeneity for paired labels (S_cc = n_c. + n_.c - 2 n_cc, S_cd = -(n_cd + n_dc)), over
     the labels that changed on some row less one (the test for the same rows labelled twice;
-    a label no row moved to or from adds nothing to d and a null row to S); psi = sum_c (q_c - p_c) ln(q_c /
-    p_c), with p and q the two runs' shares (a share of 0 counts as `PSI_FLOOR`);
+    a label no row moved to or from adds nothing to d and a null row to S);
+    psi = sum_c (q_c - p_c) ln(q_c / p_c), with p and q the two runs' shares (a share of 0
+    counts as `PSI_FLOOR`);
     changed_share = rows whose label differs / n.
 
     Args:
