@@ -98,3 +98,16 @@ def test_bad_labels_deep_in_a_file_are_named_by_id(
         in said
     )
     assert "id 4999: rejection: label 'refusal' not allowed" in said
+
+
+@pytest.mark.parametrize(
+    "method", ["add_external_judge_results", "add_external_annotation_results"]
+)
+def test_a_path_that_is_no_path_is_a_data_error(tmp_path: Path, method: str) -> None:
+    """A review found `add_external_judge_results(5, "j")` raising os.fspath's TypeError."""
+    from meta_evaluator.errors import DataError
+    from meta_evaluator.examples import create_example_project
+
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    with pytest.raises(DataError, match=r"file_path must be a str or pathlib\.Path, got int"):
+        getattr(evaluator, method)(5, "someone")

@@ -273,8 +273,14 @@ class DataLoader:
         """Load a file with the loader its extension names (.csv, .json, .jsonl/.ndjson, .parquet).
 
         Raises:
+            DataError: `file_path` is no path (`field="file_path"`).
             DataFileError: The extension is none of those, or see the loader it names.
         """
+        if not isinstance(file_path, str | Path):
+            raise DataError(
+                f"file_path must be a str or pathlib.Path, got {type(file_path).__name__}.",
+                field="file_path",
+            )
         path = Path(file_path)
         suffix = path.suffix.lower()
         loaders = {
