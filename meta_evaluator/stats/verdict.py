@@ -20,6 +20,8 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
+
 from meta_evaluator.errors import ScoringError
 
 __all__ = ["VERDICTS", "Verdict", "interval_verdict", "overall_verdict"]
@@ -51,7 +53,8 @@ def interval_verdict(
     undefined baseline): no evidence either way.
 
     Raises:
-        ScoringError: An interval whose low bound exceeds its high bound.
+        ScoringError: A value or bound that is not a number, or an interval whose low bound
+            exceeds its high bound.
 
     References:
         Non-overlapping percentile intervals as a conservative test of a difference:
@@ -69,6 +72,14 @@ def interval_verdict(
         None
     """
     bounds = [value, *(interval or (None, None)), *(human_interval or (None, None))]
+    for bound in bounds:
+        if bound is not None and (
+            isinstance(bound, bool) or not isinstance(bound, int | float | np.integer | np.floating)
+        ):
+            raise ScoringError(
+                f"interval_verdict: the value and the bounds must be numbers (or None); got "
+                f"{bound!r}."
+            )
     if any(b is None or not math.isfinite(b) for b in bounds):
         return None
     j, j_low, j_high, h_low, h_high = (float(b) for b in bounds)  # type: ignore[arg-type]

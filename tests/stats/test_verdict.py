@@ -73,3 +73,11 @@ def test_overall_verdict(alt_tests: list[bool], scores: list[str | None], expect
 def test_an_unknown_score_verdict_is_refused() -> None:
     with pytest.raises(ScoringError, match="scores must be among"):
         overall_verdict([], ["maybe"])  # type: ignore[list-item]
+
+
+def test_a_bound_that_is_no_number_is_named() -> None:
+    from meta_evaluator.errors import ScoringError
+    from meta_evaluator.stats.verdict import interval_verdict
+
+    with pytest.raises(ScoringError, match=r"must be numbers .* got '0\.5'"):
+        interval_verdict("0.5", (0.4, 0.6), (0.5, 0.7))  # type: ignore[arg-type]
