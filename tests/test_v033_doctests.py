@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "meta_evaluator.errors",
     "meta_evaluator.eval_task.eval_task",
     "meta_evaluator.eval_task.labels",
     "meta_evaluator.judge.providers",
