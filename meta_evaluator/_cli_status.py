@@ -224,15 +224,7 @@ def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] |
         counts = dict(state.counts)
     else:  # an unfinished run's counts are in its rows only; the last line of an id wins
         counts = _outcome_counts(read_rows(files.rows))
-    changed = max(
-        (p.stat().st_mtime for p in (files.rows, files.table, files.state) if p.is_file()),
-        default=None,
-    )
-    when = (
-        dt.datetime.fromtimestamp(changed, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        if changed is not None
-        else None
-    )
+    when = _completed(state.completed_at) or _last_written(files.rows, files.table, files.state)
     judge = evaluator.judge_registry.get(judge_id)
     task = evaluator.eval_task
     return {
@@ -247,6 +239,29 @@ def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] |
         and fingerprint(judge, task) != state.fingerprint,
         "table": files.table if state.complete and files.table.is_file() else None,
     }
+
+
+_SHOWN = "%Y-%m-%d %H:%M:%S UTC"
+
+
+def _completed(stamp: str | None) -> str | None:
+    """A complete run's last change: its completion time, or None (unfinished, unreadable).
+
+    The state keeps it through a copy or a migration of the run's files; their modification
+    times do not.
+    """
+    try:
+        return (
+            dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).strftime(_SHOWN) if stamp else None
+        )
+    except ValueError:
+        return None
+
+
+def _last_written(*paths: Path) -> str | None:
+    """When the last of `paths` that exist was written (an unfinished run's last change)."""
+    changed = max((p.stat().st_mtime for p in paths if p.is_file()), default=None)
+    return None if changed is None else dt.datetime.fromtimestamp(changed, dt.UTC).strftime(_SHOWN)
 
 
 def _outcome_counts(records: list[dict[str, Any]]) -> dict[str, int]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.plan import JudgePlan, RunPlan, fingerprint, plan_run
     from meta_evaluator.judge.providers import Provider
     from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow
+    from meta_evaluator.judge.row_keys import prompt_hashes, prompt_texts
     from meta_evaluator.judge.row_store import RowStore
     from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
     from meta_evaluator.judge.settings import RunOptions, RunSettings
@@ -50,6 +51,8 @@ __all__ = [
     "RunSummary",
     "fingerprint",
     "plan_run",
+    "prompt_hashes",
+    "prompt_texts",
     "read_judges_yaml",
 ]
 
@@ -76,6 +79,8 @@ _LAZY = {
     "RunSummary": "_dry_run",
     "fingerprint": "plan",
     "plan_run": "plan",
+    "prompt_hashes": "row_keys",
+    "prompt_texts": "row_keys",
     "read_judges_yaml": "yaml_config",
 }
 """Where each name lives: every name loads on first use, so importing one module of the
