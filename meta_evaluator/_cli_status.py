@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from meta_evaluator.judge import Judge
     from meta_evaluator.judge.batch_ledger import BatchRecord
     from meta_evaluator.project import MetaEvaluator
 
@@ -65,7 +66,7 @@ def print_status(project_dir: Path) -> None:
             "MetaEvaluator.add_judge)"
         )
     for judge in judges.values():
-        where = f" at {judge.base_url}" if judge.base_url else ""
+        where = _where(judge)
         print(
             f"          {judge.id}: {judge.llm_client} {judge.model!r}{where}, prompt "
             f"{judge.prompt.id!r} fills {judge.prompt.placeholders}"
@@ -110,7 +111,7 @@ def status_json(project_dir: Path) -> dict[str, Any]:
         judge = registry.get(judge_id)
         entry: dict[str, Any] = {"registered": judge is not None}
         if judge is not None:
-            entry.update(llm_client=judge.llm_client, model=judge.model, base_url=judge.base_url)
+            entry.update(llm_client=judge.llm_client, model=judge.model, **_address_json(judge))
         info = latest_run_info(evaluator, judge_id)
         entry["latest_run"] = None if info is None else _run_json(judge_id, info, judge, prices)
         judges[judge_id] = entry
@@ -175,6 +176,34 @@ def _run_json(judge_id: str, info: dict[str, Any], judge: Any, prices: Any) -> d
         "rows_in_batches": sum(len(record.ids) for record in info["pending"]),
         "configuration_changed": info["configuration_changed"],
     }
+
+
+def _where(judge: Judge) -> str:
+    """` at URL` (and the variable that set it) for a judge's status line; "" for the mock."""
+    from meta_evaluator.errors import JudgeConfigError
+    from meta_evaluator.judge.addresses import judge_address
+
+    if judge.llm_client == "mock":
+        return ""
+    try:
+        address = judge_address(judge)
+    except JudgeConfigError as exc:  # a variable that is no URL: said, as `run` would refuse it
+        return f" (its address cannot be used: {exc.message})"
+    return f" at {address.describe()}" if address.base_url else ""
+
+
+def _address_json(judge: Judge) -> dict[str, Any]:
+    """`base_url` (where calls go now) and `base_url_from` (the variable that set it, if any)."""
+    from meta_evaluator.errors import JudgeConfigError
+    from meta_evaluator.judge.addresses import judge_address
+
+    if judge.llm_client == "mock":
+        return {"base_url": None, "base_url_from": None}
+    try:
+        address = judge_address(judge)
+    except JudgeConfigError as exc:
+        return {"base_url": None, "base_url_from": None, "base_url_problem": exc.message}
+    return {"base_url": address.base_url, "base_url_from": address.variable}
 
 
 def _judges_with_runs(results_dir: Path) -> set[str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from meta_evaluator.judge._dry_run import JudgeSummary, RunSummary
+    from meta_evaluator.judge.addresses import Address, AddressVariables, judge_address
     from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord
     from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prompt
     from meta_evaluator.judge.endpoint_check import EndpointCheck
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.yaml_config import read_judges_yaml
 
 __all__ = [
+    "Address",
+    "AddressVariables",
     "BatchLedger",
     "BatchRecord",
     "EndpointCheck",
@@ -50,6 +53,7 @@ __all__ = [
     "RunState",
     "RunSummary",
     "fingerprint",
+    "judge_address",
     "plan_run",
     "prompt_hashes",
     "prompt_texts",
@@ -57,6 +61,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Address": "addresses",
+    "AddressVariables": "addresses",
     "BatchLedger": "batch_ledger",
     "BatchRecord": "batch_ledger",
     "EndpointCheck": "endpoint_check",
@@ -78,6 +84,7 @@ _LAZY = {
     "RunState": "run_files",
     "RunSummary": "_dry_run",
     "fingerprint": "plan",
+    "judge_address": "addresses",
     "plan_run": "plan",
     "prompt_hashes": "row_keys",
     "prompt_texts": "row_keys",
