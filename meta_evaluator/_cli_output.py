@@ -96,7 +96,8 @@ def print_plan(
     if shard is not None:
         print(f"Shard {shard[0]}/{shard[1]}: only the rows of this part are counted.")
     for judge in plan.judges:
-        print(f"{judge.judge_id}: {judge.llm_client} {judge.model!r} at {judge.base_url}")
+        source = f" (from {judge.base_url_from})" if judge.base_url_from else ""
+        print(f"{judge.judge_id}: {judge.llm_client} {judge.model!r} at {judge.base_url}{source}")
         if judge.action == "done":
             where = f"run {judge.run_id} is complete with every row; nothing to ask"
         elif judge.action == "continue":

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from meta_evaluator.judge import Judge
     from meta_evaluator.judge.batch_ledger import BatchRecord
     from meta_evaluator.project import MetaEvaluator
 
@@ -65,7 +66,7 @@ def print_status(project_dir: Path) -> None:
             "MetaEvaluator.add_judge)"
         )
     for judge in judges.values():
-        where = f" at {judge.base_url}" if judge.base_url else ""
+        where = _where(judge)
         print(
             f"          {judge.id}: {judge.llm_client} {judge.model!r}{where}, prompt "
             f"{judge.prompt.id!r} fills {judge.prompt.placeholders}"
@@ -110,7 +111,7 @@ def status_json(project_dir: Path) -> dict[str, Any]:
         judge = registry.get(judge_id)
         entry: dict[str, Any] = {"registered": judge is not None}
         if judge is not None:
-            entry.update(llm_client=judge.llm_client, model=judge.model, base_url=judge.base_url)
+            entry.update(llm_client=judge.llm_client, model=judge.model, **_address_json(judge))
         info = latest_run_info(evaluator, judge_id)
         entry["latest_run"] = None if info is None else _run_json(judge_id, info, judge, prices)
         judges[judge_id] = entry
@@ -177,6 +178,34 @@ def _run_json(judge_id: str, info: dict[str, Any], judge: Any, prices: Any) -> d
     }
 
 
+def _where(judge: Judge) -> str:
+    """` at URL` (and the variable that set it) for a judge's status line; "" for the mock."""
+    from meta_evaluator.errors import JudgeConfigError
+    from meta_evaluator.judge.addresses import judge_address
+
+    if judge.llm_client == "mock":
+        return ""
+    try:
+        address = judge_address(judge)
+    except JudgeConfigError as exc:  # a variable that is no URL: said, as `run` would refuse it
+        return f" (its address cannot be used: {exc.message})"
+    return f" at {address.describe()}" if address.base_url else ""
+
+
+def _address_json(judge: Judge) -> dict[str, Any]:
+    """`base_url` (where calls go now) and `base_url_from` (the variable that set it, if any)."""
+    from meta_evaluator.errors import JudgeConfigError
+    from meta_evaluator.judge.addresses import judge_address
+
+    if judge.llm_client == "mock":
+        return {"base_url": None, "base_url_from": None}
+    try:
+        address = judge_address(judge)
+    except JudgeConfigError as exc:
+        return {"base_url": None, "base_url_from": None, "base_url_problem": exc.message}
+    return {"base_url": address.base_url, "base_url_from": address.variable}
+
+
 def _judges_with_runs(results_dir: Path) -> set[str]:
     if not results_dir.is_dir():
         return set()
@@ -224,15 +253,7 @@ def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] |
         counts = dict(state.counts)
     else:  # an unfinished run's counts are in its rows only; the last line of an id wins
         counts = _outcome_counts(read_rows(files.rows))
-    changed = max(
-        (p.stat().st_mtime for p in (files.rows, files.table, files.state) if p.is_file()),
-        default=None,
-    )
-    when = (
-        dt.datetime.fromtimestamp(changed, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        if changed is not None
-        else None
-    )
+    when = _completed(state.completed_at) or _last_written(files.rows, files.table, files.state)
     judge = evaluator.judge_registry.get(judge_id)
     task = evaluator.eval_task
     return {
@@ -247,6 +268,29 @@ def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] |
         and fingerprint(judge, task) != state.fingerprint,
         "table": files.table if state.complete and files.table.is_file() else None,
     }
+
+
+_SHOWN = "%Y-%m-%d %H:%M:%S UTC"
+
+
+def _completed(stamp: str | None) -> str | None:
+    """A complete run's last change: its completion time, or None (unfinished, unreadable).
+
+    The state keeps it through a copy or a migration of the run's files; their modification
+    times do not.
+    """
+    try:
+        return (
+            dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).strftime(_SHOWN) if stamp else None
+        )
+    except ValueError:
+        return None
+
+
+def _last_written(*paths: Path) -> str | None:
+    """When the last of `paths` that exist was written (an unfinished run's last change)."""
+    changed = max((p.stat().st_mtime for p in paths if p.is_file()), default=None)
+    return None if changed is None else dt.datetime.fromtimestamp(changed, dt.UTC).strftime(_SHOWN)
 
 
 def _outcome_counts(records: list[dict[str, Any]]) -> dict[str, int]:

@@ -44,8 +44,8 @@ __all__ = [
 
 
 def retired(old: str, new: str) -> None:
-    """Warn that `old` (a 0.3.3 name) still works but is going (`errors.warn_deprecated`)."""
-    warn_deprecated(f"{old} (meta-evaluator 0.3)", new)
+    """Warn that `old` (an argument of 0.3.3) still works but is going (`warn_deprecated`)."""
+    warn_deprecated(old, new, kind="an argument")
 
 
 def compare_arguments(

@@ -819,7 +819,9 @@ def migrate(
 
     Its data, task, judges, judge results and annotations are converted in place (every stored
     label checked again); 0.3.3's files are kept in migrated-from-0.3.3/, with the report and
-    the judges that could not be carried over. Nothing is half-written: a failed or stopped
+    the judges that could not be carried over. A migrated judge whose configuration is
+    unchanged reuses its rows (`run` asks them again only where the report says why). Nothing
+    is half-written: a failed or stopped
     migration leaves the 0.3.3 project as it was. Exit status: 0 migrated, 2 not a 0.3.3
     project or a file it cannot read, 4 the file system refused a write.
     """

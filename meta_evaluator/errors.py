@@ -367,10 +367,11 @@ class MetaEvaluatorWarning(UserWarning):
 
 
 class MetaEvaluatorDeprecationWarning(MetaEvaluatorWarning, DeprecationWarning):
-    """A name or argument that still works but will be removed.
+    """A name or argument of meta-evaluator 0.3.3, kept for its scripts, that will be removed.
 
-    The message names the version that deprecated it, the one that removes it, and what replaces it;
-    `since` and `expected_removal` hold the two versions (None when not given).
+    The message says where the name comes from (meta-evaluator 0.3.3), the version that removes
+    it and what replaces it; `since` (our version that took it in for compatibility) and
+    `expected_removal` hold the two versions of this package (None when not given).
     """
 
     def __init__(
@@ -385,24 +386,39 @@ class MetaEvaluatorDeprecationWarning(MetaEvaluatorWarning, DeprecationWarning):
 
 
 DEPRECATED_SINCE = "0.1.0"
-"""Our first version: what it keeps of meta-evaluator 0.3 only for old scripts is deprecated."""
+"""Our first version, which keeps meta-evaluator 0.3.3's names only for its scripts."""
 REMOVED_IN = "1.0"
-"""The version expected to remove those names."""
+"""The version of this package expected to remove those names."""
+ORIGIN = "meta-evaluator 0.3.3"
+"""Where the names kept for compatibility come from. This package's versions start again
+below it (0.1.0), so a warning names the origin, never "deprecated since 0.1.0", which would
+read as if 0.3.3 came after."""
 
 
 def warn_deprecated(
     old: str,
     replacement: str,
     *,
+    kind: str = "a name",
     since: str = DEPRECATED_SINCE,
     removed_in: str = REMOVED_IN,
     stacklevel: int | None = None,
 ) -> None:
-    """Warn (`MetaEvaluatorDeprecationWarning`) that `old` still works but goes in `removed_in`.
+    """Warn (`MetaEvaluatorDeprecationWarning`) that `old`, from 0.3.3, goes in `removed_in`.
 
-    `replacement` says what to use instead ("use from meta_evaluator import MetaEvaluator").
-    The warning points at the user's line: the first caller outside meta-evaluator, the import
-    machinery and the event loop (unless `stacklevel` says otherwise).
+    `kind` says what `old` is ("an import path", "an argument"); `replacement` what to use
+    instead ("use `from meta_evaluator import MetaEvaluator`"). `since` is kept on the warning,
+    not written in its text. The warning points at the user's line: the first caller outside
+    meta-evaluator, the import machinery and the event loop (unless `stacklevel` says otherwise).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_deprecated("`x()`", "use `y()`", kind="a function")
+        >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+        `x()` is a function of meta-evaluator 0.3.3, kept for compatibility and to be
+        removed in meta-evaluator 1.0; use `y()`.
     """
     import warnings
 
@@ -410,8 +426,8 @@ def warn_deprecated(
         stacklevel = _outside_level()
     warnings.warn(
         MetaEvaluatorDeprecationWarning(
-            f"{old} is deprecated since meta-evaluator {since} and will be removed in "
-            f"{removed_in}; {replacement}.",
+            f"{old} is {kind} of {ORIGIN}, kept for compatibility and to be removed in "
+            f"meta-evaluator {removed_in}; {replacement}.",
             since=since,
             expected_removal=removed_in,
         ),
@@ -463,8 +479,9 @@ def moved_names(module: str, moved: dict[str, str]) -> Any:
 
         home = moved[name]
         warn_deprecated(
-            f"importing {name} from {module} (meta-evaluator 0.3's path)",
+            f"`from {module} import {name}`",
             f"use `from {home} import {name}`",
+            kind="an import path",
         )
         value = getattr(importlib.import_module(home), name)
         # kept, so that `from module import name` (which looks twice) warns once

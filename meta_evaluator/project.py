@@ -32,7 +32,6 @@ from meta_evaluator.errors import (
     AlreadySetError,
     DataError,
     JudgeConfigError,
-    MetaEvaluatorDeprecationWarning,
     MetaEvaluatorError,
     ProjectError,
     ProjectExistsError,
@@ -40,6 +39,7 @@ from meta_evaluator.errors import (
     StateError,
     TaskError,
     UnsafeNameError,
+    warn_deprecated,
 )
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import RESERVED_NAMES
@@ -382,11 +382,10 @@ class MetaEvaluator:
                 or an id is taken and `on_duplicate` is None; every problem is listed.
         """
         if async_mode is not None:
-            warnings.warn(
-                "load_judges_from_yaml(async_mode=...) is deprecated since meta-evaluator 0.1.0 "
-                "and will be removed in 1.0: every run is asynchronous; drop the argument.",
-                MetaEvaluatorDeprecationWarning,
-                stacklevel=2,
+            warn_deprecated(
+                "load_judges_from_yaml(async_mode=...)",
+                "every run is asynchronous: drop the argument",
+                kind="an argument",
             )
         policy = self._duplicate_policy(on_duplicate, False)
         # One pass: the file's own problems, ids taken and unknown placeholders, all listed.

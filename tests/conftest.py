@@ -33,6 +33,17 @@ def response_cache_dir(
     return folder
 
 
+@pytest.fixture(autouse=True)
+def no_address_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None of the variables judges read their address from (`OPENAI_BASE_URL` ...) is set,
+    whatever the shell running the tests has: tests that want one set it."""
+    from meta_evaluator.judge.addresses import ADDRESS_VARIABLES
+
+    for variables in ADDRESS_VARIABLES.values():
+        for name in (*variables.names, *([variables.version] if variables.version else [])):
+            monkeypatch.delenv(name, raising=False)
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file below `folder` (hidden ones included) with its bytes."""
     return {

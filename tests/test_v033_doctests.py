@@ -7,9 +7,11 @@ import importlib
 import pytest
 
 MODULES = [
+    "meta_evaluator.errors",
     "meta_evaluator.eval_task.eval_task",
     "meta_evaluator.eval_task.labels",
     "meta_evaluator.judge.providers",
+    "meta_evaluator.judge.row_keys",
     "meta_evaluator.migrate",
     "meta_evaluator.reports.score_report",
     "meta_evaluator.results.export",

@@ -56,11 +56,17 @@ def test_an_033_import_works_and_warns_once(statement: str) -> None:
     count, category, filename, message = (part.strip() for part in done.stdout.split("|"))
     assert (count, category) == ("1", "MetaEvaluatorDeprecationWarning")
     assert filename == "<string>"  # it points at the script's import, not at our code
-    assert "0.1.0" in message and "1.0" in message and f"from {PATHS[statement]} import" in message
+    # what it is (0.3.3's path, kept for compatibility), when it goes, and the new path; never
+    # "deprecated since 0.1.0", which reads as if 0.3.3 came after this version
+    assert message == (
+        f"`{statement}` is an import path of meta-evaluator 0.3.3, kept for compatibility and "
+        f"to be removed in meta-evaluator 1.0; use `from {PATHS[statement]} import {name}`."
+    )
 
 
 def test_sanitize_task_name_is_answer_key() -> None:
-    with pytest.warns(MetaEvaluatorDeprecationWarning, match="use meta_evaluator.eval_task"):
+    said = r"sanitize_task_name` is a name of meta-evaluator 0\.3\.3, .*; use `meta_evaluator\."
+    with pytest.warns(MetaEvaluatorDeprecationWarning, match=said):
         from meta_evaluator.eval_task import sanitize_task_name
     assert sanitize_task_name("harm types") == "harm_types"
 
@@ -74,11 +80,20 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
 
 def test_the_warning_carries_both_versions() -> None:
     with pytest.warns(MetaEvaluatorDeprecationWarning) as caught:
-        warn_deprecated("x", "use y", since="0.2", removed_in="2.0")
+        warn_deprecated("x", "use y", kind="an argument", since="0.2", removed_in="2.0")
     warning = caught[0].message
     assert isinstance(warning, MetaEvaluatorDeprecationWarning)
     assert (warning.since, warning.expected_removal) == ("0.2", "2.0")
-    assert (
-        str(warning)
-        == "x is deprecated since meta-evaluator 0.2 and will be removed in 2.0; use y."
+    assert str(warning) == (
+        "x is an argument of meta-evaluator 0.3.3, kept for compatibility and to be removed in "
+        "meta-evaluator 2.0; use y."
     )
+
+
+def test_the_default_versions_are_kept_on_the_warning() -> None:
+    with pytest.warns(MetaEvaluatorDeprecationWarning) as caught:
+        warn_deprecated("x", "use y")
+    warning = caught[0].message
+    assert isinstance(warning, MetaEvaluatorDeprecationWarning)
+    assert (warning.since, warning.expected_removal) == ("0.1.0", "1.0")
+    assert "since" not in str(warning) and "0.1.0" not in str(warning)

@@ -25,8 +25,9 @@ __all__ = [
 def __getattr__(name: str) -> object:
     if name == "sanitize_task_name":  # 0.3's name of answer_key, for its scripts
         warn_deprecated(
-            "meta_evaluator.eval_task.sanitize_task_name (meta-evaluator 0.3)",
-            "use meta_evaluator.eval_task.answer_key",
+            "`meta_evaluator.eval_task.sanitize_task_name`",
+            "use `meta_evaluator.eval_task.answer_key`",
+            kind="a name",
         )
         globals()[name] = answer_key  # `from ... import` looks twice: warn once
         return answer_key

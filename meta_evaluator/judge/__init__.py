@@ -16,18 +16,22 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from meta_evaluator.judge._dry_run import JudgeSummary, RunSummary
+    from meta_evaluator.judge.addresses import Address, AddressVariables, judge_address
     from meta_evaluator.judge.batch_ledger import BatchLedger, BatchRecord
     from meta_evaluator.judge.config import Judge, LLMClientName, MockSettings, Prompt
     from meta_evaluator.judge.endpoint_check import EndpointCheck
     from meta_evaluator.judge.plan import JudgePlan, RunPlan, fingerprint, plan_run
     from meta_evaluator.judge.providers import Provider
     from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow
+    from meta_evaluator.judge.row_keys import prompt_hashes, prompt_texts
     from meta_evaluator.judge.row_store import RowStore
     from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
     from meta_evaluator.judge.settings import RunOptions, RunSettings
     from meta_evaluator.judge.yaml_config import read_judges_yaml
 
 __all__ = [
+    "Address",
+    "AddressVariables",
     "BatchLedger",
     "BatchRecord",
     "EndpointCheck",
@@ -49,11 +53,16 @@ __all__ = [
     "RunState",
     "RunSummary",
     "fingerprint",
+    "judge_address",
     "plan_run",
+    "prompt_hashes",
+    "prompt_texts",
     "read_judges_yaml",
 ]
 
 _LAZY = {
+    "Address": "addresses",
+    "AddressVariables": "addresses",
     "BatchLedger": "batch_ledger",
     "BatchRecord": "batch_ledger",
     "EndpointCheck": "endpoint_check",
@@ -75,7 +84,10 @@ _LAZY = {
     "RunState": "run_files",
     "RunSummary": "_dry_run",
     "fingerprint": "plan",
+    "judge_address": "addresses",
     "plan_run": "plan",
+    "prompt_hashes": "row_keys",
+    "prompt_texts": "row_keys",
     "read_judges_yaml": "yaml_config",
 }
 """Where each name lives: every name loads on first use, so importing one module of the

@@ -8,8 +8,8 @@ import httpx
 
 from meta_evaluator.api_keys import read_api_key
 from meta_evaluator.errors import JudgeConfigError
+from meta_evaluator.judge.addresses import judge_address
 from meta_evaluator.judge.config import Judge
-from meta_evaluator.llm import anthropic, openai
 from meta_evaluator.llm.anthropic import AnthropicClient
 from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient
 from meta_evaluator.llm.batch import BatchClient
@@ -43,22 +43,19 @@ class LLMClient(Protocol):
         ...
 
 
-def _base_url(judge: Judge) -> str:
-    if judge.llm_client == "mock":
-        return "mock://offline"
-    if judge.base_url:
-        return judge.base_url.rstrip("/")
-    if judge.llm_client == "anthropic":
-        return anthropic.DEFAULT_BASE_URL
-    return openai.DEFAULT_BASE_URL
-
-
 def _api_key(judge: Judge) -> str | None:
-    """The key from the environment, or None where none is needed (mock, a local server)."""
+    """The key from the environment, or None where none is needed (mock, a local server).
+
+    A judge of a hosted client without `api_key_env` reads the client's usual variable, at
+    whatever address (an address variable such as `OPENAI_BASE_URL` too, as LiteLLM and the
+    OpenAI SDK sent `OPENAI_API_KEY` there); a provider's judge reads the provider's variable,
+    set as its `api_key_env` (none for local servers).
+    """
     if judge.llm_client == "mock":
         return None
     variable = judge.api_key_env
-    if variable is None and (judge.base_url is None or judge.llm_client == "azure_openai"):
+    hosted = judge.provider is None and judge.base_url is None
+    if variable is None and (hosted or judge.llm_client == "azure_openai"):
         variable = DEFAULT_KEY_VARIABLES[judge.llm_client]
     if variable is None:
         return None
@@ -76,18 +73,21 @@ def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:
     """The endpoint key a judge's calls share limits under, and its API key.
 
     Raises:
-        JudgeConfigError: The judge's key variable is not set, or Azure lacks its settings.
+        JudgeConfigError: The judge's key variable is not set, an address variable it reads
+            holds no http(s) URL, or Azure lacks its settings.
     """
-    if judge.llm_client == "azure_openai" and not (judge.base_url and judge.api_version):
+    address = judge_address(judge)
+    if judge.llm_client == "azure_openai" and not (address.base_url and address.api_version):
         raise JudgeConfigError(
             f"judge {judge.id!r}: azure_openai needs base_url (https://NAME.openai.azure.com) and "
-            "api_version in its configuration (meta-evaluator 0.3 read them from the variables "
-            "AZURE_API_BASE and AZURE_API_VERSION).",
+            "api_version, in its configuration or, as meta-evaluator 0.3 read them, in the "
+            "environment variables AZURE_API_BASE and AZURE_API_VERSION.",
             judge_id=judge.id,
-            field="base_url" if not judge.base_url else "api_version",
+            field="base_url" if not address.base_url else "api_version",
         )
     api_key = _api_key(judge)
-    return endpoint_key(judge.llm_client, _base_url(judge), api_key), api_key
+    assert address.base_url is not None  # only Azure goes without one, refused above
+    return endpoint_key(judge.llm_client, address.base_url, api_key), api_key
 
 
 def build_client(
@@ -110,15 +110,16 @@ def build_client(
             latency=settings.latency if settings else 0.0,
         )
     assert http is not None, "HTTP judges need an HTTP client"
+    address = judge_address(judge)
     if judge.llm_client == "anthropic":
         return AnthropicClient(
-            http, base_url=judge.base_url, api_key=api_key, timeout=timeout, direct=direct
+            http, base_url=address.base_url, api_key=api_key, timeout=timeout, direct=direct
         )
     return OpenAIClient(
         http,
-        base_url=judge.base_url,
+        base_url=address.base_url,
         api_key=api_key,
-        azure_api_version=judge.api_version if judge.llm_client == "azure_openai" else None,
+        azure_api_version=address.api_version if judge.llm_client == "azure_openai" else None,
         timeout=timeout,
         direct=direct,
     )
@@ -128,19 +129,20 @@ def build_batch_client(
     judge: Judge, http: httpx.AsyncClient, api_key: str | None, *, timeout: float
 ) -> BatchClient:
     """The batch engine of `judge`'s provider, sending through `http` (not for the mock)."""
+    address = judge_address(judge)
     if judge.llm_client == "anthropic":
         return AnthropicBatchClient(
             http,
-            base_url=judge.base_url,
+            base_url=address.base_url,
             api_key=api_key,
             timeout=timeout,
             extra_headers=judge.extra_headers,
         )
     return OpenAIBatchClient(
         http,
-        base_url=judge.base_url,
+        base_url=address.base_url,
         api_key=api_key,
-        azure_api_version=judge.api_version if judge.llm_client == "azure_openai" else None,
+        azure_api_version=address.api_version if judge.llm_client == "azure_openai" else None,
         timeout=timeout,
         extra_headers=judge.extra_headers,
     )

@@ -60,6 +60,8 @@ class JudgeSummary:
     (`spend.reserved_tokens`: not a bound); 0 for a mock judge; None without a ceiling."""
     from_cache: int = 0
     """Answers the response cache holds for the rows to ask: taken from it, not called."""
+    base_url_from: str | None = None
+    """The environment variable that set `base_url` (the judge gives none), if one did."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ def summarize(plan: RunPlan) -> RunSummary:
                 llm_client=judge.llm_client,
                 model=judge.model,
                 base_url=judge_plan.endpoint.base_url,
+                base_url_from=judge_plan.base_url_from,
                 rows=len(plan.ids),
                 reused=len(judge_plan.kept),
                 calls=len(todo) * settings.consistency - cached,

@@ -118,8 +118,12 @@ class RequestBuilder:
         schema = self._schema.sorted_json if self._schema else "null"
         return _digest(self._messages(row), schema)
 
+    def prompt_text(self, row: Mapping[str, Any]) -> str:
+        """The judge's prompt filled in for one row, before the answer instructions."""
+        return _render(self._judge.prompt.prompt, self._placeholders, self._shown, row).rstrip()
+
     def _messages(self, row: Mapping[str, Any]) -> list[dict[str, str]]:
-        prompt = _render(self._judge.prompt.prompt, self._placeholders, self._shown, row).rstrip()
+        prompt = self.prompt_text(row)
         return [{"role": "user", "content": f"{prompt}\n\n{self._instructions}"}]
 
 

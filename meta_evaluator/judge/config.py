@@ -25,7 +25,7 @@ from meta_evaluator.api_keys import (
 )
 from meta_evaluator.errors import JudgeConfigError, UnsafeNameError
 from meta_evaluator.eval_task.eval_task import AnsweringMethod, resolve_answering_method
-from meta_evaluator.judge.providers import check_client, resolve_client
+from meta_evaluator.judge.providers import PROVIDERS, check_client, provider_of, resolve_client
 from meta_evaluator.storage import check_safe_name, path_argument
 
 __all__ = ["Judge", "LLMClientName", "MockSettings", "Prompt"]
@@ -167,8 +167,8 @@ class Judge(ConfigModel):
     llm_client: LLMClientName
     """Which API the judge speaks: `openai` (any OpenAI-compatible server), `azure_openai`,
     `anthropic`, or `mock` (offline, deterministic). A provider prefix of meta-evaluator 0.3
-    (`groq`, `huggingface/together` ...) resolves to `openai` with that provider's base URL and
-    key variable (`meta_evaluator.judge.providers`)."""
+    (`groq`, `huggingface/together` ...) resolves to `openai` with that `provider`, its key
+    variable and its address (`meta_evaluator.judge.providers`)."""
 
     model: str = Field(min_length=1)
     """The model name the endpoint expects (for Azure, the deployment name)."""
@@ -177,7 +177,15 @@ class Judge(ConfigModel):
     """The prompt template."""
 
     base_url: str | None = None
-    """The endpoint's base URL (`http://127.0.0.1:8000/v1`); `None` uses the provider's default."""
+    """The endpoint's base URL (`http://127.0.0.1:8000/v1`). `None`: the address variable that
+    meta-evaluator 0.3.3 (through LiteLLM) read for the client or provider, when set
+    (`OPENAI_BASE_URL`, `HOSTED_VLLM_API_BASE` ...: `judge.addresses`), else the provider's
+    default."""
+
+    provider: str | None = None
+    """The OpenAI-compatible provider, as a meta-evaluator 0.3 prefix (`groq`, `hosted_vllm`,
+    `huggingface/together` ...); `llm_client: <prefix>` sets it. Without `base_url`, its
+    address variable or default address is used. Only with `llm_client: openai`."""
 
     api_key_env: str | None = None
     """The name of the environment variable holding the API key (never the key itself)."""
@@ -251,6 +259,16 @@ class Judge(ConfigModel):
     def _check_base_url(cls, url: str | None) -> str | None:
         return None if url is None else check_endpoint_url(url)
 
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, provider: str | None) -> str | None:
+        if provider is not None and provider_of(provider) is None:
+            raise ValueError(
+                f"{provider!r} is not a provider prefix; use one of {', '.join(PROVIDERS)} or "
+                "huggingface/<provider>"
+            )
+        return provider
+
     @field_validator("model", "api_version")
     @classmethod
     def _check_no_key(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -299,10 +317,17 @@ class Judge(ConfigModel):
         data: dict[str, Any] = handler(self)
         if data.get("cache") is True:
             del data["cache"]
+        if "provider" in data and data["provider"] is None:  # likewise for a judge without one
+            del data["provider"]
         return data
 
     @model_validator(mode="after")
     def _mock_only_for_mock(self) -> Judge:
         if self.mock is not None and self.llm_client != "mock":
             raise ValueError("mock settings apply only to llm_client 'mock'")
+        if self.provider is not None and self.llm_client != "openai":
+            raise ValueError(
+                f"provider {self.provider!r} is served by the OpenAI-compatible client: give "
+                "llm_client: openai (or the prefix alone, llm_client: " + self.provider + ")"
+            )
         return self

@@ -65,6 +65,7 @@ async def check_endpoints(
     import httpx
 
     from meta_evaluator.judge._clients import judge_endpoint
+    from meta_evaluator.judge.addresses import configured_url
     from meta_evaluator.llm import make_transport
     from meta_evaluator.llm.limits import EndpointKey
 
@@ -75,7 +76,7 @@ async def check_endpoints(
         try:
             key, api_key = judge_endpoint(judge)
         except JudgeConfigError as exc:
-            where = judge.base_url or judge.llm_client
+            where = configured_url(judge) or judge.llm_client  # the variable may be at fault
             unusable[judge.id] = EndpointCheck(f"{judge.llm_client} {where}", (judge.id,), False,
                                                exc.message)  # fmt: skip
             order.append(judge.id)

@@ -31,6 +31,7 @@ from meta_evaluator.judge._clients import judge_endpoint
 from meta_evaluator.judge._prompting import answering_method
 from meta_evaluator.judge._reuse import complete_with, previous_rows, sort_rows
 from meta_evaluator.judge._shards import shard_of
+from meta_evaluator.judge.addresses import configured_url, judge_address
 from meta_evaluator.judge.batch_ledger import BatchLedger
 from meta_evaluator.judge.config import Judge
 from meta_evaluator.judge.result_row import ResultRow
@@ -106,6 +107,9 @@ class JudgePlan:
     skipped: frozenset[Any] = field(default=frozenset(), repr=False)
     """Ids the task's `skip_function` skips: rows to do among them become `skipped` rows,
     with no call."""
+    base_url_from: str | None = None
+    """The environment variable that set the base URL, when the judge gives none
+    (`judge.addresses`); None: the judge's own, or the default."""
 
     def to_ask(self, ids: Sequence[Any]) -> tuple[list[int], list[int]]:
         """(positions to ask, positions to skip) of `todo`; `ids` are the plan's row ids."""
@@ -175,11 +179,14 @@ def fingerprint(judge: Judge, task: EvalTask, consistency: int = 1) -> str:
     """A digest of what makes two runs' answers comparable.
 
     Client, endpoint, model, prompt, answering method, sampling parameters and the task's
-    labels count; concurrency and headers do not.
+    labels count; concurrency and headers do not. The endpoint is the one the configuration
+    names (`configured_url`: a provider's default for a provider judge without `base_url`, as
+    when it was written into the judge), never an address variable's: like the key, the
+    environment is not the judge's configuration.
     """
     payload = {
         "llm_client": judge.llm_client,
-        "base_url": judge.base_url,
+        "base_url": configured_url(judge),
         "api_version": judge.api_version,
         "model": judge.model,
         "prompt": judge.prompt.prompt,
@@ -240,8 +247,9 @@ def plan_run(
                 results_dir, judge, method, endpoint, task, rows, ids,
                 run_id=run_id, fresh_run_id=fresh, settings=settings,
             )  # fmt: skip
-            if skipped:
-                plan = dataclasses.replace(plan, skipped=skipped)
+            plan = dataclasses.replace(
+                plan, skipped=skipped, base_url_from=judge_address(judge).variable
+            )
             BatchLedger(plan.files).check_before_run(
                 judge.id, plan.fingerprint, batch=plan.batch, resume=settings.resume
             )

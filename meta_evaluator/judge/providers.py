@@ -2,14 +2,19 @@
 
 A judge written for 0.3.3 names its provider in `llm_client` (`groq`, `huggingface/together`,
 `fireworks_ai` ...). Those that serve the OpenAI chat-completions API are reached through our
-OpenAI-compatible client with the provider's base URL and the key variable LiteLLM read; the
-others (Bedrock, Vertex AI ...) are refused with a message that says how to reach them: an
-OpenAI-compatible gateway in front of them, named by `base_url`. No LiteLLM, no provider SDK.
+OpenAI-compatible client (the judge keeps the prefix as its `provider`), at the address
+LiteLLM used (the provider's address variable, else its default: `judge.addresses`) with the
+key variable LiteLLM read; the others (Bedrock, Vertex AI ...) are refused with a message that
+says how to reach them: an OpenAI-compatible gateway in front of them, named by `base_url`. No
+LiteLLM, no provider SDK.
 
 `resolve_client` is the one place a judge's `llm_client` aliases resolve (`azure` too).
 
 Example:
-    >>> resolve_client({"llm_client": "groq", "model": "llama-3.1-8b-instant"})["base_url"]
+    >>> resolved = resolve_client({"llm_client": "groq", "model": "llama-3.1-8b-instant"})
+    >>> resolved["llm_client"], resolved["provider"], resolved["api_key_env"]
+    ('openai', 'groq', 'GROQ_API_KEY')
+    >>> PROVIDERS["groq"].base_url
     'https://api.groq.com/openai/v1'
 """
 
@@ -121,10 +126,12 @@ def provider_of(llm_client: str) -> Provider | None:
 def resolve_client(fields: Mapping[str, Any]) -> dict[str, Any]:
     """A judge's fields with `llm_client` resolved to one of `CLIENTS`.
 
-    A provider prefix becomes `openai` with the provider's `base_url`, `api_key_env` and model
-    name, unless the judge sets them itself (its own values win). `azure` (0.3.3's name) is
-    `azure_openai`, with 0.3.3's key variable `AZURE_API_KEY` unless `api_key_env` is set.
-    Any other value is left as it is, for `check_client` to refuse.
+    A provider prefix becomes `openai` with the prefix as `provider`, the provider's
+    `api_key_env` and model name, unless the judge sets them itself (its own values win). Its
+    `base_url` stays as given: without one, the address is worked out when the judge runs
+    (`judge.addresses`: the provider's address variable, else its default). `azure` (0.3.3's
+    name) is `azure_openai`, with 0.3.3's key variable `AZURE_API_KEY` unless `api_key_env` is
+    set. Any other value is left as it is, for `check_client` to refuse.
     """
     client = fields.get("llm_client")
     resolved = dict(fields)
@@ -137,8 +144,8 @@ def resolve_client(fields: Mapping[str, Any]) -> dict[str, Any]:
     if provider is None:
         return resolved
     resolved["llm_client"] = "openai"
-    if resolved.get("base_url") is None:
-        resolved["base_url"] = provider.base_url
+    if resolved.get("provider") is None:
+        resolved["provider"] = provider.name
     if resolved.get("api_key_env") is None and provider.key_variable is not None:
         resolved["api_key_env"] = provider.key_variable
     model = resolved.get("model")

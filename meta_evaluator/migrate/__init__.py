@@ -1,11 +1,12 @@
 """`meta-evaluator migrate DIR`: a project folder of meta-evaluator 0.3.3 made one of ours.
 
 Its state, data, judges, judge results and annotations are converted (every stored label
-checked again by the label rule); its files are kept aside in `DIR/migrated-from-0.3.3/`, with
-the report of what changed (`migration.json`) and the judges that could not be carried over
-(`judges-not-migrated.yaml`, ready to fix and load). The swap is atomic (`_swap`): the folder
-is a 0.3.3 project until the new `main_state.json` replaces the old one, and a stopped
-migration is undone by the next one.
+checked again by the label rule; a judge's runs given the keys `run` reuses rows by, wherever
+their rows are what our run would ask: `_reuse`); its files are kept aside in
+`DIR/migrated-from-0.3.3/`, with the report of what changed (`migration.json`) and the judges
+that could not be carried over (`judges-not-migrated.yaml`, ready to fix and load). The swap
+is atomic (`_swap`): the folder is a 0.3.3 project until the new `main_state.json` replaces
+the old one, and a stopped migration is undone by the next one.
 
 Example:
     >>> import tempfile
@@ -71,6 +72,8 @@ class MigrationReport:
                 else ""
             )
             out.append(f"  results: judge {run.judge_id!r}, run {run.run_id!r}: {counts}{changed}")
+            why = run.not_reused or f"`run` reuses its {run.reused} rows (the judge is unchanged)"
+            out.append(f"    {why}")
         for labelled in built.annotations:
             counts = ", ".join(f"{n} {o}" for o, n in labelled.counts.items() if n)
             out.append(

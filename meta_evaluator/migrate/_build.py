@@ -21,7 +21,7 @@ from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError, StateError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.labels import check_frame
-from meta_evaluator.judge import Prompt
+from meta_evaluator.judge import Judge, Prompt
 from meta_evaluator.judge.run_files import RunFiles, RunState
 from meta_evaluator.migrate._read import (
     ResultsFile,
@@ -31,6 +31,7 @@ from meta_evaluator.migrate._read import (
     read_results,
     read_state,
 )
+from meta_evaluator.migrate._reuse import reuse_keys
 from meta_evaluator.project import MetaEvaluator
 from meta_evaluator.results.external import align_ids, filled_table
 from meta_evaluator.results.human_results import annotation_schema, save_annotations
@@ -53,6 +54,10 @@ class RunMigrated:
     changed: int
     """Rows whose outcome differs from 0.3.3's status (0.3.3 kept answers it should have
     refused, or refused answers the label rule reads)."""
+    reused: int = 0
+    """Rows `run` reuses: they carry the migrated judge's fingerprint and our prompt hash."""
+    not_reused: str | None = None
+    """Why `run` asks some or all of the rows again (`migrate._reuse`); None when it asks none."""
 
 
 @dataclass(frozen=True)
@@ -136,8 +141,12 @@ def build_project(old: Path, new: Path) -> Built:
     if data is None or task is None:
         return built
     taken: set[tuple[str, str]] = set()
+    registry = evaluator.judge_registry
     for run in runs:
-        built.runs.append(_judge_run(run, data, task, new / "results", taken))
+        judge_id = run.state.judge_id
+        theirs = state.judge_registry.get(judge_id) if judge_id is not None else None
+        ours = registry.get(judge_id) if judge_id is not None else None
+        built.runs.append(_judge_run(run, data, task, new / "results", taken, (theirs, ours)))
     for annotation_set in sets:
         built.annotations.append(_annotation_set(annotation_set, data, task, new, taken))
     if (old / "scores").is_dir():
@@ -236,7 +245,9 @@ def _judge_run(
     task: EvalTask,
     results_dir: Path,
     taken: set[tuple[str, str]],
+    judges: tuple[V033Judge | None, Judge | None],
 ) -> RunMigrated:
+    """Write one 0.3.3 run as ours; `judges` are its judge in 0.3.3's registry and ours."""
     state = record.state
     if state.judge_id is None:
         raise StateError(f"{record.path}: names no judge_id.", path=record.path)
@@ -273,7 +284,10 @@ def _judge_run(
     ):
         if theirs in record.rows.columns:
             checked = checked.with_columns(record.rows.get_column(theirs).alias(ours))
-    source = f"migrated-0.3.3:{sha256(record.path.parent / state.data_file)[:16]}"
+    unmatched = f"migrated-0.3.3:{sha256(record.path.parent / state.data_file)[:16]}"
+    reuse = reuse_keys(record, frame.get_column("original_id"), *judges, data, task, unmatched)
+    source = reuse.fingerprint
+    checked = checked.with_columns(pl.Series("prompt_hash", reuse.prompt_hashes, pl.String))
     stamp = _utc(state.timestamp_local)
     values = {"judge_id": judge_id, "run_id": run_id, "fingerprint": source, "timestamp": stamp,
               "cached": False}  # fmt: skip
@@ -298,7 +312,7 @@ def _judge_run(
     )
     was_valid = old_status == "success"
     changed = int((was_valid != (table.get_column("outcome") == "valid")).sum())
-    return RunMigrated(judge_id, run_id, counts, changed)
+    return RunMigrated(judge_id, run_id, counts, changed, reuse.reused, reuse.problem)
 
 
 def _annotation_set(

@@ -30,7 +30,9 @@ from meta_evaluator.errors import StateError
 from meta_evaluator.storage import read_json
 
 __all__ = [
+    "ResultsFile",
     "V033Data",
+    "V033Judge",
     "V033Results",
     "V033State",
     "is_v033_state",
@@ -78,6 +80,8 @@ class V033Judge(_Model):
     prompt: V033Prompt
     temperature: float | None = None
     extra_headers: dict[str, str] | None = None
+    eval_task: dict[str, Any] | None = None
+    """The task the judge was made with (its prompt and response columns fill the prompt)."""
 
 
 class V033State(_Model):
@@ -102,6 +106,8 @@ class V033Results(_Model):
     annotator_id: str | None = None
     llm_client: str | None = None
     model_used: str | None = None
+    task_schemas: dict[str, Any] | None = None
+    """The tasks the run answered (a judge's run)."""
 
 
 @dataclass(frozen=True)

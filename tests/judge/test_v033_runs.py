@@ -44,7 +44,11 @@ def test_skip_duplicates_true_returns_a_finished_judge_without_a_call(tmp_path: 
     evaluator, server = project(tmp_path)
     first = evaluator.run_judges_async(transport=httpx.MockTransport(server), cache=False)
     assert server.total == ROWS
-    with pytest.warns(MetaEvaluatorDeprecationWarning, match=r"skip_duplicates=.*0\.1\.0.*1\.0"):
+    said = (
+        r"skip_duplicates=\.\.\.\) is an argument of meta-evaluator 0\.3\.3, kept for "
+        r"compatibility and to be removed in meta-evaluator 1\.0; use resume="
+    )
+    with pytest.warns(MetaEvaluatorDeprecationWarning, match=said):
         again = evaluator.run_judges_async(
             skip_duplicates=True, transport=httpx.MockTransport(server), cache=False
         )
