@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -45,6 +46,9 @@ from meta_evaluator.errors import (
     MetaEvaluatorError,
     OutsideProjectError,
     PermissionDeniedError,
+    ProjectError,
+    ProjectExistsError,
+    ProjectNotFoundError,
 )
 from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.locks import ProjectLock
@@ -66,6 +70,7 @@ __all__ = [
     "EXIT_ENVIRONMENT",
     "EXIT_FAILURES",
     "RunRequest",
+    "cli_message",
     "exit_code_of",
     "print_json",
     "run_command",
@@ -78,6 +83,27 @@ EXIT_BATCHES_RUNNING = 3
 EXIT_ENVIRONMENT = 4
 EXIT_COST_CEILING = 5
 EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
+
+
+def cli_message(exc: MetaEvaluatorError) -> str:
+    """The error's message as the command line says it: a command to type, not an argument.
+
+    A project folder missing or already there says `meta-evaluator init DIR` (or `status`)
+    where Python callers read `load=False` (or `load=True`); any other message as it is.
+    """
+    if isinstance(exc, ProjectError) and exc.problem is not None and exc.project_dir is not None:
+        folder = shlex.quote(str(exc.project_dir))
+        if isinstance(exc, ProjectNotFoundError):
+            return (
+                f"{exc.problem}; check the path, or create a project there with "
+                f"`meta-evaluator init {folder}`."
+            )
+        if isinstance(exc, ProjectExistsError):
+            return (
+                f"{exc.problem}; choose another folder, or work on this project with the other "
+                f"commands (`meta-evaluator status {folder}`)."
+            )
+    return exc.message
 
 
 def exit_code_of(exc: MetaEvaluatorError) -> int:
@@ -129,7 +155,9 @@ def run_command(project_dir: Path, request: RunRequest) -> None:
             code = _run(project_dir, request, summary)
     except MetaEvaluatorError as exc:
         if request.json_output:
-            print_json(out, {**summary, "exit_status": exit_code_of(exc), "error": exc.message})
+            print_json(
+                out, {**summary, "exit_status": exit_code_of(exc), "error": cli_message(exc)}
+            )
         raise
     except (KeyboardInterrupt, SystemExit) as exc:  # stopped: 130, 143
         if request.json_output:

@@ -171,10 +171,20 @@ def _run_json(judge_id: str, info: dict[str, Any], judge: Any, prices: Any) -> d
         "cached": cached,
         "cost_usd": cost,
         "complete": info["complete"],
-        "last_changed": info["last_changed"],
+        "last_changed": _iso(info["last_changed"]),
         "rows_in_batches": sum(len(record.ids) for record in info["pending"]),
         "configuration_changed": info["configuration_changed"],
     }
+
+
+def _said(moment: dt.datetime | None) -> str:
+    """`2026-11-28 14:35:42 UTC`, for people."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else "unknown"
+
+
+def _iso(moment: dt.datetime | None) -> str | None:
+    """`2026-11-28T14:35:42Z`: ISO 8601, as every JSON output gives a time."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
 
 
 def _judges_with_runs(results_dir: Path) -> set[str]:
@@ -200,7 +210,7 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
         f"latest run {info['run_id']}: {info['rows_done']}"
         f"{f' of {rows}' if rows is not None else ''} rows done ({shown}), "
         f"{'complete' if info['complete'] else 'unfinished'}, last changed "
-        f"{info['last_changed'] or 'unknown'}"
+        f"{_said(info['last_changed'])}"
     )
     line += _in_batches(info["pending"])
     if info["configuration_changed"]:
@@ -228,11 +238,7 @@ def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] |
         (p.stat().st_mtime for p in (files.rows, files.table, files.state) if p.is_file()),
         default=None,
     )
-    when = (
-        dt.datetime.fromtimestamp(changed, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        if changed is not None
-        else None
-    )
+    when = dt.datetime.fromtimestamp(changed, dt.UTC) if changed is not None else None
     judge = evaluator.judge_registry.get(judge_id)
     task = evaluator.eval_task
     return {
