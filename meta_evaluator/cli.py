@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -46,6 +46,9 @@ from meta_evaluator.errors import (
     PermissionDeniedError,
 )
 from meta_evaluator.judge.settings import RunSettings
+
+if TYPE_CHECKING:
+    from meta_evaluator.eval_task.labels import NormalisedLabels
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -242,12 +245,12 @@ def import_annotations(
     """Import one human annotator's labels made elsewhere (add_external_annotation_results)."""
     from meta_evaluator._cli_project import import_labels
 
-    counts = import_labels(
+    counts, normalised = import_labels(
         project_dir, file, annotator_id=annotator, run_id=run_id, id_column=id_column,
         tasks=_names(tasks, "--tasks"),
     )  # fmt: skip
     print(f"Imported the labels of {annotator!r}: {counts['valid']} valid, {counts['invalid']} "
-          "invalid.")  # fmt: skip
+          f"invalid{_normalised_text(normalised)}.")  # fmt: skip
 
 
 @app.command("import-results")
@@ -264,12 +267,22 @@ def import_results(
     """Import a judge's labels made elsewhere as its complete run (add_external_judge_results)."""
     from meta_evaluator._cli_project import import_labels
 
-    counts = import_labels(
+    counts, normalised = import_labels(
         project_dir, file, judge_id=judge, run_id=run_id, id_column=id_column,
         tasks=_names(tasks, "--tasks"),
     )  # fmt: skip
     print(f"Imported the results of judge {judge!r}: {counts['valid']} valid, "
-          f"{counts['invalid']} invalid.")  # fmt: skip
+          f"{counts['invalid']} invalid{_normalised_text(normalised)}.")  # fmt: skip
+
+
+def _normalised_text(found: NormalisedLabels | None) -> str:
+    """`; 3 labels normalised ('HELPFUL' → 'helpful', ...) to the allowed labels`, or nothing."""
+    if found is None or not found.count:
+        return ""
+    return (
+        f"; {found.describe()} to the allowed labels (case, white space and accent encoding "
+        "ignored)"
+    )
 
 
 def _names(text: str | None, flag: str) -> list[str] | None:

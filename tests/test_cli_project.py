@@ -266,6 +266,14 @@ def test_labels_into_a_project_without_project_yaml(entry: Main, project: Path) 
     assert done.returncode == 0, done.stderr
     assert "Imported the labels of 'dana': 1 valid, 1 invalid." in done.stdout
     assert not (project / "project.yaml").exists() and not (project / "inputs").exists()
+    pl.DataFrame({"original_id": [103, 104], "rejection": ["Rejection", "rejection"]}).write_csv(
+        labels
+    )
+    done = entry("import-annotations", project, labels, "--annotator", "erin")
+    assert done.stdout == (
+        "Imported the labels of 'erin': 2 valid, 0 invalid; 1 label normalised ('Rejection' → "
+        "'rejection') to the allowed labels (case, white space and accent encoding ignored).\n"
+    )
     done = entry("import-results", project, labels, "--judge", "../x")
     assert done.returncode == 2 and "Traceback" not in done.stderr
 

@@ -13,7 +13,7 @@ from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.data.checks import AUTO_ID_COLUMN, list_some
 from meta_evaluator.errors import ColumnError, DataError, IdError, MetaEvaluatorError, TaskError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.labels import check_frame
+from meta_evaluator.eval_task.labels import NormalisedLabels, check_frame, normalised_labels
 from meta_evaluator.judge.run_files import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.results.judge_results import JudgeResults, results_schema
 from meta_evaluator.storage import check_safe_name, sha256
@@ -211,8 +211,20 @@ def checked_frame(
     frame = align_ids(frame, id_column, options["data"], where)
     checked = check_frame(frame, task, required=required)
     checked = checked.insert_column(0, frame.get_column(id_column).alias("original_id"))
+    _say_normalised(normalised_labels(frame, task, columns), where)
     _say_invalid(checked, where)
     return checked, options.get("run_id") or new_run_id()
+
+
+def _say_normalised(found: NormalisedLabels, where: str | Path) -> None:
+    """Log how many labels matched an allowed label only once normalised (case, white space)."""
+    if found.count:
+        logger.info(
+            "%s: %s: stored as the allowed labels they match ignoring case, white space and "
+            "accent encoding.",
+            where,
+            found.describe(),
+        )
 
 
 def _say_invalid(checked: pl.DataFrame, where: str | Path) -> None:
