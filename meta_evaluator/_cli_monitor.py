@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from meta_evaluator._cli_output import print_score_changes
-from meta_evaluator._cli_run import EXIT_DRIFT, exit_code_of, print_json
+from meta_evaluator._cli_run import EXIT_DRIFT, cli_message, exit_code_of, print_json
 from meta_evaluator.errors import MetaEvaluatorError
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def _json_errors(command: str, json_output: bool) -> Iterator[None]:
     except MetaEvaluatorError as exc:
         if json_output:
             print_json(sys.stdout, {"command": command, "exit_status": exit_code_of(exc),
-                                    "error": exc.message})  # fmt: skip
+                                    "error": cli_message(exc)})  # fmt: skip
         raise
 
 

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from meta_evaluator.judge import RunSummary
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.results import JudgeResults
-    from meta_evaluator.results.unfinished import Unscored
+    from meta_evaluator.results.unfinished import RowFile, Unscored
     from meta_evaluator.scores.compare import ScoreTable
     from meta_evaluator.scores.run_comparison import RunComparison
     from meta_evaluator.stats.paired import ScoreChange
@@ -158,36 +160,33 @@ def print_plan(
 
 
 def print_saved(
-    results_dir: Path,
-    before: dict[Path, tuple[int, int, int]],
+    saved: list[tuple[RowFile, pl.DataFrame]],
     judge_ids: list[str],
     rows: int | None,
     how: str,
+    results_dir: Path,
 ) -> None:
-    """Each judge's counts and top error reasons in the row files written since `before`."""
+    """Each judge's counts and top error reasons in the row files a stopped run wrote."""
     from meta_evaluator.results.reasons import summarize_errors
-    from meta_evaluator.results.unfinished import rows_written_since, saved_rows
 
     print(
         f"Stopped {how} before the end. Saved so far (finished rows are kept; `run` again "
         "continues the run):"
     )
-    written = [f for f in rows_written_since(results_dir, before) if f.judge_id in judge_ids]
     reasons = []
     for judge_id in judge_ids:
-        files = [f for f in written if f.judge_id == judge_id]
+        files = [(file, frame) for file, frame in saved if file.judge_id == judge_id]
         if not files:
             print(f"{judge_id}: no row finished")
-        for file in files:
-            saved = saved_rows(file.path)
-            counts = dict(saved.group_by("outcome").len().iter_rows()) if saved.height else {}
+        for file, frame in files:
+            counts = dict(frame.group_by("outcome").len().iter_rows()) if frame.height else {}
             shown = " ".join(
                 f"{outcome}={counts.get(outcome, 0)}" for outcome in ("valid", "invalid", "error")
             )
-            of = f"{saved.height} of {rows} rows" if rows is not None else f"{saved.height} rows"
+            of = f"{frame.height} of {rows} rows" if rows is not None else f"{frame.height} rows"
             done = "complete" if file.complete else "unfinished"
             print(f"{judge_id}: {shown} (run {file.run_id}, {of}, {done})")
-            summary = summarize_errors(saved, sep=" — ")
+            summary = summarize_errors(frame, sep=" — ")
             if summary is not None:
                 reasons.append(f"judge {judge_id}: {summary}")
     for line in reasons:

@@ -36,6 +36,7 @@ from meta_evaluator.errors import (
     MetaEvaluatorError,
     ProjectFileError,
 )
+from meta_evaluator.eval_task.labels import NormalisedLabels
 from meta_evaluator.judge import Judge
 from meta_evaluator.judge.yaml_config import read_judges_yaml
 from meta_evaluator.locks import ProjectLock
@@ -281,8 +282,11 @@ def import_labels(
     run_id: str | None = None,
     id_column: str = "original_id",
     tasks: list[str] | None = None,
-) -> dict[str, int]:
-    """Import an annotator's labels (or a judge's results) made elsewhere; return the counts.
+) -> tuple[dict[str, int], NormalisedLabels | None]:
+    """Import an annotator's labels (or a judge's results) made elsewhere.
+
+    Returns:
+        The rows per outcome, and the labels normalised to an allowed label (None: unknown).
 
     With a `project.yaml` in the project, the file is copied into `inputs/` and the project
     file lists it (an earlier entry of the same annotator or judge is replaced).
@@ -293,6 +297,7 @@ def import_labels(
     """
     evaluator = MetaEvaluator(project_dir, load=True)
     options: dict[str, Any] = {"run_id": run_id, "id_column": id_column, "tasks": tasks}
+    normalised = _normalised(evaluator, file, id_column, tasks)
     if annotator_id is not None:
         owner, key, section = annotator_id, "annotator_id", "annotations"
         counts = evaluator.add_external_annotation_results(file, annotator_id, **options).counts()
@@ -313,7 +318,27 @@ def import_labels(
             return {**raw, section: [*kept, entry]}
 
         _update_project_file(root, add)
-    return counts
+    return counts, normalised
+
+
+def _normalised(
+    evaluator: MetaEvaluator, file: Path, id_column: str, tasks: list[str] | None
+) -> NormalisedLabels | None:
+    """The file's labels that match an allowed label only once normalised (None: no task).
+
+    Read before the import, which checks the file and says what is wrong with it.
+    """
+    from meta_evaluator.data import DataLoader
+    from meta_evaluator.eval_task.labels import normalised_labels
+
+    task = evaluator.eval_task
+    if task is None:
+        return None
+    try:
+        frame = DataLoader.load("labels", file, id_column).data
+    except MetaEvaluatorError:
+        return None  # the import says why
+    return normalised_labels(frame, task, tasks)
 
 
 def sync_judges(evaluator: MetaEvaluator, *, save: bool) -> list[str]:

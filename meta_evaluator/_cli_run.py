@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -45,13 +46,19 @@ from meta_evaluator.errors import (
     MetaEvaluatorError,
     OutsideProjectError,
     PermissionDeniedError,
+    ProjectError,
+    ProjectExistsError,
+    ProjectNotFoundError,
 )
 from meta_evaluator.judge.settings import RunSettings
 from meta_evaluator.locks import ProjectLock
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.results import JudgeResults
+    from meta_evaluator.results.unfinished import RowFile
     from meta_evaluator.scores import MetricsConfig
     from meta_evaluator.scores.compare import ScoreTable
 
@@ -63,6 +70,7 @@ __all__ = [
     "EXIT_ENVIRONMENT",
     "EXIT_FAILURES",
     "RunRequest",
+    "cli_message",
     "exit_code_of",
     "print_json",
     "run_command",
@@ -75,6 +83,27 @@ EXIT_BATCHES_RUNNING = 3
 EXIT_ENVIRONMENT = 4
 EXIT_COST_CEILING = 5
 EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
+
+
+def cli_message(exc: MetaEvaluatorError) -> str:
+    """The error's message as the command line says it: a command to type, not an argument.
+
+    A project folder missing or already there says `meta-evaluator init DIR` (or `status`)
+    where Python callers read `load=False` (or `load=True`); any other message as it is.
+    """
+    if isinstance(exc, ProjectError) and exc.problem is not None and exc.project_dir is not None:
+        folder = shlex.quote(str(exc.project_dir))
+        if isinstance(exc, ProjectNotFoundError):
+            return (
+                f"{exc.problem}; check the path, or create a project there with "
+                f"`meta-evaluator init {folder}`."
+            )
+        if isinstance(exc, ProjectExistsError):
+            return (
+                f"{exc.problem}; choose another folder, or work on this project with the other "
+                f"commands (`meta-evaluator status {folder}`)."
+            )
+    return exc.message
 
 
 def exit_code_of(exc: MetaEvaluatorError) -> int:
@@ -126,7 +155,9 @@ def run_command(project_dir: Path, request: RunRequest) -> None:
             code = _run(project_dir, request, summary)
     except MetaEvaluatorError as exc:
         if request.json_output:
-            print_json(out, {**summary, "exit_status": exit_code_of(exc), "error": exc.message})
+            print_json(
+                out, {**summary, "exit_status": exit_code_of(exc), "error": cli_message(exc)}
+            )
         raise
     except (KeyboardInterrupt, SystemExit) as exc:  # stopped: 130, 143
         if request.json_output:
@@ -167,15 +198,18 @@ def _run(project_dir: Path, request: RunRequest, summary: dict[str, Any]) -> int
     rows = len(evaluator.data) if evaluator.data is not None and part is None else None
     stopped: set[str] = set()
     error: MetaEvaluatorError | None = None
+    reused: dict[str, int] = {}  # filled once planned; read by the summary of a stopped run
     with (
-        _say_what_was_saved_if_stopped(evaluator.paths.results_dir, asked, rows),
+        _say_what_was_saved_if_stopped(
+            evaluator.paths.results_dir, asked, rows, summary=summary, reused=reused
+        ),
         _sigterm_as_exit(),
         ProjectLock(evaluator.project_dir),
     ):
         if changed:
             evaluator.save_state(include_data=False)
         plan = evaluator.plan_run(request.judge_ids, request.run_id, settings=settings)
-        reused = {judge.judge_id: len(judge.kept) for judge in plan.judges}
+        reused.update({judge.judge_id: len(judge.kept) for judge in plan.judges})
         max_cost = settings.max_cost
         try:
             results = evaluator.run_judges_async(plan=plan)
@@ -319,14 +353,20 @@ def _scores_json(table: ScoreTable) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _say_what_was_saved_if_stopped(
-    results_dir: Path, judge_ids: list[str], rows: int | None
+    results_dir: Path,
+    judge_ids: list[str],
+    rows: int | None,
+    *,
+    summary: dict[str, Any],
+    reused: dict[str, int],
 ) -> Iterator[None]:
     """On Ctrl-C or SIGTERM, once the run has cleaned up: each judge's saved rows and errors.
 
     The run's row files are those written since the run began; their counts and top error
-    reasons are printed as at the end of a run, and the interrupt goes on (exit 130 or 143).
+    reasons are printed as at the end of a run, and put in `summary` (the JSON of `--json`)
+    as a finished run's are; the interrupt goes on (exit 130 or 143).
     """
-    from meta_evaluator.results.unfinished import row_files
+    from meta_evaluator.results.unfinished import row_files, saved_since
 
     before = row_files(results_dir)
     try:
@@ -339,10 +379,42 @@ def _say_what_was_saved_if_stopped(
         else:
             how = f"(exit {exc.code})"
         try:
-            print_saved(results_dir, before, judge_ids, rows, how)
+            saved = saved_since(results_dir, before, judge_ids)
         except MetaEvaluatorError as error:  # a row file that cannot be read: say so, go on
             print(f"Stopped {how}; what was saved cannot be read: {error}")
+        else:
+            print_saved(saved, judge_ids, rows, how, results_dir)
+            summary.update(_saved_json(saved, judge_ids, reused))
         raise
+
+
+def _saved_json(
+    saved: list[tuple[RowFile, pl.DataFrame]], judge_ids: list[str], reused: dict[str, int]
+) -> dict[str, Any]:
+    """A stopped run's JSON figures, with a finished run's keys: each judge's latest row file.
+
+    A judge with no row finished has `rows` 0 and no run id; `cost_usd` is not counted.
+    """
+    latest = {file.judge_id: (file, frame) for file, frame in saved}  # path order: the last
+    judges: dict[str, Any] = {}
+    for judge_id in judge_ids:
+        file, frame = latest.get(judge_id, (None, None))
+        counts = dict(frame.group_by("outcome").len().iter_rows()) if frame is not None else {}
+        judges[judge_id] = {
+            "run_id": file.run_id if file is not None else None,
+            "rows": frame.height if frame is not None else 0,
+            **{k: counts.get(k, 0) for k in ("valid", "invalid", "error", "skipped")},
+            "cached": int(frame["cached"].sum()) if frame is not None else 0,
+            "reused": reused.get(judge_id, 0),
+            "cost_usd": None,
+            "complete": file.complete if file is not None else False,
+            "stopped": False,
+        }
+    keys = ("rows", "valid", "invalid", "error", "skipped", "cached", "reused")
+    totals: dict[str, Any] = {k: sum(j[k] for j in judges.values()) for k in keys}
+    totals["cost_usd"] = None
+    run_ids = sorted({j["run_id"] for j in judges.values() if j["run_id"] is not None})
+    return {"run_ids": run_ids, "judges": judges, "totals": totals}
 
 
 @contextlib.contextmanager

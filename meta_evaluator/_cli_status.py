@@ -172,7 +172,7 @@ def _run_json(judge_id: str, info: dict[str, Any], judge: Any, prices: Any) -> d
         "cached": cached,
         "cost_usd": cost,
         "complete": info["complete"],
-        "last_changed": info["last_changed"],
+        "last_changed": _iso(info["last_changed"]),
         "rows_in_batches": sum(len(record.ids) for record in info["pending"]),
         "configuration_changed": info["configuration_changed"],
     }
@@ -206,6 +206,16 @@ def _address_json(judge: Judge) -> dict[str, Any]:
     return {"base_url": address.base_url, "base_url_from": address.variable}
 
 
+def _said(moment: dt.datetime | None) -> str:
+    """`2026-11-28 14:35:42 UTC`, for people."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else "unknown"
+
+
+def _iso(moment: dt.datetime | None) -> str | None:
+    """`2026-11-28T14:35:42Z`: ISO 8601, as every JSON output gives a time."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
+
+
 def _judges_with_runs(results_dir: Path) -> set[str]:
     if not results_dir.is_dir():
         return set()
@@ -229,7 +239,7 @@ def _latest_run(evaluator: MetaEvaluator, judge_id: str, rows: int | None) -> st
         f"latest run {info['run_id']}: {info['rows_done']}"
         f"{f' of {rows}' if rows is not None else ''} rows done ({shown}), "
         f"{'complete' if info['complete'] else 'unfinished'}, last changed "
-        f"{info['last_changed'] or 'unknown'}"
+        f"{_said(info['last_changed'])}"
     )
     line += _in_batches(info["pending"])
     if info["configuration_changed"]:
@@ -270,27 +280,22 @@ def latest_run_info(evaluator: MetaEvaluator, judge_id: str) -> dict[str, Any] |
     }
 
 
-_SHOWN = "%Y-%m-%d %H:%M:%S UTC"
-
-
-def _completed(stamp: str | None) -> str | None:
+def _completed(stamp: str | None) -> dt.datetime | None:
     """A complete run's last change: its completion time, or None (unfinished, unreadable).
 
     The state keeps it through a copy or a migration of the run's files; their modification
     times do not.
     """
     try:
-        return (
-            dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).strftime(_SHOWN) if stamp else None
-        )
+        return dt.datetime.fromisoformat(stamp).astimezone(dt.UTC) if stamp else None
     except ValueError:
         return None
 
 
-def _last_written(*paths: Path) -> str | None:
+def _last_written(*paths: Path) -> dt.datetime | None:
     """When the last of `paths` that exist was written (an unfinished run's last change)."""
     changed = max((p.stat().st_mtime for p in paths if p.is_file()), default=None)
-    return None if changed is None else dt.datetime.fromtimestamp(changed, dt.UTC).strftime(_SHOWN)
+    return None if changed is None else dt.datetime.fromtimestamp(changed, dt.UTC)
 
 
 def _outcome_counts(records: list[dict[str, Any]]) -> dict[str, int]:

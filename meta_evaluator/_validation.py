@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from meta_evaluator._util import shown
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 
-__all__ = ["ConfigModel", "describe_errors", "location", "unknown_key"]
+__all__ = ["ConfigModel", "closest_key", "describe_errors", "location", "unknown_key"]
 
 # Fields whose rejected values are never repeated in a message: they may hold credentials.
 _SENSITIVE = re.compile(r"key|token|secret|password|auth|header|url|cookie", re.IGNORECASE)
@@ -42,12 +42,20 @@ def unknown_key(
     """
     names = sorted(known)
     message = f"unknown key {shown(key)}"
-    match = difflib.get_close_matches(str(key), names, n=1)
-    if not match and synonyms and str(key) in synonyms:
-        match = [synonyms[str(key)]]
-    if match:
-        return f"{message}; did you mean {match[0]!r}?"
+    match = closest_key(key, names, synonyms)
+    if match is not None:
+        return f"{message}; did you mean {match!r}?"
     return f"{message}; known keys: {', '.join(names)}" if names else message
+
+
+def closest_key(
+    key: object, known: Iterable[str], synonyms: Mapping[str, str] | None = None
+) -> str | None:
+    """The known key an unknown one most likely means (`unknown_key`'s "did you mean"), or None."""
+    match = difflib.get_close_matches(str(key), sorted(known), n=1)
+    if match:
+        return match[0]
+    return synonyms.get(str(key)) if synonyms else None
 
 
 def describe_errors(

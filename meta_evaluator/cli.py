@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -31,6 +31,7 @@ from meta_evaluator._cli_run import (
     EXIT_COST_CEILING,
     EXIT_ENVIRONMENT,
     RunRequest,
+    cli_message,
     exit_code_of,
     print_json,
     run_command,
@@ -38,8 +39,16 @@ from meta_evaluator._cli_run import (
 )
 from meta_evaluator._cli_status import print_status, status_json
 from meta_evaluator._version import __version__
-from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError, ProjectNotFoundError
+from meta_evaluator.errors import (
+    DiskFullError,
+    JudgeConfigError,
+    MetaEvaluatorError,
+    PermissionDeniedError,
+)
 from meta_evaluator.judge.settings import RunSettings
+
+if TYPE_CHECKING:
+    from meta_evaluator.eval_task.labels import NormalisedLabels
 
 app = typer.Typer(
     name="meta-evaluator",
@@ -236,12 +245,12 @@ def import_annotations(
     """Import one human annotator's labels made elsewhere (add_external_annotation_results)."""
     from meta_evaluator._cli_project import import_labels
 
-    counts = import_labels(
+    counts, normalised = import_labels(
         project_dir, file, annotator_id=annotator, run_id=run_id, id_column=id_column,
         tasks=_names(tasks, "--tasks"),
     )  # fmt: skip
     print(f"Imported the labels of {annotator!r}: {counts['valid']} valid, {counts['invalid']} "
-          "invalid.")  # fmt: skip
+          f"invalid{_normalised_text(normalised)}.")  # fmt: skip
 
 
 @app.command("import-results")
@@ -258,12 +267,22 @@ def import_results(
     """Import a judge's labels made elsewhere as its complete run (add_external_judge_results)."""
     from meta_evaluator._cli_project import import_labels
 
-    counts = import_labels(
+    counts, normalised = import_labels(
         project_dir, file, judge_id=judge, run_id=run_id, id_column=id_column,
         tasks=_names(tasks, "--tasks"),
     )  # fmt: skip
     print(f"Imported the results of judge {judge!r}: {counts['valid']} valid, "
-          f"{counts['invalid']} invalid.")  # fmt: skip
+          f"{counts['invalid']} invalid{_normalised_text(normalised)}.")  # fmt: skip
+
+
+def _normalised_text(found: NormalisedLabels | None) -> str:
+    """`; 3 labels normalised ('HELPFUL' → 'helpful', ...) to the allowed labels`, or nothing."""
+    if found is None or not found.count:
+        return ""
+    return (
+        f"; {found.describe()} to the allowed labels (case, white space and accent encoding "
+        "ignored)"
+    )
 
 
 def _names(text: str | None, flag: str) -> list[str] | None:
@@ -322,7 +341,7 @@ def status(
                 code = 0 if print_checks(MetaEvaluator(project_dir, load=True), None) else 1
         except MetaEvaluatorError as exc:
             print_json(out, {"command": "status", "exit_status": exit_code_of(exc),
-                             "error": exc.message})  # fmt: skip
+                             "error": cli_message(exc)})  # fmt: skip
             raise
         finally:
             sys.stdout = out
@@ -355,8 +374,33 @@ def report(
     from meta_evaluator.reports import write_report
 
     evaluator = MetaEvaluator(project_dir, load=True)
-    path = write_report(evaluator, output if output is not None else evaluator.paths.reports_dir)
+    with _what_is_kept("report"):
+        path = write_report(evaluator, output or evaluator.paths.reports_dir)
     print(f"Report written to {path}")
+
+
+_KEPT = {
+    "score": "The judges' results are untouched, and so are the scores saved before it.",
+    "report": "The judges' results and scores are untouched; the next `report` writes the "
+    "report whole.",
+    "compare-runs": "The runs compared are untouched; the comparison was not saved.",
+}
+"""What a command that writes only its own output says is safe when a write is refused."""
+
+
+@contextlib.contextmanager
+def _what_is_kept(command: str) -> Iterator[None]:
+    """A write refused by the file system (exit 4) says what of the project is as it was.
+
+    The message of the storage layer knows the file, not the command; a run's row store says
+    that its rows are kept, and the commands here say what fits them.
+    """
+    try:
+        yield
+    except (DiskFullError, PermissionDeniedError) as exc:
+        error = type(exc)(f"{exc.message} {_KEPT[command]}", path=exc.path)
+        error.errno = exc.errno
+        raise error from exc
 
 
 def _default(name: str) -> Any:
@@ -609,7 +653,8 @@ def score(project_dir: ProjectDir = Path("."), metrics: MetricsOption = None) ->
     from meta_evaluator.project import MetaEvaluator
 
     evaluator = MetaEvaluator(project_dir, load=True)
-    failed, _ = score_project(evaluator, project_metrics(evaluator, metrics), project_dir)
+    with _what_is_kept("score"):
+        failed, _ = score_project(evaluator, project_metrics(evaluator, metrics), project_dir)
     if failed:
         raise typer.Exit(1)
 
@@ -645,7 +690,8 @@ def compare_runs(
     from meta_evaluator.scores.run_comparison import COMPARISONS_FOLDER
 
     evaluator = MetaEvaluator(project_dir, load=True)
-    comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
+    with _what_is_kept("compare-runs"):
+        comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
     saved = evaluator.paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
     if as_json:
         print(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
@@ -877,9 +923,7 @@ def main() -> None:
         with _progress_lines_shown():
             app()
     except MetaEvaluatorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        if isinstance(exc, ProjectNotFoundError):
-            print("hint: create a project with `meta-evaluator init DIR`.", file=sys.stderr)
+        print(f"error: {cli_message(exc)}", file=sys.stderr)
         raise SystemExit(exit_code_of(exc)) from None
 
 

@@ -269,6 +269,22 @@ class QueryError(MetaEvaluatorError, ValueError):
 class ProjectError(MetaEvaluatorError):
     """The project folder as a whole cannot be used as asked."""
 
+    def __init__(
+        self,
+        message: str,
+        *,
+        problem: str | None = None,
+        project_dir: str | Path | None = None,
+        **place: Any,
+    ) -> None:
+        super().__init__(message, **place)
+        self.problem = problem
+        """What failed and where, without the advice of `message`, which speaks to Python callers
+        (`load=True`): the command line gives its own (`meta-evaluator init DIR`). None when
+        the message has no such advice."""
+        self.project_dir = Path(project_dir) if project_dir is not None else None
+        """The project folder the error is about, when known."""
+
 
 class ProjectExistsError(ProjectError, FileExistsError):
     """`MetaEvaluator(dir, load=False)` on a folder that already holds a project.

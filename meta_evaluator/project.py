@@ -159,10 +159,12 @@ class MetaEvaluator:
         if load:
             self._load()
         elif has_state:
+            problem = f"{root}: already holds a project ({STATE_FILE} exists)"
             raise ProjectExistsError(
-                f"{root}: already holds a project ({STATE_FILE} exists); open it with "
-                "MetaEvaluator(..., load=True) or choose another folder.",
+                f"{problem}; open it with MetaEvaluator(..., load=True) or choose another folder.",
                 path=self._paths.state_file,
+                problem=problem,
+                project_dir=root,
             )
 
     # ----- the folder -------------------------------------------------------------------------
@@ -201,15 +203,20 @@ class MetaEvaluator:
     def _load(self) -> None:
         root, state_file = self._paths.root, self._paths.state_file
         if not root.is_dir():
+            problem = f"{root}: no such folder"
             raise ProjectNotFoundError(
-                f"{root}: no such folder; check the path, or pass load=False to create a project.",
+                f"{problem}; check the path, or pass load=False to create a project.",
                 path=root,
+                problem=problem,
+                project_dir=root,
             )
         if not state_file.is_file():
+            problem = f"{root}: holds no project ({STATE_FILE} is missing)"
             raise ProjectNotFoundError(
-                f"{root}: holds no project ({STATE_FILE} is missing); check the path, or pass "
-                "load=False to create a project there.",
+                f"{problem}; check the path, or pass load=False to create a project there.",
                 path=state_file,
+                problem=problem,
+                project_dir=root,
             )
         state = parse_state(read_json(state_file), state_file)
         loaded = None

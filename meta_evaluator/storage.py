@@ -163,38 +163,40 @@ def io_errno(exc: BaseException) -> int | None:
     return int(match[1] or match[2]) if match else None
 
 
-def os_error(path: str | Path, exc: Exception, action: str = "write") -> StorageError:
+def os_error(
+    path: str | Path, exc: Exception, action: str = "write", *, kept: str | None = None
+) -> StorageError:
     """The typed error for an I/O failure met while `action` ("write", "read") on `path`.
 
     A full disk or quota becomes `DiskFullError`, missing permission or a read-only file system
     `PermissionDeniedError`, anything else `StorageError`; each names the path, keeps the
     `errno` (`io_errno`: also the one polars names only in its message), and says how to fix
-    it. The caller raises it `from exc`.
+    it; `kept`, when the caller knows, says what is safe (`Rows already saved are kept.`).
+    The caller raises it `from exc`.
     """
     target = Path(path)
     code = io_errno(exc)
     name = errno.errorcode.get(code, "") if code is not None else ""
     strerror = getattr(exc, "strerror", None) or (os.strerror(code) if code else str(exc))
     cause = f"{strerror}{f', {name}' if name else ''}"
+    after = f" {kept}" if kept else ""
     error: StorageError
     if code in _DISK_FULL:
         error = DiskFullError(
             f"{target}: cannot {action}: the disk or your quota is full ({cause}); free space "
-            "there and run again. Files are never half-written, and rows already saved are "
-            "kept and reused.",
+            f"there and run again. Files are never half-written.{after}",
             path=target,
         )
     elif code == errno.EROFS:
         error = PermissionDeniedError(
             f"{target}: cannot {action}: the file system is read-only ({cause}); remount it "
-            "writable or move the project, then run again. Rows already saved are kept.",
+            f"writable or move the project, then run again.{after}",
             path=target,
         )
     elif code in _NO_PERMISSION:
         error = PermissionDeniedError(
             f"{target}: cannot {action}: permission denied ({cause}); give your user access "
-            "to it (chmod/chown) or run as its owner, then run again. Rows already saved are "
-            "kept.",
+            f"to it (chmod/chown) or run as its owner, then run again.{after}",
             path=target,
         )
     else:

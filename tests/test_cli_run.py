@@ -444,6 +444,47 @@ def test_a_stopped_run_prints_what_each_judge_saved(project: Path, stop: signal.
     assert f"Results are in {rows}" in stdout
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_stopped_run_with_json_gives_each_judges_counts(project: Path) -> None:
+    """`run --json` stopped by SIGTERM: the JSON has what each judge saved, not the error alone."""
+    evaluator = MetaEvaluator(project, load=True)
+    evaluator.add_judge(
+        "slow_judge", "mock", "mock-slow", "Did it refuse? {prompt} {llm_response}",
+        mock={"latency": 0.2}, max_concurrency=1,
+    )  # fmt: skip
+    evaluator.save_state(include_data=False)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "meta_evaluator.cli", "run", str(project), "--judges",
+         "slow_judge", "--run-id", "termtest", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        rows = project / "results" / "termtest" / "slow_judge.jsonl"
+        while (not rows.exists() or len(read_rows(rows)) < 2) and time.monotonic() < deadline:
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.05)
+        first.send_signal(signal.SIGTERM)
+        stdout, stderr = first.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 143, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    saved = read_rows(rows)
+    valid = sum(row["outcome"] == "valid" for row in saved)
+    assert (summary["exit_status"], summary["error"], summary["run_ids"]) == (
+        143, "stopped", ["termtest"],
+    )  # fmt: skip
+    judge = summary["judges"]["slow_judge"]
+    assert judge["rows"] == len(saved) >= 2 and judge["valid"] == valid
+    assert judge["invalid"] == len(saved) - valid and judge["error"] == 0
+    assert (judge["run_id"], judge["complete"], judge["reused"]) == ("termtest", False, 0)
+    assert summary["totals"]["rows"] == len(saved)
+    assert "slow_judge: valid=" in stderr  # the text went to standard error
+
+
 # ----- status -------------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ _SHOWN = 5  # how many offending rows or values a message lists before "and N mo
 
 
 __all__ = [
+    "AUTO_ID_COLUMN",
     "check_columns",
     "check_has_rows",
     "check_ids",

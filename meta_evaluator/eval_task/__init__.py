@@ -4,9 +4,11 @@ from meta_evaluator.errors import warn_deprecated
 from meta_evaluator.eval_task.eval_task import EvalTask, MultiLabelSchema, answer_key
 from meta_evaluator.eval_task.labels import (
     LabelCheck,
+    NormalisedLabels,
     check_label,
     check_values,
     label_vector,
+    normalised_labels,
     normalize_label,
 )
 
@@ -14,10 +16,12 @@ __all__ = [
     "EvalTask",
     "LabelCheck",
     "MultiLabelSchema",
+    "NormalisedLabels",
     "answer_key",
     "check_label",
     "check_values",
     "label_vector",
+    "normalised_labels",
     "normalize_label",
 ]
 

@@ -23,10 +23,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LabelCheck",
+    "NormalisedLabels",
     "check_frame",
     "check_label",
     "check_values",
     "label_vector",
+    "normalised_labels",
     "normalize_label",
 ]
 
@@ -141,6 +143,76 @@ def check_label(task: EvalTask, name: str, value: Any) -> tuple[Any, str | None]
     if key not in canonical:
         return None, f"label {shown(value.strip())} not allowed (allowed: {allowed})"
     return canonical[key], None
+
+
+@dataclass(frozen=True)
+class NormalisedLabels:
+    """Labels that match an allowed label only once normalised, as `normalised_labels` finds."""
+
+    count: int
+    """Cells (a row's label for a task) stored as an allowed label written otherwise."""
+    examples: tuple[tuple[str, str], ...] = ()
+    """A few distinct spellings and the label each became (`('HELPFUL', 'helpful')`)."""
+
+    def describe(self) -> str:
+        """`3 labels normalised ('HELPFUL' → 'helpful', ' helpful ' → 'helpful')`."""
+        shown_examples = ", ".join(f"{shown(a)} → {shown(b)}" for a, b in self.examples)
+        return f"{self.count} label{'s' if self.count != 1 else ''} normalised ({shown_examples})"
+
+
+def normalised_labels(
+    frame: pl.DataFrame, task: EvalTask, tasks: Sequence[str] | None = None, *, examples: int = 3
+) -> NormalisedLabels:
+    """The labels of `frame` (task name → column) accepted only once normalised.
+
+    A label written `HELPFUL` or ` helpful ` is stored as the allowed `helpful`
+    (`normalize_label`: case, white space, accent encoding); this counts such cells of the
+    tasks with allowed labels (of `tasks`, default every task), for an import to report.
+    Numbers read as their text (`1` for the label `"1"`) and separators between multi-label
+    items do not count.
+
+    Example:
+        >>> from meta_evaluator.eval_task import EvalTask
+        >>> task = EvalTask(task_schemas={"ok": ["yes", "no"]}, response_columns=["r"])
+        >>> found = normalised_labels(pl.DataFrame({"ok": ["yes", "YES", " no", "maybe"]}), task)
+        >>> found.count, found.examples
+        (2, (('YES', 'yes'), (' no', 'no')))
+    """
+    count = 0
+    found: list[tuple[str, str]] = []
+    for name in tasks if tasks is not None else task.task_names:
+        allowed = task.allowed_labels(name) if name in task.task_names else None
+        if allowed is None or name not in frame.columns:
+            continue
+        values = frame.group_by(name, maintain_order=True).len().rows()  # few distinct
+        for value, rows in values:
+            label, problem = check_label(task, name, value)
+            multilabel = task.task_kind(name) == "multilabel"
+            if (
+                problem is None
+                and label is not None
+                and not _as_written(value, allowed, multilabel)
+            ):
+                count += rows
+                if len(found) < examples:
+                    stored = label if isinstance(label, str) else ", ".join(label)
+                    found.append((str(value), stored))
+    return NormalisedLabels(count, tuple(found))
+
+
+def _as_written(value: Any, allowed: Sequence[str], multilabel: bool) -> bool:
+    """Whether `value` names allowed labels exactly as written (a 0.3.3 vector's FALSE too)."""
+    text = _as_text(value)
+    if isinstance(text, str) and text in allowed:
+        return True
+    if not multilabel:
+        return False
+    items = _label_list(text)
+    if not isinstance(items, list):
+        return False
+    return all(
+        isinstance(i, str) and (i.strip() in allowed or i.strip() in ("", "FALSE")) for i in items
+    )
 
 
 _FALSE = "false"

@@ -43,6 +43,7 @@ from meta_evaluator.judge.batch_ledger import (
     known_batch_ids,
     new_batch_key,
 )
+from meta_evaluator.judge.result_row import count_outcomes
 from meta_evaluator.judge.row_store import RowStore
 from meta_evaluator.judge.run_files import now_iso
 from meta_evaluator.judge.settings import RunSettings
@@ -155,7 +156,7 @@ async def run_batch_judge(
     new is submitted; what they answered before stopping is collected, the rest become error rows
     (`batch_canceled`) that `retry=["error"]` asks again.
     """
-    progress.add_judge(run.judge.id, total=len(ids), done=len(run.kept))
+    progress.add_judge(run.judge.id, total=len(ids), kept=count_outcomes(run.kept.values()))
     ledger = BatchLedger(run.files)
     pending = [] if run.plan.unchanged else ledger.pending()
     if run.plan.unchanged or not (run.plan.todo or run.plan.seeded or pending):

@@ -9,11 +9,13 @@ judge=gpt4 done=120/400 (30%) valid=110 invalid=6 error=4 reused=40 cached=12 re
   rate=3.2 rows/s eta=1m28s spent=$0.0410            (one line, cut here)
 ```
 
-`reused` rows were answered by an earlier run (kept, not asked again), `cached` ones came from
-the response cache; both count in `done`. The rate is over the rows this run finished, `eta`
-the rest at that rate; `spent` is shown when the run counts its cost (`max_cost`). Lines go to
-the `meta_evaluator.judge._progress` logger at INFO (the command line shows them on standard
-error); the clock is injectable, so tests never wait.
+`valid`, `invalid` and `error` count every row done, as the run's summary does; `reused` rows
+(answered by an earlier run, kept, not asked again) and `cached` ones (answered from the
+response cache) are the part of them this run did not ask. A judge says at most one line a
+second (a fast run would pass every 10% within one), and its last line always. The rate is over
+the rows this run finished, `eta` the rest at that rate; `spent` is shown when the run counts
+its cost (`max_cost`). Lines go to the `meta_evaluator.judge._progress` logger at INFO (the
+command line shows them on standard error); the clock is injectable, so tests never wait.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,6 +39,10 @@ ProgressMode = Literal["auto", "bar", "lines", "off"]
 
 TICK_SECONDS = 1.0
 """How often a running judge is looked at for a line due by time."""
+
+MIN_LINE_SECONDS = 1.0
+"""The least time between two lines of a judge (its last line excepted): a fast run passes
+every `every_percent` within a second, and ten lines of it say nothing the last does not."""
 
 
 def progress_mode(mode: ProgressMode) -> Literal["bar", "lines", "off"]:
@@ -93,7 +99,7 @@ class Progress:
     Example:
         >>> clock = iter([0.0, 0.0, 2.0]).__next__
         >>> progress = Progress(mode="lines", clock=clock)
-        >>> progress.add_judge("j", total=2, done=0)
+        >>> progress.add_judge("j", total=2)
         >>> progress.finished("j", "valid")
         >>> for part in progress.judges["j"].line("j", now=2.0).split(" reused="):
         ...     print(part)
@@ -160,13 +166,26 @@ class Progress:
                 logger.debug("%s", judge.line(judge_id, self._clock()))
 
     def add_judge(
-        self, judge_id: str, *, total: int, done: int, spent: Callable[[], float] | None = None
+        self,
+        judge_id: str,
+        *,
+        total: int,
+        kept: Mapping[str, int] | None = None,
+        spent: Callable[[], float] | None = None,
     ) -> None:
-        """Start counting a judge; `done` rows were kept from before (reused)."""
+        """Start counting a judge; `kept`: the rows kept from before (reused), per outcome.
+
+        They count in `done` and in their outcomes from the start, as in the run's summary.
+        """
         now = self._clock()
+        outcomes = {"valid": 0, "invalid": 0, "error": 0}
+        for outcome, count in (kept or {}).items():
+            if count:
+                outcomes[outcome] = outcomes.get(outcome, 0) + count
+        done = sum(outcomes.values())
         self.judges[judge_id] = JudgeProgress(
-            total=total, done=done, reused=done, started=now, spent=spent, last_line_at=now,
-            last_line_done=done,
+            total=total, done=done, reused=done, outcomes=outcomes, started=now, spent=spent,
+            last_line_at=now, last_line_done=done,
         )  # fmt: skip
         if self._bar is not None:
             self._tasks[judge_id] = self._bar.add_task(
@@ -192,7 +211,8 @@ class Progress:
             return
         now = self._clock()
         for judge_id, judge in self.judges.items():
-            if judge.done < judge.total and now - judge.last_line_at >= self.every_seconds:
+            since = now - judge.last_line_at
+            if judge.done < judge.total and since >= max(self.every_seconds, MIN_LINE_SECONDS):
                 self._say(judge_id, judge, now)
 
     async def tick_forever(self) -> None:
@@ -209,7 +229,8 @@ class Progress:
             passed = step > 0 and (
                 math.floor(judge.done / step) > math.floor(max(judge.last_line_done, 0) / step)
             )
-            if passed or now - judge.last_line_at >= self.every_seconds:
+            since = now - judge.last_line_at
+            if (passed or since >= self.every_seconds) and since >= MIN_LINE_SECONDS:
                 self._say(judge_id, judge, now)
             return
         if self._bar is None:

@@ -22,6 +22,8 @@ from meta_evaluator.errors import OutsideProjectError, StorageError
 from meta_evaluator.judge.result_row import ResultRow
 from meta_evaluator.storage import check_inside_project, check_lfs_pointer, os_error
 
+_KEPT = "Rows already saved are kept, and the next run reuses them."
+
 __all__ = ["RowStore", "read_rows"]
 
 # One encoder for every row: json.dumps with options builds a new one per call.
@@ -96,12 +98,12 @@ class RowStore:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _symlink_error(self.path) from exc
-            raise os_error(self.path, exc, "open the row store") from exc
+            raise os_error(self.path, exc, "open the row store", kept=_KEPT) from exc
         try:
             self._end = _drop_torn_tail(fd)
         except OSError as exc:
             os.close(fd)
-            raise os_error(self.path, exc, "open the row store") from exc
+            raise os_error(self.path, exc, "open the row store", kept=_KEPT) from exc
         self._fd = fd
         return self
 
@@ -125,7 +127,7 @@ class RowStore:
             # Part of the line may be on disk; cut it off, or the next row would follow it.
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._end)
-            raise os_error(self.path, exc, "append a row") from exc
+            raise os_error(self.path, exc, "append a row", kept=_KEPT) from exc
         self._end += len(line)  # one writer (the run's lock): no need to ask the file
 
     def sync(self) -> None:
@@ -134,7 +136,7 @@ class RowStore:
         try:
             os.fsync(self._fd)
         except OSError as exc:
-            raise os_error(self.path, exc, "save the rows") from exc
+            raise os_error(self.path, exc, "save the rows", kept=_KEPT) from exc
 
     def __exit__(self, *exc_info: object) -> None:
         if self._fd is not None:

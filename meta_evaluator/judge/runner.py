@@ -345,7 +345,8 @@ async def _run_judge(
 ) -> None:
     judge = run.judge
     spent = functools.partial(run.spend.spend.judge_usd, judge.id) if run.spend else None
-    progress.add_judge(judge.id, total=len(ids), done=len(run.kept), spent=spent)
+    kept = count_outcomes(run.kept.values())
+    progress.add_judge(judge.id, total=len(ids), kept=kept, spent=spent)
     if run.plan.unchanged or not (run.plan.todo or run.plan.seeded):
         return
     if run.plan.fresh_start:

@@ -92,14 +92,17 @@ def read_judge_entries(
     seen: dict[str, int] = {}
     for index, entry in enumerate(entries):
         judge = _read_entry(entry, index, base, problems, where=where, columns=columns)
-        if judge is None:
+        given = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(given, str):
             continue
         at = f"{where}[{index}].id"
-        if judge.id in seen:
-            message = f"id {shown(judge.id)} is also used by {where}[{seen[judge.id]}]"
+        if given in seen:  # an invalid entry's id too: one round of fixes, not two
+            message = f"id {shown(given)} is also used by {where}[{seen[given]}]"
             problems.append({"loc": at, "msg": message, "type": "duplicate"})
             continue
-        seen[judge.id] = index
+        seen[given] = index
+        if judge is None:
+            continue
         if judge.id in taken:
             message = (
                 f"judge {shown(judge.id)} is already registered; pass on_duplicate='overwrite' "
@@ -161,24 +164,48 @@ def _read_entry(
         problems.append(
             {"loc": where, "msg": "needs prompt_file (or an inline prompt)", "type": "missing"}
         )
+    judge_id = fields.get("id") if isinstance(fields.get("id"), str) else None
+    if columns is not None:
+        _check_placeholders(prompt, columns, prompt_at, judge_id, problems)
     try:
         judge = Judge(**fields, prompt=prompt)
     except JudgeConfigError as exc:
         for problem in exc.errors:
             problems.append({**problem, "loc": f"{where}.{problem['loc']}"})
         return None
-    if columns is not None and judge.prompt is not _STAND_IN:
-        unknown = [p for p in judge.prompt.placeholders if p not in columns]
-        if unknown:
-            placeholders = shown(["{" + u + "}" for u in unknown])
-            problems.append(
-                {
-                    "loc": prompt_at,
-                    "msg": f"judge {judge.id!r}: prompt placeholder(s) {placeholders} name no "
-                    f"column (columns: {shown(list(columns), limit=400)}); fix the prompt or "
-                    "the data",
-                    "type": "placeholder",
-                    "judge_id": judge.id,
-                }
-            )
     return judge if len(problems) == before else None
+
+
+def _check_placeholders(
+    prompt: Any,
+    columns: Collection[str],
+    at: str,
+    judge_id: str | None,
+    problems: list[dict[str, Any]],
+) -> None:
+    """Add a problem when the entry's prompt names columns that do not exist.
+
+    Checked whatever the entry's other fields hold, so a wrong temperature does not hide a
+    wrong placeholder; a prompt that is itself invalid is the Judge's problem.
+    """
+    if isinstance(prompt, dict):
+        try:
+            prompt = Prompt(**prompt)
+        except JudgeConfigError:
+            return
+    if not isinstance(prompt, Prompt) or prompt is _STAND_IN:
+        return
+    unknown = [p for p in prompt.placeholders if p not in columns]
+    if not unknown:
+        return
+    placeholders = shown(["{" + u + "}" for u in unknown])
+    who = f"judge {judge_id!r}: " if judge_id is not None else ""
+    problems.append(
+        {
+            "loc": at,
+            "msg": f"{who}prompt placeholder(s) {placeholders} name no column (columns: "
+            f"{shown(list(columns), limit=400)}); fix the prompt or the data",
+            "type": "placeholder",
+            **({"judge_id": judge_id} if judge_id is not None else {}),
+        }
+    )

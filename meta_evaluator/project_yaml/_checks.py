@@ -18,14 +18,13 @@ from meta_evaluator.errors import (
     JudgeConfigError,
     MetaEvaluatorError,
     MetricConfigError,
-    ProjectFileError,
     SamplingError,
     StorageError,
     TaskError,
-    UnsafeNameError,
 )
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.yaml_config import read_judge_entries, read_judges_yaml
+from meta_evaluator.project_yaml._recover import DROP, Repair, recovered
 from meta_evaluator.project_yaml.schema import (
     DATA_FORMATS,
     AnnotationsEntry,
@@ -36,7 +35,6 @@ from meta_evaluator.project_yaml.schema import (
 from meta_evaluator.project_yaml.spec import JudgesSource, LabelsSource
 from meta_evaluator.scores import MetricsConfig
 from meta_evaluator.scores.yaml_config import read_metric_entries, read_metrics_yaml
-from meta_evaluator.storage import check_safe_name
 
 __all__ = [
     "Problems",
@@ -143,7 +141,7 @@ def check_judges(
     columns: Collection[str] | None,
     problems: Problems,
 ) -> list[JudgesSource]:
-    """Each entry's judges; ids must differ across the whole list."""
+    """Each entry's judges; ids must differ across the whole list (an invalid entry's too)."""
     sources: list[JudgesSource] = []
     seen: dict[str, str] = {}
     for index, entry in entries:
@@ -156,78 +154,89 @@ def check_judges(
             except JudgeConfigError as exc:
                 problems += _inner(where, file, exc)
                 continue
+            ids, valid = [judge.id for judge in judges], True
         else:
             judges, found = read_judge_entries([entry], base=base, columns=columns)
             problems += [{**p, "loc": where + p["loc"].removeprefix("judges[0]")} for p in found]
-            if found:
-                continue
-        kept = []
-        for judge in judges:
-            if judge.id in seen:
-                problems.append(
-                    problem(where, f"judge id {judge.id!r} is also given by {seen[judge.id]}")
-                )
-                continue
-            seen[judge.id] = where if file is None else f"{where} ({file.name})"
-            kept.append(judge)
-        sources.append(JudgesSource(index, tuple(kept), file))
+            ids = [entry["id"]] if isinstance(entry.get("id"), str) else []
+            valid = not found
+        fresh = [_first(judge_id, where, file, seen, problems) for judge_id in ids]
+        if valid and all(fresh):
+            sources.append(JudgesSource(index, tuple(judges), file))
     return sources
 
 
-def label_entries(raw: dict[str, Any], model: ProjectFile, section: str) -> list[tuple[int, Any]]:
+def _first(
+    judge_id: str, where: str, file: Path | None, seen: dict[str, str], problems: Problems
+) -> bool:
+    """Whether `judge_id` is new to the list; a problem naming the entry that gave it first."""
+    if judge_id in seen:
+        problems.append(problem(where, f"judge id {judge_id!r} is also given by {seen[judge_id]}"))
+        return False
+    seen[judge_id] = where if file is None else f"{where} ({file.name})"
+    return True
+
+
+def label_entries(raw: dict[str, Any], model: ProjectFile, section: str) -> list[tuple[int, E]]:
     """The entries of a labels section to check in depth, with their places.
 
-    Of a section refused for some entries, the entries that are valid alone.
+    Of a section refused, each entry as far as it reads (`_recover`): a file is checked even
+    when its owner id or a key's spelling is wrong. The problems found only so are added.
     """
     if section in model.model_fields_set:
         return list(enumerate(getattr(model, section)))
     entries = raw.get(section)
+    kind: type[E] = AnnotationsEntry if section == "annotations" else ResultsEntry  # type: ignore[assignment]
     valid = []
     for index, entry in enumerate(entries if isinstance(entries, list) else []):
-        try:
-            valid.append((index, getattr(ProjectFile(**{section: [entry]}), section)[0]))
-        except ProjectFileError:
-            continue  # said already, with the section's problems
+        read, _ = recovered(kind, entry, _LABELS_REPAIRS)
+        if read is not None:
+            valid.append((index, read))
     return valid
+
+
+def _stand_in(value: Any, fields: dict[str, Any]) -> str:
+    return "stand-in"
+
+
+_LABELS_REPAIRS: dict[str, Repair] = {
+    "annotator_id": _stand_in,  # names the saved set only: the file is checked all the same
+    "judge_id": _stand_in,
+    "run_id": lambda value, fields: DROP,
+}
 
 
 def check_labels(
     entries: list[tuple[int, E]],
     section: str,
     base: Path,
-    data: EvalData,
-    task: EvalTask,
+    data: EvalData | None,
+    task: EvalTask | None,
     problems: Problems,
 ) -> list[LabelsSource]:
-    """Each file of labels, checked as its import will check it."""
+    """Each file of labels, checked as its import will check it, as far as data and task allow.
+
+    The file itself (it exists, reads, has unique ids) always; its ids against the data when
+    the data loaded; its task columns (and `tasks`) when there is a task.
+    """
     from meta_evaluator.results.external import check_import
 
     sources = []
-    owner = "annotator_id" if section == "annotations" else "judge_id"
     for index, entry in entries:
         where = f"{section}[{index}]"
         file = base / entry.path
-        source = LabelsSource(index, entry, file)
-        try:
-            if entry.run_id is not None:
-                check_safe_name(entry.run_id, field="run_id")
-            check_import(
-                file, source.owner_id, owner,
-                {"data": data, "task": task, "id_column": entry.id_column, "tasks": entry.tasks},
-            )  # fmt: skip
-        except (DataError, TaskError, UnsafeNameError, StorageError) as exc:
-            problems.append(problem(f"{where}.{_labels_field(exc, entry, owner)}", exc.message))
-            continue
-        sources.append(source)
+        found = check_import(
+            file, data=data, task=task, id_column=entry.id_column, tasks=entry.tasks
+        )
+        for exc in found:
+            problems.append(problem(f"{where}.{_labels_field(exc, entry)}", exc.message))
+        if not found:
+            sources.append(LabelsSource(index, entry, file))
     return sources
 
 
-def _labels_field(
-    exc: MetaEvaluatorError, entry: AnnotationsEntry | ResultsEntry, owner: str
-) -> str:
+def _labels_field(exc: MetaEvaluatorError, entry: AnnotationsEntry | ResultsEntry) -> str:
     """The key of a labels entry a problem of its import is about."""
-    if isinstance(exc, UnsafeNameError):
-        return "run_id" if exc.field == "run_id" else owner
     if isinstance(exc, TaskError) and exc.field == "tasks":
         return "tasks"
     if isinstance(exc, ColumnError | IdError) and exc.column == entry.id_column:

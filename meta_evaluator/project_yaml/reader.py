@@ -2,12 +2,14 @@
 
 `read_project_yaml` checks the whole file in one pass, so a user fixes it once: every section's
 keys and values (`schema.ProjectFile`, each section alone so one bad section hides none), then,
-in `_checks`, the data file (read, ids checked, the sample drawn), the task against the data's
-columns, each judge (inline, or every judge of a judges YAML it names, placeholders against the
-columns), each file of labels (its columns and ids, as an import would check them, nothing
-saved), and the metrics (their tasks against the task). Each problem is one line,
-`project.yaml: judges[1].temperature: ...`; a problem inside a file that `project.yaml` names is
-placed at the entry naming it (`judges[2]: judges.yaml: judges[0]...`). Nothing is written.
+in `_checks`, each check as far as what it needs allows: the files named (the data, prompt
+files, judges YAML files, files of labels), always; what needs the data (the task's columns,
+placeholders, the labels' ids) whenever the data loads; what needs the task (the labels' task
+columns, the metrics' tasks) whenever there is one. A `data` or `task` section with problems is
+read as most likely meant for those checks (`_recover`: `id_colum` as `id_column`), never
+built. Each problem is one line, `project.yaml: judges[1].temperature: ...`; a problem inside a
+file that `project.yaml` names is placed at the entry naming it (`judges[2]: judges.yaml:
+judges[0]...`). Nothing is written.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from meta_evaluator.project_yaml._checks import (
     label_entries,
     problem,
 )
-from meta_evaluator.project_yaml.schema import ProjectFile
-from meta_evaluator.project_yaml.spec import JudgesSource, LabelsSource, ProjectSpec
+from meta_evaluator.project_yaml._recover import DROP, Repair, recovered
+from meta_evaluator.project_yaml.schema import DataSection, ProjectFile
+from meta_evaluator.project_yaml.spec import JudgesSource, ProjectSpec
 from meta_evaluator.storage import path_argument, raise_problems, read_yaml
 
 __all__ = [
@@ -84,8 +87,9 @@ def check_project(raw: dict[str, Any], *, file: Path, base: Path | None = None) 
     """
     model, problems = _sections(raw)
     base = file.parent if base is None else base
-    data, data_file = check_data(model.data, base, problems) if model.data else (None, None)
-    task = model.task
+    data_section = model.data or _recovered("data", raw, problems)
+    data, data_file = check_data(data_section, base, problems) if data_section else (None, None)
+    task = model.task or _recovered("task", raw, problems)
     if task is not None and data is not None:
         check_task(task, data, problems)
     columns = columns_of(data, task)
@@ -95,19 +99,12 @@ def check_project(raw: dict[str, Any], *, file: Path, base: Path | None = None) 
         problems.append(
             problem(labelled[0], "labels need the data and task sections, which they fit")
         )
-    annotations: tuple[LabelsSource, ...] = ()
-    results: tuple[LabelsSource, ...] = ()
-    if data is not None and task is not None:
-        labels = {
-            section: tuple(
-                check_labels(
-                    label_entries(raw, model, section), section, base, data, task, problems
-                )
-            )
-            for section in ("annotations", "results")
-        }
-        annotations, results = labels["annotations"], labels["results"]
+    annotations, results = (
+        tuple(check_labels(label_entries(raw, model, s), s, base, data, task, problems))
+        for s in ("annotations", "results")
+    )
     metrics, metrics_file = check_metrics(model.metrics, base, task, problems)
+    # Built only when nothing is wrong, so from the sections as given, never as recovered.
     raise_problems(file, problems, what="project", error=ProjectFileError)
     return ProjectSpec(
         file, model, data, data_file, task, tuple(judges), annotations, results, metrics,
@@ -175,6 +172,57 @@ def _sections(raw: dict[str, Any]) -> tuple[ProjectFile, Problems]:
             continue
         valid[str(key)] = value
     return ProjectFile(**valid), problems
+
+
+def _recovered(section: str, raw: dict[str, Any], problems: Problems) -> Any:
+    """A refused `data` or `task` section as most likely meant, for the checks that need it.
+
+    The problems this reading finds are added; a key's "Field required" that a misspelt key
+    turned out to give is dropped (one mistake, one line).
+    """
+    model = DataSection if section == "data" else EvalTask
+    value = raw.get(section)
+    read, found = recovered(model, value, _REPAIRS[section])
+    if read is None and not found:
+        return None
+    given = {(p["loc"], p["msg"]) for p in problems}
+    if isinstance(value, dict):  # missing as written, given once read as meant
+        still = {p["loc"] for p in found}
+        meant = {f"{section}.{f}" for f in model.model_fields if f not in value and f not in still}
+        problems[:] = [p for p in problems if not (p["loc"] in meant and p["type"] == "missing")]
+    for p in found:
+        loc = f"{section}.{p['loc']}"
+        if (loc, p["msg"]) not in given:
+            problems.append({**p, "loc": loc})
+    return read
+
+
+def _known_tasks(value: Any, fields: dict[str, Any]) -> Any:
+    """`required_tasks` without the names that are not tasks (none left: every task)."""
+    tasks = fields.get("task_schemas")
+    kept = (
+        [t for t in value if t in tasks]
+        if isinstance(value, list) and isinstance(tasks, dict)
+        else []
+    )
+    return kept or DROP
+
+
+_REPAIRS: dict[str, dict[str, Repair]] = {
+    "data": {"name": lambda value, fields: DROP},
+    "task": {
+        "required_tasks": _known_tasks,
+        **dict.fromkeys(
+            (
+                "prompt_columns",
+                "answering_method",
+                "structured_outputs_fallback",
+                "annotation_prompt",
+            ),
+            lambda value, fields: DROP,
+        ),
+    },
+}
 
 
 def _read_mapping(path: str | Path) -> tuple[Path, dict[str, Any]]:

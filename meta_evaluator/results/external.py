@@ -10,10 +10,10 @@ from typing import Any, Literal, Required, TypedDict, Unpack
 import polars as pl
 
 from meta_evaluator.data import DataLoader, EvalData
-from meta_evaluator.data.checks import list_some
-from meta_evaluator.errors import ColumnError, IdError, TaskError
+from meta_evaluator.data.checks import AUTO_ID_COLUMN, list_some
+from meta_evaluator.errors import ColumnError, DataError, IdError, MetaEvaluatorError, TaskError
 from meta_evaluator.eval_task import EvalTask
-from meta_evaluator.eval_task.labels import check_frame
+from meta_evaluator.eval_task.labels import NormalisedLabels, check_frame, normalised_labels
 from meta_evaluator.judge.run_files import RunFiles, RunState, new_run_id, now_iso
 from meta_evaluator.results.judge_results import JudgeResults, results_schema
 from meta_evaluator.storage import check_safe_name, sha256
@@ -95,21 +95,75 @@ def import_judge_results(
     )  # fmt: skip
 
 
-def check_import(path: str | Path, owner_id: str, field: str, options: ImportOptions) -> None:
-    """Every check an import of `path` makes, saving nothing: the file, its columns, its ids.
+def check_import(
+    path: str | Path,
+    *,
+    data: EvalData | None,
+    task: EvalTask | None,
+    id_column: str = ID_COLUMN,
+    tasks: Sequence[str] | None = None,
+) -> list[MetaEvaluatorError]:
+    """Every problem an import of `path` would meet, saving nothing, as far as data and task allow.
 
-    Labels that the task does not allow are not errors of the file (their rows are imported
-    as invalid), so they are not checked here.
+    The file alone: that it reads as a table with unique ids in `id_column`. With the data:
+    that the ids are the data's (when `id_column` is missing but the file has the data's id
+    column, that is said and the ids are checked in it). With the task: `tasks`, and a column
+    per task. Labels that the task does not allow are not problems of the file (their rows are
+    imported as invalid), so they are not checked here.
 
-    Raises:
-        UnsafeNameError: `owner_id` (the judge or annotator id, `field`) is not a safe name.
-        DataFileError, ColumnError, IdError: The file, its id column or an id is unusable.
-        TaskError: A task has no column, or `tasks` names a task the project does not have.
+    Returns:
+        The problems, in that order: DataFileError, ColumnError, IdError (the file, its id
+        column, an id) and TaskError (a task has no column, `tasks` names an unknown task).
     """
-    frame, _ = read_import_file(path, owner_id, field, options)
-    _, columns = import_scope(options["task"], options.get("tasks"), path)
-    check_task_columns(frame, columns, path)
-    align_ids(frame, options.get("id_column", ID_COLUMN), options["data"], path)
+    problems: list[MetaEvaluatorError] = []
+    try:
+        frame: pl.DataFrame | None = DataLoader.load("labels", path, id_column).data
+    except ColumnError as exc:
+        if exc.column != id_column:
+            return [exc]
+        frame, id_column = _without_id_column(path, exc, data, problems)
+    except DataError as exc:
+        return [exc]
+    if task is not None:
+        try:
+            _, columns = import_scope(task, tasks, path)
+            if frame is not None:
+                check_task_columns(frame, columns, path)
+        except TaskError as exc:
+            problems.append(exc)
+    if frame is not None and data is not None and id_column in frame.columns:
+        try:
+            align_ids(frame, id_column, data, path)
+        except (ColumnError, IdError) as exc:
+            problems.append(exc)
+    return problems
+
+
+def _without_id_column(
+    path: str | Path,
+    missing: ColumnError,
+    data: EvalData | None,
+    problems: list[MetaEvaluatorError],
+) -> tuple[pl.DataFrame | None, str]:
+    """The file read without its missing id column, and the column to check ids in.
+
+    When the file has the data's id column, the problem says so and the ids are checked there.
+    """
+    try:
+        frame = DataLoader.load("labels", path, None).data.drop(AUTO_ID_COLUMN)
+    except DataError:
+        problems.append(missing)
+        return None, ""
+    if data is None or data.id_column not in frame.columns:
+        problems.append(missing)
+        return frame, ""
+    hint = f" It has the data's id column {data.id_column!r}: name that as its id column."
+    problems.append(ColumnError(missing.message + hint, path=missing.path, column=missing.column))
+    try:
+        return DataLoader.load("labels", path, data.id_column).data, data.id_column
+    except DataError as exc:
+        problems.append(exc)
+        return None, ""
 
 
 def read_import_file(
@@ -157,8 +211,20 @@ def checked_frame(
     frame = align_ids(frame, id_column, options["data"], where)
     checked = check_frame(frame, task, required=required)
     checked = checked.insert_column(0, frame.get_column(id_column).alias("original_id"))
+    _say_normalised(normalised_labels(frame, task, columns), where)
     _say_invalid(checked, where)
     return checked, options.get("run_id") or new_run_id()
+
+
+def _say_normalised(found: NormalisedLabels, where: str | Path) -> None:
+    """Log how many labels matched an allowed label only once normalised (case, white space)."""
+    if found.count:
+        logger.info(
+            "%s: %s: stored as the allowed labels they match ignoring case, white space and "
+            "accent encoding.",
+            where,
+            found.describe(),
+        )
 
 
 def _say_invalid(checked: pl.DataFrame, where: str | Path) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "row_files",
     "rows_written_since",
     "saved_rows",
+    "saved_since",
     "unscored_judges",
 ]
 
@@ -36,8 +37,9 @@ _COLUMNS = ("outcome", "status", "error_message")
 def saved_rows(path: Path) -> pl.DataFrame:
     """The rows of a run's JSON Lines file, the last line of each id: outcome, status, reason.
 
-    Columns `outcome`, `status` and `error_message` (strings), one row per id, in the order ids
-    were first written; an empty frame when the file does not exist.
+    Columns `outcome`, `status` and `error_message` (strings) and `cached` (whether the answer
+    came from the response cache), one row per id, in the order ids were first written; an
+    empty frame when the file does not exist.
 
     Raises:
         StorageError: A complete line is not a JSON object (see `read_rows`).
@@ -47,11 +49,28 @@ def saved_rows(path: Path) -> pl.DataFrame:
         last[json.dumps(row.get("original_id"), sort_keys=True, default=str)] = row
     return pl.DataFrame(
         {
-            column: [None if r.get(column) is None else str(r[column]) for r in last.values()]
-            for column in _COLUMNS
+            **{
+                column: [None if r.get(column) is None else str(r[column]) for r in last.values()]
+                for column in _COLUMNS
+            },
+            "cached": [r.get("cached") is True for r in last.values()],
         },
-        schema=dict.fromkeys(_COLUMNS, pl.String),
+        schema={**dict.fromkeys(_COLUMNS, pl.String), "cached": pl.Boolean},
     )
+
+
+def saved_since(
+    results_dir: Path, before: dict[Path, tuple[int, int, int]], judge_ids: Collection[str]
+) -> list[tuple[RowFile, pl.DataFrame]]:
+    """The row files of `judge_ids` written since `before` (a `row_files` of then), read.
+
+    What a stopped run saved: each file with its rows (`saved_rows`), in path order.
+
+    Raises:
+        StorageError: A complete line is not a JSON object (see `read_rows`).
+    """
+    written = rows_written_since(results_dir, before)
+    return [(file, saved_rows(file.path)) for file in written if file.judge_id in judge_ids]
 
 
 def describe_saved(rows: pl.DataFrame, total: int | None) -> str:

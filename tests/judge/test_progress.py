@@ -40,7 +40,7 @@ def test_a_line_each_ten_percent(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
     clock = Clock()
     with Progress(mode="lines", clock=clock) as progress:
-        progress.add_judge("gpt4", total=20, done=0)
+        progress.add_judge("gpt4", total=20)
         for row in range(20):
             clock.now += 0.5
             progress.finished("gpt4", "error" if row == 3 else "valid", cached=row < 2)
@@ -66,13 +66,15 @@ def test_reused_rows_count_as_done_but_not_in_the_rate(caplog: pytest.LogCapture
     caplog.set_level(logging.INFO, logger=LOGGER)
     clock = Clock()
     progress = Progress(mode="lines", every_percent=25, clock=clock)
-    progress.add_judge("j", total=100, done=40)  # 40 rows kept from an earlier run
+    # kept from an earlier run
+    progress.add_judge("j", total=100, kept={"valid": 36, "invalid": 3, "error": 1, "skipped": 0})
     for _ in range(10):
         clock.now += 1.0
         progress.finished("j", "valid")
-    # 40% -> 50% passes the 50% mark: one line; 10 rows in 10 s, 50 left
+    # 40% -> 50% passes the 50% mark: one line; 10 rows in 10 s, 50 left. The outcomes count
+    # the reused rows too (done = valid + invalid + error), as the run's summary does.
     assert lines(caplog) == [
-        "judge=j done=50/100 (50%) valid=10 invalid=0 error=0 reused=40 cached=0 retries=0 "
+        "judge=j done=50/100 (50%) valid=46 invalid=3 error=1 reused=40 cached=0 retries=0 "
         "rate=1.0 rows/s eta=50s"
     ]
 
@@ -83,7 +85,7 @@ def test_a_line_every_thirty_seconds_when_rows_come_slowly(
     caplog.set_level(logging.INFO, logger=LOGGER)
     clock = Clock()
     progress = Progress(mode="lines", clock=clock)
-    progress.add_judge("slow", total=1000, done=0)
+    progress.add_judge("slow", total=1000)
     clock.now += 29.0
     progress.tick()
     assert lines(caplog) == []
@@ -109,7 +111,7 @@ def test_a_judge_that_stops_early_gets_a_last_line(caplog: pytest.LogCaptureFixt
     clock = Clock()
     spent = [0.0]
     with Progress(mode="lines", clock=clock) as progress:
-        progress.add_judge("paid", total=40, done=0, spent=lambda: spent[0])
+        progress.add_judge("paid", total=40, spent=lambda: spent[0])
         for _ in range(5):
             clock.now += 1.0
             spent[0] += 0.01
@@ -126,7 +128,7 @@ def test_off_and_bar_log_no_lines(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
     for mode in ("off", "bar"):
         with Progress(mode=mode) as progress:  # type: ignore[arg-type]
-            progress.add_judge("j", total=2, done=0)
+            progress.add_judge("j", total=2)
             progress.finished("j", "valid")
             progress.tick()
             progress.finished("j", "valid")
@@ -177,21 +179,45 @@ def test_the_doctest() -> None:
 def test_a_run_logs_its_lines(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The runner takes the mode from the settings: 40 rows, 20% steps, one judge."""
+    """The runner takes the mode from the settings: 40 rows, 20% steps, one judge.
+
+    A mock judge answers its 40 rows within a second: one line, its last (before, five lines
+    of `eta=1s`). Run again asking its invalid rows, the reused rows count in `valid`.
+    """
     from meta_evaluator.examples import create_example_project
 
     caplog.set_level(logging.INFO, logger=LOGGER)
     evaluator = create_example_project("refusal", tmp_path / "p")
     evaluator.run_judges_async(progress="lines", progress_every=20.0)
     said = lines(caplog)
-    assert [line.split()[1] for line in said] == [
-        "done=8/40",
-        "done=16/40",
-        "done=24/40",
-        "done=32/40",
-        "done=40/40",
-    ]
-    assert said[-1].startswith("judge=mock_refusal_judge done=40/40 (100%) valid=")
+    assert [line.split()[1] for line in said] == ["done=40/40"]
+    assert said[-1].startswith("judge=mock_refusal_judge done=40/40 (100%) valid=38 invalid=2 ")
+    caplog.clear()
+    evaluator.run_judges_async(progress="lines", retry=["invalid"])
+    assert lines(caplog)[0].startswith(
+        "judge=mock_refusal_judge done=40/40 (100%) valid=38 invalid=2 error=0 reused=38 "
+    )
     caplog.clear()
     evaluator.run_judges_async(progress="off")
     assert lines(caplog) == []
+
+
+def test_at_most_one_line_a_second_and_the_last_always(caplog: pytest.LogCaptureFixture) -> None:
+    """40 rows at 6,000 rows/s used to give ten lines of `eta=1s`; now the last alone, and a
+    run of 4 s at 16 rows/s one line a second at most, each passing another 10%."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    clock = Clock()
+    with Progress(mode="lines", clock=clock) as progress:
+        progress.add_judge("fast", total=40)
+        for _ in range(40):
+            clock.now += 1 / 6000
+            progress.finished("fast", "valid")
+    assert [line.split()[1] for line in lines(caplog)] == ["done=40/40"]
+    caplog.clear()
+    with Progress(mode="lines", clock=clock) as progress:
+        progress.add_judge("steady", total=64)
+        for _ in range(64):
+            clock.now += 1 / 16
+            progress.finished("steady", "valid")
+    said = [line.split()[1] for line in lines(caplog)]
+    assert said == ["done=16/64", "done=32/64", "done=48/64", "done=64/64"]

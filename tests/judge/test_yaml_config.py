@@ -258,3 +258,24 @@ def test_placeholders_are_checked_with_the_other_fields(tmp_path: Path) -> None:
     assert "{respons}" in caught.value.errors[0]["msg"]
     assert "'llm_response'" in caught.value.errors[0]["msg"]
     assert evaluator.judge_registry.keys() == {"mock_refusal_judge"}
+
+
+def test_an_invalid_entry_hides_neither_its_placeholders_nor_its_id(tmp_path: Path) -> None:
+    """A wrong temperature used to hide a wrong placeholder, and an invalid entry its id."""
+    evaluator = create_example_project("refusal", tmp_path / "p")
+    path = write(
+        tmp_path,
+        "judges:\n"
+        "  - {id: x, llm_client: mok, model: m, prompt: 'See {respons}', temperature: 5}\n"
+        "  - {id: x, llm_client: mock, model: m, prompt: 'See {prompt}'}\n",
+    )
+    with pytest.raises(JudgeConfigError) as caught:
+        evaluator.load_judges_from_yaml(path)
+    assert [p["loc"] for p in caught.value.errors] == [
+        "judges[0].prompt",
+        "judges[0].llm_client",
+        "judges[0].temperature",
+        "judges[1].id",
+    ]
+    assert "judge 'x': prompt placeholder(s) ['{respons}']" in caught.value.errors[0]["msg"]
+    assert caught.value.errors[3]["msg"] == "id 'x' is also used by judges[0]"

@@ -64,11 +64,12 @@ def edit_033_judge(folder: Path, judge_id: str, **fields: object) -> None:
     path.write_text(json.dumps(state, indent=2))
 
 
-def run_time(run: str) -> str:
-    """The time 0.3.3 recorded for a run, as status shows it (UTC)."""
+def run_time(run: str, *, iso: bool = False) -> str:
+    """The time 0.3.3 recorded for a run, as status shows it (UTC; ISO 8601 in JSON)."""
     (path,) = FIXTURE.glob(f"results/{run}_*_state.json")
     local = dt.datetime.fromisoformat(json.loads(path.read_text())["timestamp_local"])
-    return local.astimezone().astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    shown = "%Y-%m-%dT%H:%M:%SZ" if iso else "%Y-%m-%d %H:%M:%S UTC"
+    return local.astimezone().astimezone(dt.UTC).strftime(shown)
 
 
 def test_migrated_runs_carry_the_keys_our_run_computes(old: Path) -> None:
@@ -141,7 +142,7 @@ def test_status_and_the_dry_run_after_migrate(old: Path, entry: Main) -> None:
     data = json.loads(entry("status", old, "--json").stdout)
     gpt = data["judges"]["gpt_judge"]["latest_run"]
     assert gpt["configuration_changed"] is False
-    assert gpt["last_changed"] == run_time("run_one_gpt_judge")
+    assert gpt["last_changed"] == run_time("run_one_gpt_judge", iso=True)
     dry = entry("run", old, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "Total: 3 judges, 18 rows, 18 reused, 0 calls" in dry.stdout

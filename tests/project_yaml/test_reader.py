@@ -117,11 +117,16 @@ def test_every_problem_of_the_file_at_once(configs: Path) -> None:
             "judge id 'mock_brief_judge' is also given by judges[1] (support-judges.yaml)",
         ),
         ("judges[3]", exc.errors[6]["msg"]),
+        # a missing file needs no other section: found with the keys that are wrong
+        (
+            "annotations[1].path",
+            f"{configs / 'annotations/nobody.csv'}: no such file; check the path.",
+        ),
         ("metrics[0]", "unknown scorer 'acuracy'; did you mean 'accuracy'?"),
     ]
     assert exc.errors[6]["msg"].startswith(f"{configs / 'missing-judges.yaml'}: no such file")
     lines = str(exc).splitlines()
-    assert lines[0] == f"{path}: 8 problem(s) in the project configuration:"
+    assert lines[0] == f"{path}: 9 problem(s) in the project configuration:"
     assert all(line.startswith(f"{path}: ") for line in lines[1:])
 
 

@@ -1,0 +1,95 @@
+"""What the command line says: commands to type rather than Python arguments, what each command
+keeps when the file system refuses a write, and times in JSON as ISO 8601."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from meta_evaluator import MetaEvaluator
+from meta_evaluator.errors import ProjectExistsError, ProjectNotFoundError
+from tests.conftest import Main
+
+
+def test_a_missing_project_names_the_command_that_makes_one(entry: Main, tmp_path: Path) -> None:
+    nowhere, empty = tmp_path / "nowhere", tmp_path / "empty"
+    empty.mkdir()
+    for folder, what in ((nowhere, "no such folder"), (empty, "holds no project")):
+        done = entry("status", folder)
+        assert done.returncode == 2
+        assert done.stderr == (
+            f"error: {folder}: {what}{' (main_state.json is missing)' if folder == empty else ''}"
+            f"; check the path, or create a project there with `meta-evaluator init {folder}`.\n"
+        )
+    done = entry("run", nowhere, "--json")
+    error = json.loads(done.stdout)["error"]
+    assert f"`meta-evaluator init {nowhere}`" in error and "load=" not in error
+    # Python callers keep the advice that fits them
+    with pytest.raises(ProjectNotFoundError, match="pass load=False to create a project"):
+        MetaEvaluator(nowhere, load=True)
+
+
+def test_init_on_a_project_names_the_commands_that_work_on_it(entry: Main, project: Path) -> None:
+    done = entry("init", project)
+    assert done.returncode == 2
+    assert "already holds a project" in done.stderr and "MetaEvaluator(" not in done.stderr
+    assert f"(`meta-evaluator status {project}`)" in done.stderr
+    with pytest.raises(
+        ProjectExistsError, match=r"open it with MetaEvaluator\(\.\.\., load=True\)"
+    ):
+        MetaEvaluator(project, load=False)
+
+
+@pytest.fixture
+def two_runs(entry: Main, project: Path) -> tuple[Path, list[str]]:
+    """The example with two complete runs of its judge."""
+    for extra in ((), ("--no-resume",)):
+        assert entry("run", project, "--progress", "off", *extra).returncode == 0
+    runs = sorted(p.name for p in (project / "results").iterdir())
+    assert len(runs) == 2
+    return project, runs
+
+
+@pytest.mark.parametrize(
+    ("command", "kept"),
+    [
+        ("score", "The judges' results are untouched, and so are the scores saved before it."),
+        ("report", "The judges' results and scores are untouched; the next `report` writes"),
+        ("compare-runs", "The runs compared are untouched; the comparison was not saved."),
+    ],
+)
+def test_a_read_only_project_says_what_each_command_keeps(
+    entry: Main,
+    two_runs: tuple[Path, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    kept: str,
+) -> None:
+    """Before, each said "Rows already saved are kept.", which is what a run keeps."""
+    from meta_evaluator import storage
+
+    project, runs = two_runs
+
+    def read_only(*args: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(storage.os, "fsync", read_only)
+    done = entry(command, project, *(runs if command == "compare-runs" else ()))
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "the file system is read-only" in done.stderr
+    assert kept in done.stderr and "Rows already saved" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_status_json_gives_times_in_iso_8601(entry: Main, project: Path) -> None:
+    assert entry("run", project, "--progress", "off").returncode == 0
+    summary = json.loads(entry("status", project, "--json").stdout)
+    changed = summary["judges"]["mock_refusal_judge"]["latest_run"]["last_changed"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", changed), changed
+    text = entry("status", project).stdout  # people read the same moment as before
+    assert changed.replace("T", " ").replace("Z", " UTC") in text
