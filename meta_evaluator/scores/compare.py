@@ -132,8 +132,8 @@ async def compare(
             f"compare: expected a MetricsConfig, got {type(config).__name__}; wrap the metrics "
             "as MetricsConfig(metrics=[...])."
         )
-    judges = _frames_by_owner(judge_results, "judge results")
-    humans = _frames_by_owner(human_results, "human annotations")
+    judges, judge_runs = _frames_by_owner(judge_results, "judge results")
+    humans, human_runs = _frames_by_owner(human_results, "human annotations")
     if not judges:
         raise ScoringError("compare: there are no judge results to score; run or import judges.")
     if not humans and any(m.scorer.min_human_annotators > 0 for m in config.metrics):
@@ -158,6 +158,10 @@ async def compare(
         frames = JudgeFrames(judge_id, judges.pop(judge_id), labels, data)
         for metric, name in zip(config.metrics, names, strict=True):
             result = await _score_judge(metric, name, frames, task, baselines)
+            # what was scored, so that a report can tell when a newer run or label set came
+            result = result.model_copy(
+                update={"run_id": judge_runs.get(judge_id), "human_run_ids": human_runs or None}
+            )
             if result.error is not None:
                 logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
             scored[name].append(result)
@@ -181,16 +185,17 @@ async def compare(
 
 def _frames_by_owner(
     results: JudgeResultsInput | HumanResultsInput | None, what: str
-) -> dict[str, pl.DataFrame]:
-    """{id: frame} from a mapping or list of result objects (or frames keyed by id)."""
+) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
+    """{id: frame} from result objects (or frames keyed by id), and {id: run} where known."""
     if results is None:
-        return {}
+        return {}, {}
     items: list[tuple[str | None, object]] = (
         list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
     )
     out: dict[str, pl.DataFrame] = {}
+    runs: dict[str, str] = {}
     for key, value in items:
-        frame, ident = _frame_and_id(value, key)
+        frame, ident, run = _frame_and_id(value, key)
         if frame is None or ident is None:
             raise ScoringError(
                 f"compare: {what} must be JudgeResults / HumanAnnotationResults (or polars "
@@ -203,18 +208,29 @@ def _frames_by_owner(
                 f"compare: {what} of {ident!r} have no 'original_id' and 'outcome' columns."
             )
         out[ident] = frame
-    return out
+        if run is not None:
+            runs[ident] = run
+    return out, runs
 
 
-def _frame_and_id(value: object, key: str | None) -> tuple[pl.DataFrame | None, str | None]:
-    """A result object's frame and id (its own id wins over the key it was given under)."""
+def _frame_and_id(
+    value: object, key: str | None
+) -> tuple[pl.DataFrame | None, str | None, str | None]:
+    """A result object's frame, id (its own wins over the key it was given under) and run.
+
+    A bare frame's run is its `run_id` column's, when it holds one run only.
+    """
     if isinstance(value, JudgeResults):
-        return value.results_data, value.judge_id
+        return value.results_data, value.judge_id, value.run_id
     if isinstance(value, HumanAnnotationResults):
-        return value.results_data, value.annotator_id
+        return value.results_data, value.annotator_id, value.run_id
     if isinstance(value, pl.DataFrame) and isinstance(key, str):
-        return value, key
-    return None, None
+        run = None
+        if "run_id" in value.columns:
+            found = value.get_column("run_id").drop_nulls().unique()
+            run = str(found[0]) if found.len() == 1 else None
+        return value, key, run
+    return None, None, None
 
 
 def _task_groups(metric: MetricConfig) -> list[list[str]]:
