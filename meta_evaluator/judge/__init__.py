@@ -23,13 +23,14 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.providers import Provider
     from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow
     from meta_evaluator.judge.row_store import RowStore
-    from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
+    from meta_evaluator.judge.run_files import CompleteRun, RunFiles, RunLock, RunState
     from meta_evaluator.judge.settings import RunOptions, RunSettings
     from meta_evaluator.judge.yaml_config import read_judges_yaml
 
 __all__ = [
     "BatchLedger",
     "BatchRecord",
+    "CompleteRun",
     "EndpointCheck",
     "Judge",
     "JudgeOutcome",
@@ -56,6 +57,7 @@ __all__ = [
 _LAZY = {
     "BatchLedger": "batch_ledger",
     "BatchRecord": "batch_ledger",
+    "CompleteRun": "run_files",
     "EndpointCheck": "endpoint_check",
     "Judge": "config",
     "JudgeOutcome": "result_row",

@@ -51,8 +51,11 @@ def judge_rows(
     results: Mapping[str, pl.DataFrame],
     prices: Mapping[str, Price] | None = None,
     models: Mapping[str, str] | None = None,
+    runs: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per judge: rows per outcome, tokens, latency (mean, p50, p95 of answered calls), cost.
+    """Per judge: its run, rows per outcome, tokens, latency (mean, p50, p95), cost.
+
+    `runs` names each judge's run (the one whose rows `results` holds); None where not given.
 
     `prices` maps a model (or judge id, which wins) to its `Price` (`prices.yaml`: rows a
     provider batch answered at its batch price); without a price the cost is None. Rows answered
@@ -89,6 +92,7 @@ def judge_rows(
         rows.append(
             {
                 "judge": judge_id,
+                "run_id": (runs or {}).get(judge_id),
                 "rows": frame.height,
                 "valid": int(valid),
                 "invalid": int(invalid),
@@ -135,6 +139,8 @@ def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
 def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[str, Any]]:
     """Per metric and judge: the main score with its interval, the verdict, or the error.
 
+    `run_id` names the judge's run the score was computed from (None when not recorded).
+
     Beside the score: its Landis-Koch band (kappa) and the humans' baseline with its interval
     (`human_baseline`, `human_low`, `human_high`; empty where the scorer has none).
     """
@@ -171,6 +177,7 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     "scorer": result.scorer_name,
                     "task": result.task_name,
                     "judge": result.judge_id,
+                    "run_id": result.run_id,
                     "score_name": key,
                     "score": number,
                     "band": interpret_kappa(number) if key == "cohens_kappa" else None,

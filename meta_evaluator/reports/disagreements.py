@@ -143,6 +143,9 @@ def _judge_task(table: _Found, inputs: ReportInputs) -> str:
     compared = sum(counts.values())
     agreed = sum(n for (a, b), n in counts.items() if a == b)
     title = f"{escape(table.judge_id)} on {escape(table.task_name)}"
+    run = inputs.judge_runs.get(table.judge_id)
+    if run is not None:
+        title += f" <span class='muted'>(latest run <code>{escape(run.run_id)}</code>)</span>"
     if not compared:
         return f"<h3>{title}</h3><p>No row has both a judge's label and a human label.</p>"
     head = "".join(f"<th class='num'>{escape(b)}</th>" for b in labels)
