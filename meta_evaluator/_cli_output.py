@@ -9,7 +9,7 @@ their exit codes and signal handling stay in `meta_evaluator.cli`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -194,14 +194,20 @@ def print_saved(
     print(f"Results are in {results_dir}")
 
 
-def print_scores(table: ScoreTable, scores_dir: Path) -> int:
+def print_scores(
+    table: ScoreTable, scores_dir: Path, left_out: Mapping[str, Mapping[str, str]] | None = None
+) -> int:
     """Print each metric's scores, judge by judge, and its trait table; return the judges failed.
 
-    A judge the metric could not score is printed with its error and counted.
+    A judge the metric could not score is printed with its error and counted; the votes
+    imported with preference pairs that a metric leaves out (`left_out`: metric -> judge ->
+    why) are said, not counted.
     """
     failed = 0
     for name, (metric, results) in table.items():
         print(f"{metric.scorer.scorer_name} / {name}")
+        for judge_id, why in (left_out or {}).get(name, {}).items():
+            print(f"  {judge_id}: left out: {why}")
         for result in results:
             if result.error is not None:
                 failed += 1

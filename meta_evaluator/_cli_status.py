@@ -76,9 +76,16 @@ def print_status(project_dir: Path) -> None:
         print(f"            {_latest_run(evaluator, judge.id, rows)}")
     others = sorted(_judges_with_runs(evaluator.paths.results_dir) - set(judges))
     if others:
+        from meta_evaluator.judge.run_files import latest_complete_runs
+        from meta_evaluator.results.pair_votes import is_pair_votes_source
+
+        latest = latest_complete_runs(evaluator.paths.results_dir)
         print("  results of judges not in the registry (imported):")
         for judge_id in others:
-            print(f"          {judge_id}: {_latest_run(evaluator, judge_id, rows)}")
+            line = _latest_run(evaluator, judge_id, rows)
+            if judge_id in latest and is_pair_votes_source(latest[judge_id].fingerprint):
+                line += "; the trait votes imported with preference pairs, not a judge"
+            print(f"          {judge_id}: {line}")
     from meta_evaluator.results.human_results import latest_annotations
 
     # The outcomes alone: a million rows of labels and time stamps stay on disk.
@@ -100,10 +107,12 @@ def _stale(evaluator: MetaEvaluator, human_runs: dict[str, str]) -> tuple[int, l
     from meta_evaluator.judge.run_files import latest_complete_runs
     from meta_evaluator.reports import load_scores
     from meta_evaluator.reports.freshness import stale_scores
+    from meta_evaluator.results.pair_votes import is_pair_votes_source
 
     scores = load_scores(evaluator.paths.scores_dir)
     latest = latest_complete_runs(evaluator.paths.results_dir)
-    return len(scores), stale_scores(scores, latest, human_runs or None)
+    votes = {j for j, run in latest.items() if is_pair_votes_source(run.fingerprint)}
+    return len(scores), stale_scores(scores, latest, human_runs or None, unscored_ok=votes)
 
 
 def _scores_lines(

@@ -395,6 +395,9 @@ class CompleteRun(NamedTuple):
     run_id: str
     completed_at: str | None
     """None when not known (results handed over rather than read from a run's state)."""
+    fingerprint: str | None = None
+    """The judge's fingerprint (for labels imported from elsewhere, their source); None when
+    not known or when the shards of the run differ."""
 
 
 def latest_complete_runs(results_dir: Path) -> dict[str, CompleteRun]:
@@ -405,7 +408,8 @@ def latest_complete_runs(results_dir: Path) -> dict[str, CompleteRun]:
     found = {}
     for judge_id, runs in sorted(_complete_runs(results_dir).items()):
         latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
-        found[judge_id] = CompleteRun(latest.run_id, latest.completed_at)
+        (one,) = latest.fingerprints if len(latest.fingerprints) == 1 else (None,)
+        found[judge_id] = CompleteRun(latest.run_id, latest.completed_at, one)
     return found
 
 

@@ -19,10 +19,11 @@ from meta_evaluator.scores.metrics.kappa import interpret_kappa
 __all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_rows"]
 
 #: The result columns `judge_rows` and `reason_rows` read (`original_id` to merge a sharded
-#: run's rows): the labels, raw answers and time stamps of a million rows can stay on disk.
+#: run's rows; `fingerprint` to tell the votes imported with preference pairs): the labels, raw
+#: answers and time stamps of a million rows can stay on disk.
 RESULT_COLUMNS = (
     "original_id", "outcome", "status", "error_message", "llm_prompt_tokens",
-    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id", "cached",
+    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id", "cached", "fingerprint",
 )  # fmt: skip
 
 #: The score shown for each scorer in the judges x metrics table.

@@ -77,8 +77,34 @@ def disagreements(inputs: ReportInputs) -> str:
         "reasoning (its free-text answer, else its raw answer). "
         "<code>meta-evaluator view</code> lists every row.</p>",
     ]
-    parts += [_judge_task(f, inputs) for f in found]
+    listed = [f for f in found if f.compared]
+    if not listed:
+        return ""
+    parts += [_judge_task(f, inputs) for f in listed]
+    parts.append(_not_shown([f for f in found if not f.compared], inputs))
     return "".join(parts)
+
+
+def _not_shown(empty: list[_Found], inputs: ReportInputs) -> str:
+    """One line on the judge-task pairs left out, with no row that both labelled ("" if none).
+
+    The tasks no human labelled are named once; the votes imported with preference pairs are
+    not named (they vote on their own traits, which no human labels).
+    """
+    unlabelled = sorted({f.task_name for f in empty if not f.humans_labelled})
+    others = [
+        f"{f.judge_id} on {f.task_name}"
+        for f in empty
+        if f.humans_labelled and f.judge_id not in inputs.vote_sets
+    ]
+    said = []
+    if unlabelled:
+        said.append(f"the tasks no human labelled ({', '.join(unlabelled)})")
+    if others:
+        said.append(f"{', '.join(others)} (no row with both the judge's and a human's label)")
+    if not said:
+        return ""
+    return f"<p class='muted'>Not shown: {escape('; '.join(said))}.</p>"
 
 
 @dataclass(frozen=True)
@@ -92,6 +118,19 @@ class _Found:
     rows: int
     confusion: pl.DataFrame
     worst: pl.DataFrame
+    humans_labelled: bool
+    """Whether any human labelled a row of the task."""
+
+    @property
+    def compared(self) -> int:
+        """Rows with both a judge's label and a human label (the matrix's total)."""
+        return int(self.confusion.get_column("rows").sum()) if self.confusion.height else 0
+
+    @property
+    def disagreeing(self) -> int:
+        """Rows where the judge's label is not the humans' majority."""
+        cells = self.confusion.filter(pl.col("judge_key") != pl.col("majority_key"))
+        return int(cells.get_column("rows").sum()) if cells.height else 0
 
     @classmethod
     def of(cls, table: RowTable) -> _Found:
@@ -103,6 +142,7 @@ class _Found:
             rows=table.frame.height,
             confusion=confusion(table),
             worst=most_disagreed(table, MOST_DISAGREED),
+            humans_labelled=bool(table.frame.get_column("majority_key").is_not_null().any()),
         )
 
 

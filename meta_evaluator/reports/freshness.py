@@ -146,7 +146,10 @@ def fix_commands(project: str) -> str:
 def freshness(inputs: ReportInputs) -> str:
     """The warning at the top of the page when scores are out of date ("" when they are not)."""
     humans = {h: str(r.run_id) for h, r in inputs.humans.items() if hasattr(r, "run_id")}
-    stale = stale_scores(inputs.scores, inputs.judge_runs, humans if inputs.humans else None)
+    stale = stale_scores(
+        inputs.scores, inputs.judge_runs, humans if inputs.humans else None,
+        unscored_ok=inputs.vote_sets,
+    )  # fmt: skip
     if not stale:
         return ""
     items = "".join(

@@ -91,6 +91,9 @@ class ReportInputs:
     """The PNG plots saved under `scores/`, sorted."""
     judge_runs: Mapping[str, CompleteRun] = field(default_factory=dict)
     """Each judge's latest complete run (the one `judges` holds the rows of), by judge id."""
+    vote_sets: frozenset[str] = frozenset()
+    """The ids of `judges` that are the votes imported with preference pairs, not judges
+    (`results.pair_votes`): not counted or tabled as judges."""
 
     @property
     def data(self) -> EvalData | None:

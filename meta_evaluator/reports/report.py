@@ -12,6 +12,7 @@ from meta_evaluator.reports._tables import RESULT_COLUMNS, judge_rows, reason_ro
 from meta_evaluator.reports.html import STYLE, escape, markdown_table
 from meta_evaluator.reports.inputs import ReportedProject, ReportInputs
 from meta_evaluator.reports.sections import JUDGE_COLUMNS, SCORE_COLUMNS, SECTIONS
+from meta_evaluator.results.pair_votes import is_pair_votes
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.storage import atomic_write_text, write_csv
 
@@ -69,6 +70,8 @@ def write_report(evaluator: ReportedProject, out_dir: str | Path | None = None) 
 def read_report_inputs(evaluator: ReportedProject) -> ReportInputs:
     """Read what the report shows from the project (results, scores, plots, prices)."""
     judges, humans, runs = _results(evaluator)
+    votes = frozenset(j for j, frame in judges.items() if is_pair_votes(frame))
+    shown = {j: frame for j, frame in judges.items() if j not in votes}  # the judges' tables
     models = {j.id: j.model for j in evaluator.judge_registry.values()}
     prices = read_prices(evaluator.project_dir / "prices.yaml")
     scores = load_scores(evaluator.paths.scores_dir)
@@ -81,10 +84,11 @@ def read_report_inputs(evaluator: ReportedProject) -> ReportInputs:
         humans=humans,
         scores=scores,
         score_table=score_rows(scores),
-        judge_table=judge_rows(judges, price_table, models, {j: r.run_id for j, r in runs.items()}),
-        reasons=reason_rows(judges),
+        judge_table=judge_rows(shown, price_table, models, {j: r.run_id for j, r in runs.items()}),
+        reasons=reason_rows(shown),
         plots=sorted(scores_dir.glob("*/*/*.png")),
         judge_runs=runs,
+        vote_sets=votes,
     )
 
 

@@ -49,7 +49,7 @@ def heading(inputs: ReportInputs) -> str:
     held = [
         f"Data: {escape(data.name)} ({len(data):,} rows)" if data is not None else "Data: none",
         f"tasks: {escape(', '.join(task.task_names))}" if task is not None else "tasks: none",
-        subjects(inputs),
+        escape(subjects(inputs)),
     ]
     if inputs.humans:
         count = len(inputs.humans)

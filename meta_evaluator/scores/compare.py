@@ -24,6 +24,7 @@ import polars as pl
 from meta_evaluator.errors import MetaEvaluatorWarning, MetricConfigError, ScoringError
 from meta_evaluator.results.human_results import HumanAnnotationResults
 from meta_evaluator.results.judge_results import JudgeResults
+from meta_evaluator.results.pair_votes import is_pair_votes, voted_tasks
 from meta_evaluator.scores._frames import first_label, judge_frame, no_valid_rows
 from meta_evaluator.scores._scorer_frames import HumanLabels, JudgeFrames
 from meta_evaluator.scores.base_scorer import (
@@ -50,6 +51,7 @@ __all__ = [
     "ScoreTable",
     "ScoringColumns",
     "compare",
+    "left_out_reason",
     "scoring_columns",
 ]
 
@@ -85,19 +87,21 @@ def scoring_columns(config: MetricsConfig, task: EvalTask) -> ScoringColumns:
 
     Loading only these leaves a run's raw answers, tokens, run ids and time stamps on disk:
     most of a result table's memory. Judges' error messages name why a judge has no valid
-    row; scorers that look at invalid rows also get the raw answer. Annotators' rows need
-    their ids, outcomes and labels alone. The outcome, the status and single-choice labels
-    repeat a few values: read as polars Categoricals they take 4 bytes a row instead of 16
-    (scorers get labels as text unless they take categories: `BaseScorer.label_categories`).
+    row, and their fingerprints whether the rows are the votes imported with preference pairs
+    (`left_out_reason`); scorers that look at invalid rows also get the raw answer.
+    Annotators' rows need their ids, outcomes and labels alone. The outcome, the status, the
+    fingerprint and single-choice labels repeat a few values: read as polars Categoricals they
+    take 4 bytes a row instead of 16 (scorers get labels as text unless they take categories:
+    `BaseScorer.label_categories`).
     Error messages stay text: there can be as many as rows.
     """
     humans = ["original_id", "outcome", "status", *task.task_names]
-    judges = [*humans, "error_message"]
+    judges = [*humans, "error_message", "fingerprint"]  # the fingerprint: pair votes or not
     if any(m.scorer.include_invalid for m in config.metrics):
         judges.append("llm_raw_response_content")
     judges += list(dict.fromkeys(c for m in config.metrics for c in m.scorer.result_columns))
     single = [t for t in task.task_names if task.task_kind(t) == "single"]
-    return ScoringColumns(judges, humans, ["outcome", "status", *single])
+    return ScoringColumns(judges, humans, ["outcome", "status", "fingerprint", *single])
 
 
 async def compare(
@@ -157,6 +161,12 @@ async def compare(
     for judge_id in list(judges):
         frames = JudgeFrames(judge_id, judges.pop(judge_id), labels, data)
         for metric, name in zip(config.metrics, names, strict=True):
+            reason = left_out_reason(metric, frames.frame)
+            if reason is not None:
+                logger.info("%s: %r left out: %s", name, judge_id, reason)
+                if scores_dir is not None:  # a result of an earlier scoring would stay shown
+                    _forget(scores_dir, metric, name, judge_id)
+                continue
             result = await _score_judge(metric, name, frames, task, baselines)
             # what was scored, so that a report can tell when a newer run or label set came
             result = result.model_copy(
@@ -170,7 +180,7 @@ async def compare(
     for metric, name in zip(config.metrics, names, strict=True):
         results = scored[name]
         failures += [f"{name}/{r.judge_id}: {r.error}" for r in results if r.error is not None]
-        if scores_dir is not None:
+        if scores_dir is not None and results:
             metric.scorer.save_results(results, scores_dir, name)
             metric.scorer.aggregate_results(results, scores_dir, name)
         table[name] = (metric, results)
@@ -181,6 +191,36 @@ async def compare(
             stacklevel=2,
         )
     return table
+
+
+def left_out_reason(metric: MetricConfig, frame: pl.DataFrame) -> str | None:
+    """Why a metric leaves a judge's rows out, or None when it scores them.
+
+    Only the votes imported with preference pairs are left out (`results.pair_votes`): of a
+    scorer that needs both orders of a pair (they were cast on the original order only), and
+    of a metric on tasks they hold no vote for. A judge's own rows are always scored: a judge
+    that cannot be is told so in its result's `error`.
+    """
+    if not is_pair_votes(frame):
+        return None
+    if metric.scorer.needs_both_orders:
+        return (
+            "votes imported with the preference pairs, cast on the original order only; this "
+            "metric needs a judge that answered both orders"
+        )
+    tasks = [*metric.task_names]
+    if not voted_tasks(frame, tasks):
+        return (
+            f"votes imported with the preference pairs, none on {', '.join(tasks)} (they vote "
+            "on their own traits)"
+        )
+    return None
+
+
+def _forget(scores_dir: Path, metric: MetricConfig, name: str, judge_id: str) -> None:
+    """Remove a judge's result file of this metric, left by an earlier scoring."""
+    with contextlib.suppress(FileNotFoundError):
+        (scores_dir / metric.scorer.scorer_name / name / f"{judge_id}_result.json").unlink()
 
 
 def _frames_by_owner(

@@ -390,7 +390,10 @@ def test_each_heading_says_what_the_project_measures(
         assert "human annotator" not in built.page.text
     assert "2 models under test" in fairness_example.page.text
     assert "1 model under test" in stereotype_example.page.text
-    assert "2 judges; 2 human annotators" in pairwise_example.page.text
+    assert (
+        "1 judge; the trait votes imported with the pairs: annotated_pairs; 2 human annotators"
+        in pairwise_example.page.text
+    )
 
 
 def test_no_report_file_names_a_path_of_this_machine(

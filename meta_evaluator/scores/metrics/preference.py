@@ -131,6 +131,7 @@ class PreferenceScorer(ScorerWithOptions):
         self.link_column = link_column
         if debias_positions:  # the twins come along with the pairs the humans labelled
             self.linked_rows_column = link_column
+            self.needs_both_orders = True
             self.optional_data_columns = (*self.text_columns, link_column)
 
     @property
