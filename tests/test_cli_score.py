@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -155,6 +156,8 @@ def test_score_with_another_metrics_file(project: Path) -> None:
         "preference (they vote on their own traits)" in done.stdout
     )
     assert "not scored" not in done.stdout
+    assert "  strength on preference, judges ranked (" in done.stdout  # one trait: no "traits"
+    assert "traits ranked" not in done.stdout
     written = project / "scores" / "preference" / "overall"
     assert not (written / "annotated_pairs_result.json").exists()
     assert (written / "mock_trait_judge_result.json").is_file()
@@ -251,6 +254,8 @@ def test_the_position_bias_recipe_exits_0(tmp_path: Path) -> None:
     assert out.count("this metric needs a judge that answered both orders") == 3
     assert "none on preference (they vote on their own traits)" in out
     assert "mock_pref: consistency_rate=" in out and "mock_pref: relevance=" in out
+    # an interval is rounded like every other score
+    assert re.search(r"first_position_interval=\[0\.\d{3}, 0\.\d{3}\], p_value=", out), out
     written = sorted(p.relative_to(project / "scores") for p in project.glob("scores/*/*/*.json"))
     assert [p.name for p in written] == ["mock_pref_result.json"] * 4, written
     page = write_report(MetaEvaluator(project, load=True)).read_text(encoding="utf-8")
@@ -260,6 +265,25 @@ def test_the_position_bias_recipe_exits_0(tmp_path: Path) -> None:
     assert "out of date" not in page
     judges = (project / "reports" / "judges.csv").read_text(encoding="utf-8")
     assert "mock_pref" in judges and "annotated_pairs" not in judges
+
+
+def test_score_prints_what_a_mean_over_tasks_hides(project: Path) -> None:
+    """A multitask mean is printed with its lowest and highest task, which the saved per-task
+    scores give."""
+    done = score_in_process(project)
+    assert done.exit_code == 0, (done.output, done.exception)
+    folder = project / "scores" / "preference" / "traits"
+    for judge in ("annotated_pairs", "mock_trait_judge"):
+        saved = json.loads((folder / f"{judge}_result.json").read_text(encoding="utf-8"))
+        per_task = sorted(
+            (e["scores"]["strength"], t) for t, e in saved["metadata"]["per_task"].items()
+        )
+        (low, low_task), (high, high_task) = per_task[0], per_task[-1]
+        line = next(x for x in done.stdout.splitlines() if x.startswith(f"  {judge}: "))
+        assert line.endswith(
+            f"strength={saved['scores']['strength']:.3f}; mean of 4 traits: strength from "
+            f"{low:.3f} ({low_task}) to {high:.3f} ({high_task})"
+        ), line
 
 
 def test_score_prints_the_humans_baseline_beside_each_agreement_score(

@@ -7,6 +7,7 @@ writers share, so the three formats cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -16,7 +17,16 @@ from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.scores.human_baseline import HumanBaseline
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
-__all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_rows"]
+__all__ = [
+    "MAIN_SCORES",
+    "RESULT_COLUMNS",
+    "TaskSpread",
+    "judge_rows",
+    "main_score",
+    "reason_rows",
+    "score_rows",
+    "task_spread",
+]
 
 #: The result columns `judge_rows` and `reason_rows` read (`original_id` to merge a sharded
 #: run's rows; `fingerprint` to tell the votes imported with preference pairs): the labels, raw
@@ -46,6 +56,48 @@ MAIN_SCORES = {
     "position_bias": "first_position_rate",
     "self_consistency": "fleiss_kappa",
 }
+
+
+@dataclass(frozen=True)
+class TaskSpread:
+    """How a score averaged over the tasks of a multitask metric spreads over them."""
+
+    tasks: int
+    """The tasks with a value, the mean's terms."""
+    low: float
+    low_task: str
+    high: float
+    high_task: str
+
+
+def main_score(result: BaseScoringResult) -> str | None:
+    """The score the tables show for a result: the scorer's main one, else its first number."""
+    return MAIN_SCORES.get(result.scorer_name) or next(
+        (k for k, v in result.scores.items() if _number(v)), None
+    )
+
+
+def task_spread(result: BaseScoringResult, key: str | None) -> TaskSpread | None:
+    """The lowest and highest task value of score `key` when the result averages tasks.
+
+    None for a result of one task, or with fewer than two tasks that have the score: a mean
+    hides how far its terms lie apart (+0.39 and -0.69 average to about 0), so the tables show
+    them beside it.
+    """
+    per_task = result.metadata.get("per_task")
+    if key is None or not isinstance(per_task, dict):
+        return None
+    values = [
+        (float(entry["scores"][key]), str(task))
+        for task, entry in per_task.items()
+        if isinstance(entry, dict)
+        and isinstance(entry.get("scores"), dict)
+        and _number(entry["scores"].get(key))
+    ]
+    if len(values) < 2:
+        return None
+    low, high = min(values), max(values)
+    return TaskSpread(len(values), low[0], low[1], high[0], high[1])
 
 
 def judge_rows(
@@ -140,7 +192,9 @@ def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
 def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[str, Any]]:
     """Per metric and judge: the main score with its interval, the verdict, or the error.
 
-    `run_id` names the judge's run the score was computed from (None when not recorded).
+    `run_id` names the judge's run the score was computed from (None when not recorded). A
+    score averaged over the tasks of a multitask metric comes with the spread of its terms
+    (`tasks_averaged`, `task_low` and `task_high` with their task names; `task_spread`).
 
     Beside the score: its Landis-Koch band (kappa) and the humans' baseline with its interval
     (`human_baseline`, `human_low`, `human_high`; empty where the scorer has none).
@@ -148,9 +202,8 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
     rows = []
     for metric, results in table.items():
         for result in results:
-            key = MAIN_SCORES.get(result.scorer_name) or next(
-                (k for k, v in result.scores.items() if _number(v)), None
-            )
+            key = main_score(result)
+            spread = task_spread(result, key)
             value = result.scores.get(key) if key else None
             interval = (result.confidence_intervals or {}).get(key or "") or (None, None)
             verdict = None
@@ -190,6 +243,11 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     "verdict": verdict,
                     "error": result.error,
                     "comparisons": result.num_comparisons,
+                    "tasks_averaged": spread.tasks if spread else None,
+                    "task_low": spread.low if spread else None,
+                    "task_low_name": spread.low_task if spread else None,
+                    "task_high": spread.high if spread else None,
+                    "task_high_name": spread.high_task if spread else None,
                 }
             )
     return rows

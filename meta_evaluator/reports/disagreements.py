@@ -120,17 +120,13 @@ class _Found:
     worst: pl.DataFrame
     humans_labelled: bool
     """Whether any human labelled a row of the task."""
+    disagreeing: int
+    """Rows where the judge's label is not the humans' majority (`worst` lists the first)."""
 
     @property
     def compared(self) -> int:
         """Rows with both a judge's label and a human label (the matrix's total)."""
         return int(self.confusion.get_column("rows").sum()) if self.confusion.height else 0
-
-    @property
-    def disagreeing(self) -> int:
-        """Rows where the judge's label is not the humans' majority."""
-        cells = self.confusion.filter(pl.col("judge_key") != pl.col("majority_key"))
-        return int(cells.get_column("rows").sum()) if cells.height else 0
 
     @classmethod
     def of(cls, table: RowTable) -> _Found:
@@ -143,6 +139,7 @@ class _Found:
             confusion=confusion(table),
             worst=most_disagreed(table, MOST_DISAGREED),
             humans_labelled=bool(table.frame.get_column("majority_key").is_not_null().any()),
+            disagreeing=int(table.frame.get_column("disagree").sum()),
         )
 
 
@@ -214,10 +211,11 @@ def _rows(table: _Found) -> str:
         return "<p>The judge gives the humans' majority label on every row both labelled.</p>"
     first = table.shown[0] if table.shown else None
     head = f"<th>{escape(first)}</th>" if first else ""
-    lines = [
+    lines = [f"<p class='disagreeing'>{_how_many(worst.height, table.disagreeing)}</p>"]
+    lines.append(
         "<table><tr><th>id</th>" + head + "<th>judge</th><th>humans</th>"
         "<th>judge's reasoning</th></tr>"
-    ]
+    )
     for row in worst.iter_rows(named=True):
         humans = ", ".join(
             f"{escape(a)}: {escape(_label(row[HUMAN_PREFIX + a]))}"
@@ -236,6 +234,18 @@ def _rows(table: _Found) -> str:
         )
     lines.append("</table>")
     return "".join(lines)
+
+
+def _how_many(shown: int, disagreeing: int) -> str:
+    """`20 of 21 disagreeing rows shown, ...`: how many of the disagreeing rows are listed."""
+    if shown < disagreeing:
+        return (
+            f"{shown:,} of {disagreeing:,} disagreeing rows shown, most humans against the judge "
+            "first; <code>meta-evaluator view</code> lists them all."
+        )
+    if disagreeing == 1:
+        return "The one disagreeing row."
+    return f"All {disagreeing:,} disagreeing rows, most humans against the judge first."
 
 
 def _label(value: Any) -> str:

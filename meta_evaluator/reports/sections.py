@@ -33,8 +33,8 @@ __all__ = ["JUDGE_COLUMNS", "SCORE_COLUMNS", "SECTIONS", "Section"]
 Section = Callable[[ReportInputs], str]
 
 SCORE_COLUMNS = [
-    "metric", "judge", "run_id", "score_name", "score", "band", "low", "high", "human_baseline",
-    "human_low", "human_high", "verdict", "error",
+    "metric", "judge", "run_id", "score_name", "score", "band", "low", "high", "tasks_averaged",
+    "task_low", "task_high", "human_baseline", "human_low", "human_high", "verdict", "error",
 ]  # fmt: skip
 JUDGE_COLUMNS = [
     "judge", "run_id", "rows", "valid", "invalid", "error", "prompt_tokens", "completion_tokens",
@@ -84,6 +84,8 @@ def scores(inputs: ReportInputs) -> str:
         value = "" if row["score"] is None else f"{row['score']:.3f}"
         if row.get("band"):
             value += f" <span class='muted'>({escape(str(row['band']).replace('_', ' '))})</span>"
+        if row.get("tasks_averaged") and row["score"] is not None:
+            value += _spread(row)
         parts.append(
             f"<tr><td>{escape(row['metric'])}</td><td>{escape(row['judge'])}</td>"
             f"<td>{_run(row['run_id'])}</td><td>{escape(row['score_name'])}</td>"
@@ -94,11 +96,22 @@ def scores(inputs: ReportInputs) -> str:
     return "".join(parts)
 
 
+def _spread(row: dict[str, object]) -> str:
+    """Under a mean over a metric's tasks: how many, and the highest and lowest task."""
+    noun = "traits" if row.get("scorer") == "preference" else "tasks"
+    return (
+        f"<br><span class='muted spread'>mean of {row['tasks_averaged']} {noun}<br>"
+        f"highest {row['task_high']:+.3f} {escape(row['task_high_name'])}<br>"
+        f"lowest {row['task_low']:+.3f} {escape(row['task_low_name'])}</span>"
+    )
+
+
 def _run(run_id: object) -> str:
     """A run id as the tables show it ("not recorded" for scores saved before runs were)."""
     if run_id is None:
         return "<span class='muted'>not recorded</span>"
-    return f"<code>{escape(run_id)}</code>"
+    # `run_20261128_151135_eaebb9` may wrap at its underscores in a narrow column
+    return f"<code>{escape(run_id).replace('_', '_<wbr>')}</code>"
 
 
 def _interval(low: float | None, high: float | None) -> str:
