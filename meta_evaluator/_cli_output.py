@@ -9,7 +9,7 @@ their exit codes and signal handling stay in `meta_evaluator.cli`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.unfinished import RowFile, Unscored
+    from meta_evaluator.scores.base_scoring_result import ScoringResult
     from meta_evaluator.scores.compare import ScoreTable
     from meta_evaluator.scores.run_comparison import RunComparison
     from meta_evaluator.stats.paired import ScoreChange
@@ -194,14 +195,20 @@ def print_saved(
     print(f"Results are in {results_dir}")
 
 
-def print_scores(table: ScoreTable, scores_dir: Path) -> int:
+def print_scores(
+    table: ScoreTable, scores_dir: Path, left_out: Mapping[str, Mapping[str, str]] | None = None
+) -> int:
     """Print each metric's scores, judge by judge, and its trait table; return the judges failed.
 
-    A judge the metric could not score is printed with its error and counted.
+    A judge the metric could not score is printed with its error and counted; the votes
+    imported with preference pairs that a metric leaves out (`left_out`: metric -> judge ->
+    why) are said, not counted.
     """
     failed = 0
     for name, (metric, results) in table.items():
         print(f"{metric.scorer.scorer_name} / {name}")
+        for judge_id, why in (left_out or {}).get(name, {}).items():
+            print(f"  {judge_id}: left out: {why}")
         for result in results:
             if result.error is not None:
                 failed += 1
@@ -212,13 +219,37 @@ def print_scores(table: ScoreTable, scores_dir: Path) -> int:
                 for key, value in result.scores.items()
                 if not isinstance(value, dict)
             )
-            print(f"  {result.judge_id}: {shown}{_baseline_text(result.metadata)}")
+            print(
+                f"  {result.judge_id}: {shown}{_baseline_text(result.metadata)}"
+                f"{_spread_text(result)}"
+            )
         folder = scores_dir / metric.scorer.scorer_name / name
         trait_table = folder / "trait_table.md"
         if trait_table.is_file():
-            print(f"  traits ranked by strength ({trait_table}):")
+            traits = list(metric.task_names)
+            ranked = (
+                "traits ranked by strength"
+                if len(traits) > 1
+                else f"strength on {traits[0]}, judges ranked"
+            )
+            print(f"  {ranked} ({trait_table}):")
             print("    " + trait_table.read_text(encoding="utf-8").rstrip().replace("\n", "\n    "))
     return failed
+
+
+def _spread_text(result: ScoringResult) -> str:
+    """`; mean of 4 traits: strength from -0.689 (x) to 0.393 (y)`: what a mean hides."""
+    from meta_evaluator.reports import main_score, task_spread
+
+    key = main_score(result)
+    spread = task_spread(result, key)
+    if spread is None:
+        return ""
+    noun = "traits" if result.scorer_name == "preference" else "tasks"
+    return (
+        f"; mean of {spread.tasks} {noun}: {key} from {_number(spread.low)} ({spread.low_task}) "
+        f"to {_number(spread.high)} ({spread.high_task})"
+    )
 
 
 def _baseline_text(metadata: dict[str, object]) -> str:
@@ -332,6 +363,9 @@ def _label(value: object) -> str:
 
 
 def _number(value: object) -> str:
+    """A score as the command prints it: floats to 3 places, in an interval or list too."""
     if isinstance(value, float):
         return f"{value:.3f}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_number(v) for v in value) + "]"
     return "n/a" if value is None else str(value)

@@ -279,11 +279,29 @@ def score_project(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
         table = evaluator.compare_async(config, judge_results)
-    failed = len(unscored) + print_scores(table, evaluator.paths.scores_dir)
+    left_out = _left_out(table, judge_results)
+    failed = len(unscored) + print_scores(table, evaluator.paths.scores_dir, left_out)
     for judge in unscored:
         print(unscored_line(project_dir, judge))
     print(f"Scores are in {evaluator.paths.scores_dir}")
     return failed, table
+
+
+def _left_out(table: ScoreTable, judges: dict[str, JudgeResults]) -> dict[str, dict[str, str]]:
+    """Metric -> {judge: why}: the votes imported with preference pairs a metric left out."""
+    from meta_evaluator.results.pair_votes import is_pair_votes
+    from meta_evaluator.scores.compare import left_out_reason
+
+    frames = {j: r.results_data for j, r in judges.items()}
+    votes = {j: f for j, f in frames.items() if is_pair_votes(f)}
+    found: dict[str, dict[str, str]] = {}
+    for name, (metric, results) in table.items():
+        scored = {r.judge_id for r in results}
+        for judge_id, frame in votes.items():
+            reason = left_out_reason(metric, frame)
+            if judge_id not in scored and reason is not None:
+                found.setdefault(name, {})[judge_id] = reason
+    return found
 
 
 # ----- the JSON summary ------------------------------------------------------------------------

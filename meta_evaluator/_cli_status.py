@@ -2,7 +2,9 @@
 
 Each judge gets one line on its latest run (rows done, outcomes, complete or not, last change,
 rows still in submitted batches, whether its configuration changed since); results of judges no
-longer in the registry are listed too. Used by `status` and after `init` (`meta_evaluator.cli`).
+longer in the registry are listed too; then whether the saved scores are those of each judge's
+latest run and the current labels (`reports.freshness`). Used by `status` and after `init`
+(`meta_evaluator.cli`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge import Judge
     from meta_evaluator.judge.batch_ledger import BatchRecord
     from meta_evaluator.project import MetaEvaluator
+    from meta_evaluator.reports.freshness import StaleScores
 
 
 def print_status(project_dir: Path) -> None:
@@ -74,9 +77,16 @@ def print_status(project_dir: Path) -> None:
         print(f"            {_latest_run(evaluator, judge.id, rows)}")
     others = sorted(_judges_with_runs(evaluator.paths.results_dir) - set(judges))
     if others:
+        from meta_evaluator.judge.run_files import latest_complete_runs
+        from meta_evaluator.results.pair_votes import is_pair_votes_source
+
+        latest = latest_complete_runs(evaluator.paths.results_dir)
         print("  results of judges not in the registry (imported):")
         for judge_id in others:
-            print(f"          {judge_id}: {_latest_run(evaluator, judge_id, rows)}")
+            line = _latest_run(evaluator, judge_id, rows)
+            if judge_id in latest and is_pair_votes_source(latest[judge_id].fingerprint):
+                line += "; the trait votes imported with preference pairs, not a judge"
+            print(f"          {judge_id}: {line}")
     from meta_evaluator.results.human_results import latest_annotations
 
     # The outcomes alone: a million rows of labels and time stamps stay on disk.
@@ -89,6 +99,40 @@ def print_status(project_dir: Path) -> None:
             f"          {annotator_id}: {counts['valid']} valid labels{of} "
             f"({counts['invalid']} invalid), run {human.run_id}"
         )
+    for line in _scores_lines(evaluator, project_dir, {h: r.run_id for h, r in humans.items()}):
+        print(line)
+
+
+def _stale(evaluator: MetaEvaluator, human_runs: dict[str, str]) -> tuple[int, list[StaleScores]]:
+    """(metrics with saved scores, the judges whose scores are out of date)."""
+    from meta_evaluator.judge.run_files import latest_complete_runs
+    from meta_evaluator.reports import load_scores
+    from meta_evaluator.reports.freshness import stale_scores
+    from meta_evaluator.results.pair_votes import is_pair_votes_source
+
+    scores = load_scores(evaluator.paths.scores_dir)
+    latest = latest_complete_runs(evaluator.paths.results_dir)
+    votes = {j for j, run in latest.items() if is_pair_votes_source(run.fingerprint)}
+    return len(scores), stale_scores(scores, latest, human_runs or None, unscored_ok=votes)
+
+
+def _scores_lines(
+    evaluator: MetaEvaluator, project_dir: Path, human_runs: dict[str, str]
+) -> list[str]:
+    """`scores:` and, when they are out of date, one line per judge and what to run."""
+    import shlex
+
+    from meta_evaluator.reports.freshness import fix_commands
+
+    metrics, stale = _stale(evaluator, human_runs)
+    if not metrics:
+        return ["  scores: none yet"]
+    if not stale:
+        return [f"  scores: {metrics} metric(s), of each judge's latest run and current labels"]
+    lines = [f"  scores: {metrics} metric(s), OUT OF DATE for {len(stale)} judge(s):"]
+    lines += [f"          {s.judge_id}: {'; '.join(s.reasons)}" for s in stale]
+    lines.append(f"          {fix_commands(shlex.quote(str(project_dir)))}")
+    return lines
 
 
 def status_json(project_dir: Path) -> dict[str, Any]:
@@ -116,6 +160,7 @@ def status_json(project_dir: Path) -> dict[str, Any]:
         entry["latest_run"] = None if info is None else _run_json(judge_id, info, judge, prices)
         judges[judge_id] = entry
     humans = latest_annotations(evaluator.paths.annotations_dir, columns=("outcome",))
+    metrics, stale = _stale(evaluator, {h: r.run_id for h, r in humans.items()})
     return {
         "command": "status",
         "project": str(evaluator.project_dir.resolve()),
@@ -146,6 +191,17 @@ def status_json(project_dir: Path) -> dict[str, Any]:
         "annotators": {
             annotator_id: {**human.counts(), "run_id": human.run_id}
             for annotator_id, human in humans.items()
+        },
+        "scores": {
+            "metrics": metrics,
+            "out_of_date": {
+                s.judge_id: {
+                    "latest_run": s.latest_run,
+                    "scored_runs": list(s.scored_runs),
+                    "reasons": list(s.reasons),
+                }
+                for s in stale
+            },
         },
     }
 

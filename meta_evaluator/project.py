@@ -889,6 +889,9 @@ class MetaEvaluator:
         `text_a`, `text_b`, `tie`. The reference and other non-principle annotators become
         human annotators of `preference_task`; principle annotators become the tasks of one
         imported judge, `trait_judge_id`, ready for `PreferenceScorer(reference_task=...)`.
+        That set of votes is not a judge (`results.pair_votes`): it is scored only by metrics
+        on its trait tasks, never by position-bias or debiased-preference metrics (its votes
+        were cast on the original order only), and the report does not count it as a judge.
 
         With `swap_positions`, each pair also gets a twin with `text_a` and `text_b` swapped,
         and every other pair of columns `X_a` / `X_b` (`model_a` / `model_b`) with them
@@ -910,6 +913,7 @@ class MetaEvaluator:
         from meta_evaluator.data.pairs import read_preference_pairs
         from meta_evaluator.results.external import import_judge_frame
         from meta_evaluator.results.human_results import import_annotation_frame
+        from meta_evaluator.results.pair_votes import pair_votes_source
 
         if not isinstance(swap_positions, bool):
             raise DataError(
@@ -973,7 +977,7 @@ class MetaEvaluator:
             self.add_eval_task(task)
         assert self._data is not None
         ids = pairs.frame.get_column("comparison_id")
-        source = f"pairs:{Path(path).name}"
+        source = pair_votes_source(path)  # tells the trait votes apart from a judge's labels
         for key in humans:
             frame = pl.DataFrame({"original_id": ids, preference_task: pairs.votes[key]})
             import_annotation_frame(

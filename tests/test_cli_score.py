@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -146,22 +147,39 @@ def test_score_with_a_broken_metrics_file_exits_2(project: Path) -> None:
 def test_score_with_another_metrics_file(project: Path) -> None:
     other = write(project.parent / "other.yaml", CHEAP_PREFERENCE)
     done = score_in_process(project, "--metrics", other)
-    # `annotated_pairs` holds only trait votes: it never answered `preference`, so it is not
-    # scored (exit 1) rather than given a strength of 0
-    assert done.exit_code == 1, (done.output, done.exception)
+    # `annotated_pairs` holds the pairs' own trait votes, none on `preference`: it is left out
+    # (said, not failed) rather than given a strength of 0 or an error
+    assert done.exit_code == 0, (done.output, done.exception)
     assert "preference / overall" in done.stdout
-    assert "annotated_pairs: not scored: preference: judge 'annotated_pairs' gave no answer" in (
-        done.stdout
+    assert (
+        "  annotated_pairs: left out: votes imported with the preference pairs, none on "
+        "preference (they vote on their own traits)" in done.stdout
     )
+    assert "not scored" not in done.stdout
+    assert "  strength on preference, judges ranked (" in done.stdout  # one trait: no "traits"
+    assert "traits ranked" not in done.stdout
     written = project / "scores" / "preference" / "overall"
-    assert (written / "annotated_pairs_result.json").is_file()
+    assert not (written / "annotated_pairs_result.json").exists()
     assert (written / "mock_trait_judge_result.json").is_file()
     assert (written / "trait_table.csv").is_file()
     assert not (project / "scores" / "preference" / "traits").exists()  # metrics.yaml unused
 
 
-def test_a_metric_that_fails_for_one_judge_exits_1(project: Path) -> None:
-    """`annotated_pairs` holds only the traits: it has no label for the task `preference`."""
+def test_a_metric_that_fails_for_one_judge_exits_1(project: Path, tmp_path: Path) -> None:
+    """A judge imported with labels on a trait only is a judge: it fails on `preference`.
+
+    Only the votes that came with the pairs (`annotated_pairs`) are left out of a metric on
+    tasks they hold no vote on.
+    """
+    from meta_evaluator import MetaEvaluator
+
+    evaluator = MetaEvaluator(project, load=True)
+    ids = evaluator.data.ids.to_list()  # type: ignore[union-attr]
+    labels = write(
+        tmp_path / "trait_only.csv",
+        "original_id,is_more_concise\n" + "".join(f"{i},text_a\n" for i in ids),
+    )
+    evaluator.add_external_judge_results(labels, "trait_only", tasks=["is_more_concise"])
     metrics = write(
         project.parent / "accuracy.yaml",
         "metrics:\n  - {scorer: accuracy, task_names: [preference], aggregation_name: single, "
@@ -169,13 +187,103 @@ def test_a_metric_that_fails_for_one_judge_exits_1(project: Path) -> None:
     )
     done = score_in_process(project, "--metrics", metrics)
     assert done.exit_code == 1, (done.output, done.exception)
-    assert "annotated_pairs: not scored:" in done.stdout
+    assert "  trait_only: not scored:" in done.stdout
+    assert "  annotated_pairs: left out: votes imported with the preference pairs" in done.stdout
     assert "mock_trait_judge: accuracy=" in done.stdout
     folder = project / "scores" / "accuracy" / "overall_accuracy"
     scored = json.loads((folder / "mock_trait_judge_result.json").read_text(encoding="utf-8"))
-    failed = json.loads((folder / "annotated_pairs_result.json").read_text(encoding="utf-8"))
+    failed = json.loads((folder / "trait_only_result.json").read_text(encoding="utf-8"))
     assert scored["error"] is None and scored["scores"]["accuracy"] is not None
-    assert "annotated_pairs" in failed["error"] and failed["failed_comparisons"] > 0
+    assert "trait_only" in failed["error"] and failed["failed_comparisons"] > 0
+    assert not (folder / "annotated_pairs_result.json").exists()
+
+
+POSITION_RECIPE = """\
+metrics:
+  - scorer: position_bias
+    task_names: [preference]
+    aggregation_name: single
+    display_name: order
+  - scorer: preference
+    args: {reference_task: preference, reference_annotator: crowd_preference, n_resamples: 50}
+    task_names: [preference]
+    aggregation_name: single
+    display_name: as_voted
+  - scorer: preference
+    args: {reference_task: preference, reference_annotator: crowd_preference, n_resamples: 50,
+           debias_positions: true}
+    task_names: [preference]
+    aggregation_name: single
+    display_name: debiased
+  - scorer: position_bias
+    task_names: [is_more_concise]
+    aggregation_name: single
+    display_name: concise_order
+"""
+
+
+def test_the_position_bias_recipe_exits_0(tmp_path: Path) -> None:
+    """docs/scoring.md "Position bias" with an AnnotatedPairs file, whose trait votes come along.
+
+    The pairs' own votes (`annotated_pairs`) were cast on the original order only: no scorer
+    that needs both orders sees them, nor a metric on `preference`, which they do not vote on;
+    an earlier scoring's failed results of theirs are removed, and the report neither counts
+    them as a judge nor lists empty blocks for them.
+    """
+    import meta_evaluator.examples
+    from meta_evaluator import MetaEvaluator
+    from meta_evaluator.reports import write_report
+
+    pairs = Path(meta_evaluator.examples.__file__).parent / "pairwise" / "pairs.json"
+    project = tmp_path / "pb"
+    evaluator = MetaEvaluator(project)
+    assert evaluator.add_preference_pairs(pairs, swap_positions=True)["swapped_rows"] == 63
+    prompt = "Q: {prompt}\nA: {text_a}\nB: {text_b}\npreference: text_a, text_b or tie."
+    evaluator.add_judge("mock_pref", "mock", "mock-pref-1", prompt=prompt)
+    evaluator.save_state()
+    write(project / "metrics.yaml", POSITION_RECIPE)
+    stale = project / "scores" / "position_bias" / "order" / "annotated_pairs_result.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}", encoding="utf-8")  # what the old version wrote: a failed result
+    assert CliRunner().invoke(app, ["run", str(project)]).exit_code == 0
+    done = score_in_process(project)
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "not scored" not in done.stdout
+    out = done.stdout
+    assert out.count("  annotated_pairs: left out: ") == 4, out
+    assert out.count("this metric needs a judge that answered both orders") == 3
+    assert "none on preference (they vote on their own traits)" in out
+    assert "mock_pref: consistency_rate=" in out and "mock_pref: relevance=" in out
+    # an interval is rounded like every other score
+    assert re.search(r"first_position_interval=\[0\.\d{3}, 0\.\d{3}\], p_value=", out), out
+    written = sorted(p.relative_to(project / "scores") for p in project.glob("scores/*/*/*.json"))
+    assert [p.name for p in written] == ["mock_pref_result.json"] * 4, written
+    page = write_report(MetaEvaluator(project, load=True)).read_text(encoding="utf-8")
+    assert "; 1 judge; the trait votes imported with the pairs: annotated_pairs;" in page
+    assert "No row has both" not in page and "annotated_pairs on" not in page
+    assert "<h3>mock_pref on preference" in page
+    assert "out of date" not in page
+    judges = (project / "reports" / "judges.csv").read_text(encoding="utf-8")
+    assert "mock_pref" in judges and "annotated_pairs" not in judges
+
+
+def test_score_prints_what_a_mean_over_tasks_hides(project: Path) -> None:
+    """A multitask mean is printed with its lowest and highest task, which the saved per-task
+    scores give."""
+    done = score_in_process(project)
+    assert done.exit_code == 0, (done.output, done.exception)
+    folder = project / "scores" / "preference" / "traits"
+    for judge in ("annotated_pairs", "mock_trait_judge"):
+        saved = json.loads((folder / f"{judge}_result.json").read_text(encoding="utf-8"))
+        per_task = sorted(
+            (e["scores"]["strength"], t) for t, e in saved["metadata"]["per_task"].items()
+        )
+        (low, low_task), (high, high_task) = per_task[0], per_task[-1]
+        line = next(x for x in done.stdout.splitlines() if x.startswith(f"  {judge}: "))
+        assert line.endswith(
+            f"strength={saved['scores']['strength']:.3f}; mean of 4 traits: strength from "
+            f"{low:.3f} ({low_task}) to {high:.3f} ({high_task})"
+        ), line
 
 
 def test_score_prints_the_humans_baseline_beside_each_agreement_score(

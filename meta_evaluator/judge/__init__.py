@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.result_row import JudgeOutcome, ResultRow
     from meta_evaluator.judge.row_keys import prompt_hashes, prompt_texts
     from meta_evaluator.judge.row_store import RowStore
-    from meta_evaluator.judge.run_files import RunFiles, RunLock, RunState
+    from meta_evaluator.judge.run_files import CompleteRun, RunFiles, RunLock, RunState
     from meta_evaluator.judge.settings import RunOptions, RunSettings
     from meta_evaluator.judge.yaml_config import read_judges_yaml
 
@@ -34,6 +34,7 @@ __all__ = [
     "AddressVariables",
     "BatchLedger",
     "BatchRecord",
+    "CompleteRun",
     "EndpointCheck",
     "Judge",
     "JudgeOutcome",
@@ -65,6 +66,7 @@ _LAZY = {
     "AddressVariables": "addresses",
     "BatchLedger": "batch_ledger",
     "BatchRecord": "batch_ledger",
+    "CompleteRun": "run_files",
     "EndpointCheck": "endpoint_check",
     "Judge": "config",
     "JudgeOutcome": "result_row",

@@ -40,11 +40,13 @@ from meta_evaluator.storage import (
 )
 
 __all__ = [
+    "CompleteRun",
     "RunFiles",
     "RunLock",
     "RunState",
     "complete_run_ids",
     "judge_of_state_file",
+    "latest_complete_runs",
     "latest_run",
     "latest_sharded_run",
     "latest_tables",
@@ -385,6 +387,30 @@ def complete_run_ids(results_dir: Path, judge_id: str) -> list[str]:
     runs = _complete_runs(results_dir).get(judge_id, [])
     ordered = sorted(runs, key=lambda run: (run.completed_at, run.run_id))
     return list(dict.fromkeys(run.run_id for run in ordered))
+
+
+class CompleteRun(NamedTuple):
+    """A judge's complete run: its id and when it completed (ISO 8601, UTC)."""
+
+    run_id: str
+    completed_at: str | None
+    """None when not known (results handed over rather than read from a run's state)."""
+    fingerprint: str | None = None
+    """The judge's fingerprint (for labels imported from elsewhere, their source); None when
+    not known or when the shards of the run differ."""
+
+
+def latest_complete_runs(results_dir: Path) -> dict[str, CompleteRun]:
+    """The latest complete run of every judge under `results_dir`, from the state files alone.
+
+    The run `latest_tables` reads (by completion time, then run id), without reading a table.
+    """
+    found = {}
+    for judge_id, runs in sorted(_complete_runs(results_dir).items()):
+        latest = max(runs, key=lambda run: (run.completed_at, run.run_id))
+        (one,) = latest.fingerprints if len(latest.fingerprints) == 1 else (None,)
+        found[judge_id] = CompleteRun(latest.run_id, latest.completed_at, one)
+    return found
 
 
 def latest_tables(

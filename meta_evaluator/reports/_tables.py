@@ -7,6 +7,7 @@ writers share, so the three formats cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -16,13 +17,23 @@ from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.scores.human_baseline import HumanBaseline
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
-__all__ = ["MAIN_SCORES", "RESULT_COLUMNS", "judge_rows", "reason_rows", "score_rows"]
+__all__ = [
+    "MAIN_SCORES",
+    "RESULT_COLUMNS",
+    "TaskSpread",
+    "judge_rows",
+    "main_score",
+    "reason_rows",
+    "score_rows",
+    "task_spread",
+]
 
 #: The result columns `judge_rows` and `reason_rows` read (`original_id` to merge a sharded
-#: run's rows): the labels, raw answers and time stamps of a million rows can stay on disk.
+#: run's rows; `fingerprint` to tell the votes imported with preference pairs): the labels, raw
+#: answers and time stamps of a million rows can stay on disk.
 RESULT_COLUMNS = (
     "original_id", "outcome", "status", "error_message", "llm_prompt_tokens",
-    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id", "cached",
+    "llm_completion_tokens", "llm_call_duration_seconds", "batch_id", "cached", "fingerprint",
 )  # fmt: skip
 
 #: The score shown for each scorer in the judges x metrics table.
@@ -47,12 +58,57 @@ MAIN_SCORES = {
 }
 
 
+@dataclass(frozen=True)
+class TaskSpread:
+    """How a score averaged over the tasks of a multitask metric spreads over them."""
+
+    tasks: int
+    """The tasks with a value, the mean's terms."""
+    low: float
+    low_task: str
+    high: float
+    high_task: str
+
+
+def main_score(result: BaseScoringResult) -> str | None:
+    """The score the tables show for a result: the scorer's main one, else its first number."""
+    return MAIN_SCORES.get(result.scorer_name) or next(
+        (k for k, v in result.scores.items() if _number(v)), None
+    )
+
+
+def task_spread(result: BaseScoringResult, key: str | None) -> TaskSpread | None:
+    """The lowest and highest task value of score `key` when the result averages tasks.
+
+    None for a result of one task, or with fewer than two tasks that have the score: a mean
+    hides how far its terms lie apart (+0.39 and -0.69 average to about 0), so the tables show
+    them beside it.
+    """
+    per_task = result.metadata.get("per_task")
+    if key is None or not isinstance(per_task, dict):
+        return None
+    values = [
+        (float(entry["scores"][key]), str(task))
+        for task, entry in per_task.items()
+        if isinstance(entry, dict)
+        and isinstance(entry.get("scores"), dict)
+        and _number(entry["scores"].get(key))
+    ]
+    if len(values) < 2:
+        return None
+    low, high = min(values), max(values)
+    return TaskSpread(len(values), low[0], low[1], high[0], high[1])
+
+
 def judge_rows(
     results: Mapping[str, pl.DataFrame],
     prices: Mapping[str, Price] | None = None,
     models: Mapping[str, str] | None = None,
+    runs: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per judge: rows per outcome, tokens, latency (mean, p50, p95 of answered calls), cost.
+    """Per judge: its run, rows per outcome, tokens, latency (mean, p50, p95), cost.
+
+    `runs` names each judge's run (the one whose rows `results` holds); None where not given.
 
     `prices` maps a model (or judge id, which wins) to its `Price` (`prices.yaml`: rows a
     provider batch answered at its batch price); without a price the cost is None. Rows answered
@@ -89,6 +145,7 @@ def judge_rows(
         rows.append(
             {
                 "judge": judge_id,
+                "run_id": (runs or {}).get(judge_id),
                 "rows": frame.height,
                 "valid": int(valid),
                 "invalid": int(invalid),
@@ -135,15 +192,18 @@ def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
 def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[str, Any]]:
     """Per metric and judge: the main score with its interval, the verdict, or the error.
 
+    `run_id` names the judge's run the score was computed from (None when not recorded). A
+    score averaged over the tasks of a multitask metric comes with the spread of its terms
+    (`tasks_averaged`, `task_low` and `task_high` with their task names; `task_spread`).
+
     Beside the score: its Landis-Koch band (kappa) and the humans' baseline with its interval
     (`human_baseline`, `human_low`, `human_high`; empty where the scorer has none).
     """
     rows = []
     for metric, results in table.items():
         for result in results:
-            key = MAIN_SCORES.get(result.scorer_name) or next(
-                (k for k, v in result.scores.items() if _number(v)), None
-            )
+            key = main_score(result)
+            spread = task_spread(result, key)
             value = result.scores.get(key) if key else None
             interval = (result.confidence_intervals or {}).get(key or "") or (None, None)
             verdict = None
@@ -171,6 +231,7 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     "scorer": result.scorer_name,
                     "task": result.task_name,
                     "judge": result.judge_id,
+                    "run_id": result.run_id,
                     "score_name": key,
                     "score": number,
                     "band": interpret_kappa(number) if key == "cohens_kappa" else None,
@@ -182,6 +243,11 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     "verdict": verdict,
                     "error": result.error,
                     "comparisons": result.num_comparisons,
+                    "tasks_averaged": spread.tasks if spread else None,
+                    "task_low": spread.low if spread else None,
+                    "task_low_name": spread.low_task if spread else None,
+                    "task_high": spread.high if spread else None,
+                    "task_high_name": spread.high_task if spread else None,
                 }
             )
     return rows

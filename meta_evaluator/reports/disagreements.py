@@ -77,8 +77,34 @@ def disagreements(inputs: ReportInputs) -> str:
         "reasoning (its free-text answer, else its raw answer). "
         "<code>meta-evaluator view</code> lists every row.</p>",
     ]
-    parts += [_judge_task(f, inputs) for f in found]
+    listed = [f for f in found if f.compared]
+    if not listed:
+        return ""
+    parts += [_judge_task(f, inputs) for f in listed]
+    parts.append(_not_shown([f for f in found if not f.compared], inputs))
     return "".join(parts)
+
+
+def _not_shown(empty: list[_Found], inputs: ReportInputs) -> str:
+    """One line on the judge-task pairs left out, with no row that both labelled ("" if none).
+
+    The tasks no human labelled are named once; the votes imported with preference pairs are
+    not named (they vote on their own traits, which no human labels).
+    """
+    unlabelled = sorted({f.task_name for f in empty if not f.humans_labelled})
+    others = [
+        f"{f.judge_id} on {f.task_name}"
+        for f in empty
+        if f.humans_labelled and f.judge_id not in inputs.vote_sets
+    ]
+    said = []
+    if unlabelled:
+        said.append(f"the tasks no human labelled ({', '.join(unlabelled)})")
+    if others:
+        said.append(f"{', '.join(others)} (no row with both the judge's and a human's label)")
+    if not said:
+        return ""
+    return f"<p class='muted'>Not shown: {escape('; '.join(said))}.</p>"
 
 
 @dataclass(frozen=True)
@@ -92,6 +118,15 @@ class _Found:
     rows: int
     confusion: pl.DataFrame
     worst: pl.DataFrame
+    humans_labelled: bool
+    """Whether any human labelled a row of the task."""
+    disagreeing: int
+    """Rows where the judge's label is not the humans' majority (`worst` lists the first)."""
+
+    @property
+    def compared(self) -> int:
+        """Rows with both a judge's label and a human label (the matrix's total)."""
+        return int(self.confusion.get_column("rows").sum()) if self.confusion.height else 0
 
     @classmethod
     def of(cls, table: RowTable) -> _Found:
@@ -103,6 +138,8 @@ class _Found:
             rows=table.frame.height,
             confusion=confusion(table),
             worst=most_disagreed(table, MOST_DISAGREED),
+            humans_labelled=bool(table.frame.get_column("majority_key").is_not_null().any()),
+            disagreeing=int(table.frame.get_column("disagree").sum()),
         )
 
 
@@ -143,6 +180,9 @@ def _judge_task(table: _Found, inputs: ReportInputs) -> str:
     compared = sum(counts.values())
     agreed = sum(n for (a, b), n in counts.items() if a == b)
     title = f"{escape(table.judge_id)} on {escape(table.task_name)}"
+    run = inputs.judge_runs.get(table.judge_id)
+    if run is not None:
+        title += f" <span class='muted'>(latest run <code>{escape(run.run_id)}</code>)</span>"
     if not compared:
         return f"<h3>{title}</h3><p>No row has both a judge's label and a human label.</p>"
     head = "".join(f"<th class='num'>{escape(b)}</th>" for b in labels)
@@ -171,10 +211,11 @@ def _rows(table: _Found) -> str:
         return "<p>The judge gives the humans' majority label on every row both labelled.</p>"
     first = table.shown[0] if table.shown else None
     head = f"<th>{escape(first)}</th>" if first else ""
-    lines = [
+    lines = [f"<p class='disagreeing'>{_how_many(worst.height, table.disagreeing)}</p>"]
+    lines.append(
         "<table><tr><th>id</th>" + head + "<th>judge</th><th>humans</th>"
         "<th>judge's reasoning</th></tr>"
-    ]
+    )
     for row in worst.iter_rows(named=True):
         humans = ", ".join(
             f"{escape(a)}: {escape(_label(row[HUMAN_PREFIX + a]))}"
@@ -193,6 +234,18 @@ def _rows(table: _Found) -> str:
         )
     lines.append("</table>")
     return "".join(lines)
+
+
+def _how_many(shown: int, disagreeing: int) -> str:
+    """`20 of 21 disagreeing rows shown, ...`: how many of the disagreeing rows are listed."""
+    if shown < disagreeing:
+        return (
+            f"{shown:,} of {disagreeing:,} disagreeing rows shown, most humans against the judge "
+            "first; <code>meta-evaluator view</code> lists them all."
+        )
+    if disagreeing == 1:
+        return "The one disagreeing row."
+    return f"All {disagreeing:,} disagreeing rows, most humans against the judge first."
 
 
 def _label(value: Any) -> str:

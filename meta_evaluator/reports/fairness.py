@@ -72,12 +72,14 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
     parts = [f"<section class='kind fairness'><h2>Fairness: {escape(name)}</h2>"]
     if scored:
         first = scored[0].metadata
+        positive = escape(first.get("positive_label"))
         parts.append(
-            "<p>Is the model's positive prediction "
-            f"(<code>{escape(first.get('positive_label'))}</code>) given as often, and as "
-            "rightly, to each group? U is a column's unprivileged group, P its privileged one; "
-            "differences of 0 and a disparate impact of 1 are fair. Reference: "
-            f"{escape(first.get('reference'))}.</p>"
+            f"<p>Is the positive prediction, the model answering <code>{positive}</code> on "
+            f"<code>{escape(scored[0].task_name)}</code> (the label the metric counts as "
+            "positive: its <code>positive_label</code>), given as often, and as rightly, to "
+            "each group? U is a column's unprivileged group, P its privileged one; differences "
+            "of 0 and a disparate impact of 1 are fair. Reference (the right answer): "
+            f"{escape(first.get('reference'))}.{_question(inputs)}</p>"
         )
         parts.append(_counts(scored))
         parts.append("<h3>The eight metrics</h3>")
@@ -94,6 +96,17 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
     parts.append(figures(inputs, "fairness", name))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _question(inputs: ReportInputs) -> str:
+    """` The task asks: "..."`: what a label answers, when the task says it (not the default)."""
+    task = inputs.eval_task
+    if task is None:
+        return ""
+    default = type(task).model_fields["annotation_prompt"].default
+    if not task.annotation_prompt or task.annotation_prompt == default:
+        return ""
+    return f" The task asks: “{escape(task.annotation_prompt)}”"
 
 
 def _counts(results: list[ScoringResult]) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 
 __all__ = ["STYLE", "cell", "escape", "html_table", "markdown_table"]
 
-#: The report page's style sheet (sections use these classes: num, muted, pass, fail, err, warn).
+#: The report page's style sheet (sections use the classes num, muted, pass, fail, err, warn;
+#: stale frames the warning that scores are out of date).
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:72rem;
 color:#1d2433;line-height:1.45;padding:0 1rem}
@@ -24,6 +25,8 @@ th,td{border:1px solid #d8dde6;padding:.35rem .55rem;text-align:left;vertical-al
 th{background:#f3f5f9}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.err{color:#b42318}
 .warn{color:#9a6700;font-weight:600}
+.stale{border:2px solid #9a6700;background:#fff8e6;border-radius:4px;padding:0 1rem;margin:1.2rem 0}
+.stale h2{color:#9a6700;border-bottom:none;margin-top:.8rem}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #e3e7ee}
 figcaption{font-size:.85rem;color:#5b6475}
 section.kind td.num{white-space:nowrap}

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from meta_evaluator.data import EvalData
     from meta_evaluator.eval_task import EvalTask
     from meta_evaluator.judge import Judge
+    from meta_evaluator.judge.run_files import CompleteRun
     from meta_evaluator.results import JudgeResults
     from meta_evaluator.results.human_results import HumanAnnotationResults
     from meta_evaluator.scores.base_scoring_result import BaseScoringResult
@@ -88,6 +89,11 @@ class ReportInputs:
     """`reason_rows(judges)`: why rows were not valid, per judge and status."""
     plots: list[Path] = field(default_factory=list)
     """The PNG plots saved under `scores/`, sorted."""
+    judge_runs: Mapping[str, CompleteRun] = field(default_factory=dict)
+    """Each judge's latest complete run (the one `judges` holds the rows of), by judge id."""
+    vote_sets: frozenset[str] = frozenset()
+    """The ids of `judges` that are the votes imported with preference pairs, not judges
+    (`results.pair_votes`): not counted or tabled as judges."""
 
     @property
     def data(self) -> EvalData | None:

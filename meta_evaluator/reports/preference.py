@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from meta_evaluator.reports._tables import task_spread
 from meta_evaluator.reports.html import escape
 from meta_evaluator.reports.section_parts import failures, figures, metrics_of, number, rate, table
 from meta_evaluator.scores.metrics.preference import trait_rows
@@ -54,18 +55,29 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
     parts = [f"<section class='kind preference'><h2>Preferences: {escape(name)}</h2>"]
     if scored:
         p_e = _chance_agreement(scored[0])
+        traits = list(dict.fromkeys(t for r in scored for t in _entries(r)))
+        votes = (
+            "for the text that shows a trait more"
+            if len(traits) > 1
+            else f"on <code>{escape(traits[0])}</code>"
+        )
         parts.append(
-            "<p>Each judge votes, pair by pair, for the text that shows a trait more; its votes "
-            "are compared with the human preference. Relevance: share of pairs where the judge "
+            f"<p>Each judge votes, pair by pair, {votes}; its votes are compared with the human "
+            "preference. Relevance: share of pairs where the judge "
             "voted; accuracy: share of its votes that match the preference; kappa, fixed p_e: "
             f"(accuracy - p_e) / (1 - p_e) with chance agreement p_e = {number(p_e, 2)}; kappa, "
             "estimated p_e: Cohen's kappa with p_e from the votes; strength: kappa (fixed "
             "p_e) times relevance, from -1 (the preferences avoid the trait) through 0 (the "
             "trait does not explain them) to +1 (they reward it).</p>"
         )
-        parts.append("<h3>Averaged over the traits</h3>")
-        parts.append(_averages(scored))
-        parts.append("<h3>Traits ranked by strength</h3>")
+        if len(traits) > 1:
+            parts.append(f"<h3>Mean over the {len(traits)} traits</h3>")
+            parts.append(_averages(scored))
+            parts.append("<h3>Traits ranked by strength</h3>")
+        else:
+            parts.append(f"<h3>Scores on {escape(traits[0])}</h3>")
+            parts.append(_averages(scored))
+            parts.append(f"<h3>Strength on {escape(traits[0])}, judges ranked</h3>")
         parts.append(_traits(scored))
         parts.append(figures(inputs, "preference", name))
         parts.append(_per_group(scored))
@@ -95,21 +107,44 @@ def _chance_agreement(result: ScoringResult) -> Any:
 
 
 def _averages(results: list[ScoringResult]) -> str:
-    headers = ["judge", "traits", "comparisons", *(label for _, label in SCORES)]
+    """Per judge the five scores (the mean over the traits of a multitask metric).
+
+    With several traits, the strength's lowest and highest trait are said under the table: a
+    mean near 0 may hide one trait the preferences reward and another they avoid.
+    """
+    spreads = {r.judge_id: task_spread(r, "strength") for r in results}
+    several = any(spreads.values())
+    one = all(len(_entries(r)) == 1 for r in results)  # a trait count of 1 says nothing
+    headers = ["judge", *([] if one else ["traits"]), "comparisons",
+               *(label for _, label in SCORES)]  # fmt: skip
+    if several:
+        headers[-1] = "strength (mean)"
     rows = []
     for r in results:
         intervals = r.confidence_intervals or {}
         rows.append(
-            [r.judge_id, str(len(_entries(r))), str(r.num_comparisons),
+            [r.judge_id, *([] if one else [str(len(_entries(r)))]), str(r.num_comparisons),
              *(rate(r.scores.get(key), intervals.get(key)) for key, _ in SCORES)]
         )  # fmt: skip
-    note = (
-        "<p class='muted'>In brackets, the percentile bootstrap interval over pairs (the "
-        "metric's <code>bootstrap</code>).</p>"
-        if any(r.confidence_intervals for r in results)
-        else ""
-    )
-    return table(headers, rows, numeric_from=1) + note
+    parts = [table(headers, rows, numeric_from=1)]
+    if several:
+        ranges = [
+            f"from <b>{spread.low:+.3f}</b> ({escape(spread.low_task)}) to "
+            f"<b>{spread.high:+.3f}</b> ({escape(spread.high_task)}) for {escape(judge)}"
+            for judge, spread in spreads.items()
+            if spread is not None
+        ]
+        said = ranges[0] if len(ranges) == 1 else f"{', '.join(ranges[:-1])}, and {ranges[-1]}"
+        parts.append(
+            "<p class='spread'>Each score is a mean over the judge's traits, which lie apart: "
+            f"strength ranges {said} (ranked below).</p>"
+        )
+    if any(r.confidence_intervals for r in results):
+        parts.append(
+            "<p class='muted'>In brackets, the percentile bootstrap interval over pairs (the "
+            "metric's <code>bootstrap</code>).</p>"
+        )
+    return "".join(parts)
 
 
 def _traits(results: list[ScoringResult]) -> str:

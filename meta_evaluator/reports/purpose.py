@@ -64,9 +64,17 @@ def report_title(inputs: ReportInputs) -> str:
 
 
 def subjects(inputs: ReportInputs) -> str:
-    """`2 judges`, or `1 model under test` when every score is about the model's answers."""
-    count = len(inputs.judges)
+    """`2 judges`, or `1 model under test` when every score is about the model's answers.
+
+    The votes imported with preference pairs are not a judge: they are named apart (`1 judge;
+    the trait votes imported with the pairs: annotated_pairs`).
+    """
+    count = len([j for j in inputs.judges if j not in inputs.vote_sets])
     kinds = project_kinds(inputs)
     if kinds and all(k in MODEL_KINDS for k in kinds):
-        return f"{count} model{'s' if count != 1 else ''} under test"
-    return f"{count} judge{'s' if count != 1 else ''}"
+        said = f"{count} model{'s' if count != 1 else ''} under test"
+    else:
+        said = f"{count} judge{'s' if count != 1 else ''}"
+    if inputs.vote_sets:
+        said += f"; the trait votes imported with the pairs: {', '.join(sorted(inputs.vote_sets))}"
+    return said

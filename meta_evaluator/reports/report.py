@@ -6,11 +6,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from meta_evaluator.judge.run_files import CompleteRun
 from meta_evaluator.llm.prices import read_prices
 from meta_evaluator.reports._tables import RESULT_COLUMNS, judge_rows, reason_rows, score_rows
 from meta_evaluator.reports.html import STYLE, escape, markdown_table
 from meta_evaluator.reports.inputs import ReportedProject, ReportInputs
 from meta_evaluator.reports.sections import JUDGE_COLUMNS, SCORE_COLUMNS, SECTIONS
+from meta_evaluator.results.pair_votes import is_pair_votes
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.storage import atomic_write_text, write_csv
 
@@ -67,11 +69,14 @@ def write_report(evaluator: ReportedProject, out_dir: str | Path | None = None) 
 
 def read_report_inputs(evaluator: ReportedProject) -> ReportInputs:
     """Read what the report shows from the project (results, scores, plots, prices)."""
-    judges, humans = _results(evaluator)
+    judges, humans, runs = _results(evaluator)
+    votes = frozenset(j for j, frame in judges.items() if is_pair_votes(frame))
+    shown = {j: frame for j, frame in judges.items() if j not in votes}  # the judges' tables
     models = {j.id: j.model for j in evaluator.judge_registry.values()}
     prices = read_prices(evaluator.project_dir / "prices.yaml")
     scores = load_scores(evaluator.paths.scores_dir)
     scores_dir = evaluator.paths.scores_dir
+    price_table = prices.table if prices is not None else None
     return ReportInputs(
         project=evaluator,
         project_name=evaluator.project_dir.resolve().name,
@@ -79,9 +84,11 @@ def read_report_inputs(evaluator: ReportedProject) -> ReportInputs:
         humans=humans,
         scores=scores,
         score_table=score_rows(scores),
-        judge_table=judge_rows(judges, prices.table if prices is not None else None, models),
-        reasons=reason_rows(judges),
+        judge_table=judge_rows(shown, price_table, models, {j: r.run_id for j, r in runs.items()}),
+        reasons=reason_rows(shown),
         plots=sorted(scores_dir.glob("*/*/*.png")),
+        judge_runs=runs,
+        vote_sets=votes,
     )
 
 
@@ -97,8 +104,10 @@ def render_page(inputs: ReportInputs) -> str:
     return "\n".join([head, *body, "</body></html>"]) + "\n"
 
 
-def _results(evaluator: ReportedProject) -> tuple[dict[str, pl.DataFrame], Mapping[str, Any]]:
-    """Every judge's latest rows (the columns the tables read), and the annotators' labels.
+def _results(
+    evaluator: ReportedProject,
+) -> tuple[dict[str, pl.DataFrame], Mapping[str, Any], dict[str, CompleteRun]]:
+    """Every judge's latest rows (the columns tables read) and run; the annotators' labels.
 
     A project whose `paths` names its results folders is read there, only `RESULT_COLUMNS`
     and the task's labels of each judge's table, and the outcomes and labels of each
@@ -108,8 +117,11 @@ def _results(evaluator: ReportedProject) -> tuple[dict[str, pl.DataFrame], Mappi
     """
     paths = evaluator.paths
     if not isinstance(paths, _ResultFolders):
-        judges = {j: r.results_data for j, r in evaluator.load_all_judge_results().items()}
-        return judges, evaluator.load_all_human_results()
+        loaded = evaluator.load_all_judge_results()
+        judges = {j: r.results_data for j, r in loaded.items()}
+        runs = {j: CompleteRun(r.run_id, None) for j, r in loaded.items()}
+        return judges, evaluator.load_all_human_results(), runs
+    from meta_evaluator.judge.run_files import latest_complete_runs
     from meta_evaluator.results.human_results import latest_annotations
     from meta_evaluator.results.judge_results import latest_results
 
@@ -122,4 +134,10 @@ def _results(evaluator: ReportedProject) -> tuple[dict[str, pl.DataFrame], Mappi
     )
     columns = ("original_id", "outcome", "status", *labels)
     humans = latest_annotations(paths.annotations_dir, columns=columns, categories=single)
-    return {j: r.results_data for j, r in found.items()}, humans
+    completed = latest_complete_runs(paths.results_dir)  # when each run completed
+    runs = {
+        j: CompleteRun(r.run_id, completed[j].completed_at if j in completed
+                       and completed[j].run_id == r.run_id else None)
+        for j, r in found.items()
+    }  # fmt: skip
+    return {j: r.results_data for j, r in found.items()}, humans, runs

@@ -14,6 +14,7 @@ from meta_evaluator.reports.diagnostics import position_bias, self_consistency
 from meta_evaluator.reports.disagreements import disagreements
 from meta_evaluator.reports.drift import drift_section
 from meta_evaluator.reports.fairness import fairness_section
+from meta_evaluator.reports.freshness import freshness
 from meta_evaluator.reports.html import escape, html_table
 from meta_evaluator.reports.inputs import ReportInputs
 from meta_evaluator.reports.label_plan import label_plan_section
@@ -32,11 +33,11 @@ __all__ = ["JUDGE_COLUMNS", "SCORE_COLUMNS", "SECTIONS", "Section"]
 Section = Callable[[ReportInputs], str]
 
 SCORE_COLUMNS = [
-    "metric", "judge", "score_name", "score", "band", "low", "high", "human_baseline",
-    "human_low", "human_high", "verdict", "error",
+    "metric", "judge", "run_id", "score_name", "score", "band", "low", "high", "tasks_averaged",
+    "task_low", "task_high", "human_baseline", "human_low", "human_high", "verdict", "error",
 ]  # fmt: skip
 JUDGE_COLUMNS = [
-    "judge", "rows", "valid", "invalid", "error", "prompt_tokens", "completion_tokens",
+    "judge", "run_id", "rows", "valid", "invalid", "error", "prompt_tokens", "completion_tokens",
     "latency_mean_ms", "latency_p95_ms", "cost_usd",
 ]  # fmt: skip
 
@@ -48,7 +49,7 @@ def heading(inputs: ReportInputs) -> str:
     held = [
         f"Data: {escape(data.name)} ({len(data):,} rows)" if data is not None else "Data: none",
         f"tasks: {escape(', '.join(task.task_names))}" if task is not None else "tasks: none",
-        subjects(inputs),
+        escape(subjects(inputs)),
     ]
     if inputs.humans:
         count = len(inputs.humans)
@@ -67,8 +68,9 @@ def scores(inputs: ReportInputs) -> str:
         parts.append("<p>No scores yet: run <code>meta-evaluator score</code> first.</p>")
         return "".join(parts)
     parts.append(
-        "<table><tr><th>metric</th><th>judge</th><th>score</th><th class='num'>value</th>"
-        "<th>interval</th><th>humans' baseline</th><th>verdict</th></tr>"
+        "<table><tr><th>metric</th><th>judge</th><th>run scored</th><th>score</th>"
+        "<th class='num'>value</th><th>interval</th><th>humans' baseline</th><th>verdict</th>"
+        "</tr>"
     )
     for row in inputs.score_table:
         interval = _interval(row["low"], row["high"])
@@ -82,13 +84,34 @@ def scores(inputs: ReportInputs) -> str:
         value = "" if row["score"] is None else f"{row['score']:.3f}"
         if row.get("band"):
             value += f" <span class='muted'>({escape(str(row['band']).replace('_', ' '))})</span>"
+        if row.get("tasks_averaged") and row["score"] is not None:
+            value += _spread(row)
         parts.append(
             f"<tr><td>{escape(row['metric'])}</td><td>{escape(row['judge'])}</td>"
-            f"<td>{escape(row['score_name'])}</td><td class='num'>{value}</td>"
-            f"<td>{interval}</td><td>{_baseline_cell(row)}</td><td>{verdict}</td></tr>"
+            f"<td>{_run(row['run_id'])}</td><td>{escape(row['score_name'])}</td>"
+            f"<td class='num'>{value}</td><td>{interval}</td><td>{_baseline_cell(row)}</td>"
+            f"<td>{verdict}</td></tr>"
         )
     parts.append("</table>")
     return "".join(parts)
+
+
+def _spread(row: dict[str, object]) -> str:
+    """Under a mean over a metric's tasks: how many, and the highest and lowest task."""
+    noun = "traits" if row.get("scorer") == "preference" else "tasks"
+    return (
+        f"<br><span class='muted spread'>mean of {row['tasks_averaged']} {noun}<br>"
+        f"highest {row['task_high']:+.3f} {escape(row['task_high_name'])}<br>"
+        f"lowest {row['task_low']:+.3f} {escape(row['task_low_name'])}</span>"
+    )
+
+
+def _run(run_id: object) -> str:
+    """A run id as the tables show it ("not recorded" for scores saved before runs were)."""
+    if run_id is None:
+        return "<span class='muted'>not recorded</span>"
+    # `run_20261128_151135_eaebb9` may wrap at its underscores in a narrow column
+    return f"<code>{escape(run_id).replace('_', '_<wbr>')}</code>"
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -117,7 +140,11 @@ def judges(inputs: ReportInputs) -> str:
         parts.append("<p>No judge results yet.</p>")
         return "".join(parts)
     numeric = [c for c in JUDGE_COLUMNS if c != "judge"]
-    parts.append(html_table(JUDGE_COLUMNS, inputs.judge_table, numeric=numeric))
+    numeric.remove("run_id")
+    parts.append(
+        html_table(JUDGE_COLUMNS, inputs.judge_table, numeric=numeric,
+                   headers=_JUDGE_HEADERS)
+    )  # fmt: skip
     if inputs.reasons:
         parts.append("<h3>Why rows were not valid</h3><table><tr><th>judge</th><th>outcome</th>"
                      "<th>status</th><th class='num'>rows</th><th>example</th></tr>")  # fmt: skip
@@ -129,6 +156,14 @@ def judges(inputs: ReportInputs) -> str:
             )
         parts.append("</table>")
     return "".join(parts)
+
+
+#: The judges table's headers on the page (words that can wrap; the CSV keeps the names).
+_JUDGE_HEADERS = {
+    "run_id": "latest run", "prompt_tokens": "prompt tokens",
+    "completion_tokens": "completion tokens", "latency_mean_ms": "latency mean (ms)",
+    "latency_p95_ms": "latency p95 (ms)", "cost_usd": "cost (USD)",
+}  # fmt: skip
 
 
 def plots(inputs: ReportInputs) -> str:
@@ -149,7 +184,7 @@ def plots(inputs: ReportInputs) -> str:
 
 #: The page's sections, in order.
 SECTIONS: tuple[Section, ...] = (
-    heading, verdicts, scores, disagreements, position_bias, self_consistency,
+    heading, freshness, verdicts, scores, disagreements, position_bias, self_consistency,
     preference_section, fairness_section, counterfactual_section, stereotype_section,
     multiple_choice_section, judges, run_comparisons, drift_section, label_plan_section, plots,
 )  # fmt: skip

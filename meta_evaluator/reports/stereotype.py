@@ -53,6 +53,11 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
                 )  # fmt: skip
         parts.append(table(headers, rows, numeric_from=2))
         parts.append(
+            "<p class='muted'>The answers by the option picked: <b>S</b> stereotype, <b>A</b> "
+            "anti-stereotype, <b>N</b> neutral (the unrelated option), <b>O</b> other (invalid, "
+            "or no option named).</p>"
+        )
+        parts.append(
             "<p class='muted'>"
             + "; ".join(
                 f"{escape(r.judge_id)}: {(r.judge_outcomes or {}).get('error', 0)} failed "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from meta_evaluator.reports.freshness import scored_runs
 from meta_evaluator.reports.html import escape
 from meta_evaluator.reports.inputs import ReportInputs
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
@@ -126,11 +127,17 @@ def verdicts(inputs: ReportInputs) -> str:
     found = judge_verdicts(inputs.scores)
     if not found:
         return ""
+    runs: dict[str, list[BaseScoringResult]] = {}
+    for results in inputs.scores.values():
+        for result in results:
+            runs.setdefault(result.judge_id, []).append(result)
     lines = []
     for v in found:
+        scored = ", ".join(f"<code>{escape(r)}</code>" for r in scored_runs(runs.get(v.judge, [])))
+        on = f"scored on run {scored}; " if scored else ""
         lines.append(
             f"<li><strong>{escape(v.judge)}</strong>: <span class='{_CLASS[v.verdict]}'>"
-            f"{escape(v.verdict)}</span> <span class='muted'>({escape('; '.join(v.basis))})"
+            f"{escape(v.verdict)}</span> <span class='muted'>({on}{escape('; '.join(v.basis))})"
             "</span></li>"
         )
     return (

@@ -139,6 +139,11 @@ class BaseScorer(ABC):
     reference_task: str | None = None
     """The humans' task every judge task is compared with (None: the same task)."""
 
+    needs_both_orders: bool = False
+    """Whether the scorer reads each pair in both orders (the original row and its swapped
+    twin): the votes imported with preference pairs, cast on the original order only
+    (`results.pair_votes`), are then left out of it rather than failed."""
+
     aligns_items: bool = False
     """Whether the scorer lays labels out on the items both frames have by itself (the
     built-ins, through their items): compare then gives it the humans' frame whole, rather

@@ -47,6 +47,17 @@ class ScoringResult(BaseModel):
     timestamp: dt.datetime = Field(
         default_factory=lambda: dt.datetime.now(dt.UTC), description="When this was computed."
     )
+    run_id: str | None = Field(
+        default=None,
+        description="The judge's run whose labels were scored, so that a report can tell scores "
+        "of an older run from those of the latest; None when unknown (results saved before "
+        "it was recorded, or labels handed over without a run).",
+    )
+    human_run_ids: dict[str, str] | None = Field(
+        default=None,
+        description="Annotator id -> the run of that annotator's labels the judge was scored "
+        "against (`<run>+web` with labels from the annotation page); None when unknown.",
+    )
 
     def save_state(self, file_path: str | Path) -> None:
         """Write the result as JSON, atomically; NaN and infinities are written as null."""

@@ -24,6 +24,7 @@ import polars as pl
 from meta_evaluator.errors import MetaEvaluatorWarning, MetricConfigError, ScoringError
 from meta_evaluator.results.human_results import HumanAnnotationResults
 from meta_evaluator.results.judge_results import JudgeResults
+from meta_evaluator.results.pair_votes import is_pair_votes, voted_tasks
 from meta_evaluator.scores._frames import first_label, judge_frame, no_valid_rows
 from meta_evaluator.scores._scorer_frames import HumanLabels, JudgeFrames
 from meta_evaluator.scores.base_scorer import (
@@ -50,6 +51,7 @@ __all__ = [
     "ScoreTable",
     "ScoringColumns",
     "compare",
+    "left_out_reason",
     "scoring_columns",
 ]
 
@@ -85,19 +87,21 @@ def scoring_columns(config: MetricsConfig, task: EvalTask) -> ScoringColumns:
 
     Loading only these leaves a run's raw answers, tokens, run ids and time stamps on disk:
     most of a result table's memory. Judges' error messages name why a judge has no valid
-    row; scorers that look at invalid rows also get the raw answer. Annotators' rows need
-    their ids, outcomes and labels alone. The outcome, the status and single-choice labels
-    repeat a few values: read as polars Categoricals they take 4 bytes a row instead of 16
-    (scorers get labels as text unless they take categories: `BaseScorer.label_categories`).
+    row, and their fingerprints whether the rows are the votes imported with preference pairs
+    (`left_out_reason`); scorers that look at invalid rows also get the raw answer.
+    Annotators' rows need their ids, outcomes and labels alone. The outcome, the status, the
+    fingerprint and single-choice labels repeat a few values: read as polars Categoricals they
+    take 4 bytes a row instead of 16 (scorers get labels as text unless they take categories:
+    `BaseScorer.label_categories`).
     Error messages stay text: there can be as many as rows.
     """
     humans = ["original_id", "outcome", "status", *task.task_names]
-    judges = [*humans, "error_message"]
+    judges = [*humans, "error_message", "fingerprint"]  # the fingerprint: pair votes or not
     if any(m.scorer.include_invalid for m in config.metrics):
         judges.append("llm_raw_response_content")
     judges += list(dict.fromkeys(c for m in config.metrics for c in m.scorer.result_columns))
     single = [t for t in task.task_names if task.task_kind(t) == "single"]
-    return ScoringColumns(judges, humans, ["outcome", "status", *single])
+    return ScoringColumns(judges, humans, ["outcome", "status", "fingerprint", *single])
 
 
 async def compare(
@@ -132,8 +136,8 @@ async def compare(
             f"compare: expected a MetricsConfig, got {type(config).__name__}; wrap the metrics "
             "as MetricsConfig(metrics=[...])."
         )
-    judges = _frames_by_owner(judge_results, "judge results")
-    humans = _frames_by_owner(human_results, "human annotations")
+    judges, judge_runs = _frames_by_owner(judge_results, "judge results")
+    humans, human_runs = _frames_by_owner(human_results, "human annotations")
     if not judges:
         raise ScoringError("compare: there are no judge results to score; run or import judges.")
     if not humans and any(m.scorer.min_human_annotators > 0 for m in config.metrics):
@@ -157,7 +161,17 @@ async def compare(
     for judge_id in list(judges):
         frames = JudgeFrames(judge_id, judges.pop(judge_id), labels, data)
         for metric, name in zip(config.metrics, names, strict=True):
+            reason = left_out_reason(metric, frames.frame)
+            if reason is not None:
+                logger.info("%s: %r left out: %s", name, judge_id, reason)
+                if scores_dir is not None:  # a result of an earlier scoring would stay shown
+                    _forget(scores_dir, metric, name, judge_id)
+                continue
             result = await _score_judge(metric, name, frames, task, baselines)
+            # what was scored, so that a report can tell when a newer run or label set came
+            result = result.model_copy(
+                update={"run_id": judge_runs.get(judge_id), "human_run_ids": human_runs or None}
+            )
             if result.error is not None:
                 logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
             scored[name].append(result)
@@ -166,7 +180,7 @@ async def compare(
     for metric, name in zip(config.metrics, names, strict=True):
         results = scored[name]
         failures += [f"{name}/{r.judge_id}: {r.error}" for r in results if r.error is not None]
-        if scores_dir is not None:
+        if scores_dir is not None and results:
             metric.scorer.save_results(results, scores_dir, name)
             metric.scorer.aggregate_results(results, scores_dir, name)
         table[name] = (metric, results)
@@ -179,18 +193,49 @@ async def compare(
     return table
 
 
+def left_out_reason(metric: MetricConfig, frame: pl.DataFrame) -> str | None:
+    """Why a metric leaves a judge's rows out, or None when it scores them.
+
+    Only the votes imported with preference pairs are left out (`results.pair_votes`): of a
+    scorer that needs both orders of a pair (they were cast on the original order only), and
+    of a metric on tasks they hold no vote for. A judge's own rows are always scored: a judge
+    that cannot be is told so in its result's `error`.
+    """
+    if not is_pair_votes(frame):
+        return None
+    if metric.scorer.needs_both_orders:
+        return (
+            "votes imported with the preference pairs, cast on the original order only; this "
+            "metric needs a judge that answered both orders"
+        )
+    tasks = [*metric.task_names]
+    if not voted_tasks(frame, tasks):
+        return (
+            f"votes imported with the preference pairs, none on {', '.join(tasks)} (they vote "
+            "on their own traits)"
+        )
+    return None
+
+
+def _forget(scores_dir: Path, metric: MetricConfig, name: str, judge_id: str) -> None:
+    """Remove a judge's result file of this metric, left by an earlier scoring."""
+    with contextlib.suppress(FileNotFoundError):
+        (scores_dir / metric.scorer.scorer_name / name / f"{judge_id}_result.json").unlink()
+
+
 def _frames_by_owner(
     results: JudgeResultsInput | HumanResultsInput | None, what: str
-) -> dict[str, pl.DataFrame]:
-    """{id: frame} from a mapping or list of result objects (or frames keyed by id)."""
+) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
+    """{id: frame} from result objects (or frames keyed by id), and {id: run} where known."""
     if results is None:
-        return {}
+        return {}, {}
     items: list[tuple[str | None, object]] = (
         list(results.items()) if isinstance(results, Mapping) else [(None, r) for r in results]
     )
     out: dict[str, pl.DataFrame] = {}
+    runs: dict[str, str] = {}
     for key, value in items:
-        frame, ident = _frame_and_id(value, key)
+        frame, ident, run = _frame_and_id(value, key)
         if frame is None or ident is None:
             raise ScoringError(
                 f"compare: {what} must be JudgeResults / HumanAnnotationResults (or polars "
@@ -203,18 +248,29 @@ def _frames_by_owner(
                 f"compare: {what} of {ident!r} have no 'original_id' and 'outcome' columns."
             )
         out[ident] = frame
-    return out
+        if run is not None:
+            runs[ident] = run
+    return out, runs
 
 
-def _frame_and_id(value: object, key: str | None) -> tuple[pl.DataFrame | None, str | None]:
-    """A result object's frame and id (its own id wins over the key it was given under)."""
+def _frame_and_id(
+    value: object, key: str | None
+) -> tuple[pl.DataFrame | None, str | None, str | None]:
+    """A result object's frame, id (its own wins over the key it was given under) and run.
+
+    A bare frame's run is its `run_id` column's, when it holds one run only.
+    """
     if isinstance(value, JudgeResults):
-        return value.results_data, value.judge_id
+        return value.results_data, value.judge_id, value.run_id
     if isinstance(value, HumanAnnotationResults):
-        return value.results_data, value.annotator_id
+        return value.results_data, value.annotator_id, value.run_id
     if isinstance(value, pl.DataFrame) and isinstance(key, str):
-        return value, key
-    return None, None
+        run = None
+        if "run_id" in value.columns:
+            found = value.get_column("run_id").drop_nulls().unique()
+            run = str(found[0]) if found.len() == 1 else None
+        return value, key, run
+    return None, None, None
 
 
 def _task_groups(metric: MetricConfig) -> list[list[str]]:

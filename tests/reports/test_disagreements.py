@@ -115,6 +115,29 @@ def test_the_matrix_is_sklearns_and_the_rows_are_the_worst(refusal: MetaEvaluato
         assert line[4].startswith("Judged offline by the mock client")  # the explanation task
 
 
+def test_it_says_how_many_disagreeing_rows_it_lists(
+    refusal: MetaEvaluator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`20 of 21 disagreeing rows shown` when the list is cut; `All 13 ...` when it is not."""
+    wrong = [e for e in _expected(refusal).values() if e[0] is not None and e[0] != e[1]]
+    assert len(wrong) > MOST_DISAGREED  # the example's mock judge: the list is cut
+    section = disagreements(read_report_inputs(refusal))
+    assert (
+        f"<p class='disagreeing'>{MOST_DISAGREED} of {len(wrong)} disagreeing rows shown, most "
+        "humans against the judge first; <code>meta-evaluator view</code> lists them all.</p>"
+    ) in section
+
+    from meta_evaluator.reports import disagreements as module
+
+    monkeypatch.setattr(module, "MOST_DISAGREED", len(wrong))  # room for every row
+    whole = disagreements(read_report_inputs(refusal))
+    assert (
+        f"<p class='disagreeing'>All {len(wrong)} disagreeing rows, most humans against the "
+        "judge first.</p>"
+    ) in whole
+    assert len(tables(whole)[1]) == len(wrong) + 1
+
+
 def test_markup_in_the_data_is_escaped(tmp_path: Path) -> None:
     from tests.view.conftest import small_project
 

@@ -20,7 +20,7 @@ from matplotlib import image
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.examples import create_example_project
-from meta_evaluator.reports import read_report_inputs, write_report
+from meta_evaluator.reports import ReportInputs, read_report_inputs, write_report
 from meta_evaluator.reports.counterfactual import counterfactual_section
 from meta_evaluator.reports.fairness import METRICS, SPREADS, fairness_section
 from meta_evaluator.reports.multiple_choice import RATES, multiple_choice_section
@@ -194,6 +194,12 @@ def test_fairness_example_report_with_two_models(fairness_example: Built) -> Non
             f"{judge}: {counts['scored']} valid answers scored; {counts['invalid']} invalid and "
             f"{counts['no_reference']} without a reference left out; {outcomes['error']} failed"
         ) in " ".join(section.text.split())
+    # what the positive label is: the label, its task, and what the task asks
+    assert (
+        "Is the positive prediction, the model answering H on performance (the label the metric "
+        "counts as positive: its positive_label), given as often"
+    ) in " ".join(section.text.split())
+    assert "The task asks: “Will this student reach the high performance band?”" in section.text
 
 
 # ------------------------------------------------------------------------ counterfactual --
@@ -247,6 +253,10 @@ def test_stereotype_report_shows_every_bucket_with_counts(stereotype_example: Bu
     assert same(records[0]["iCAT"], result["scores"]["icat"], digits=2)
     errors = result["judge_outcomes"]["error"]
     assert f"mock_model: {errors} failed calls" in " ".join(section.text.split())
+    assert (
+        "The answers by the option picked: S stereotype, A anti-stereotype, N neutral (the "
+        "unrelated option), O other (invalid, or no option named)."
+    ) in " ".join(section.text.split())
 
 
 # ----------------------------------------------------------------------- multiple choice --
@@ -284,15 +294,57 @@ def _traits(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_preference_report_shows_averages_with_intervals(pairwise_example: Built) -> None:
     section = pairwise_example.page.section("Preferences: traits")
-    records = section.table("Averaged over the traits").records()
+    records = section.table("Mean over the 4 traits").records()
     results = pairwise_example.results("preference/traits")
     assert [row["judge"] for row in records] == [r["judge_id"] for r in results]
+    labels = dict(SCORES) | {"strength": "strength (mean)"}
     for row, result in zip(records, results, strict=True):
         intervals = result["confidence_intervals"]
         assert int(row["traits"]) == len(_traits(result))
         assert int(row["comparisons"]) == result["num_comparisons"]
-        for key, label in SCORES:
+        for key, label in labels.items():
             assert same(row[label], result["scores"][key], intervals.get(key)), (row, key)
+
+
+def _extremes(result: dict[str, Any]) -> tuple[tuple[float, str], tuple[float, str]]:
+    """(lowest, highest) strength over a result's traits, from its saved per-task scores."""
+    found = sorted((e["scores"]["strength"], t) for t, e in _traits(result).items())
+    return found[0], found[-1]
+
+
+def test_the_mean_over_the_traits_shows_how_far_they_lie_apart(pairwise_example: Built) -> None:
+    """A mean of -0.004 hides +0.393 and -0.689: the report shows both, where it shows a mean."""
+    text = " ".join(pairwise_example.page.section("Preferences: traits").text.split())
+    html = (pairwise_example.project.paths.reports_dir / "report.html").read_text("utf-8")
+    for result in pairwise_example.results("preference/traits"):
+        (low, low_trait), (high, high_trait) = _extremes(result)
+        assert high - low > 0.1  # the example's traits do lie apart
+        said = f"from {low:+.3f} ({low_trait}) to {high:+.3f} ({high_trait}) for "
+        assert said + result["judge_id"] in text
+        # the Scores table's row: the mean, then what it is the mean of
+        assert (
+            f"{result['scores']['strength']:.3f}<br><span class='muted spread'>mean of 4 traits"
+            f"<br>highest {high:+.3f} {high_trait}<br>lowest {low:+.3f} {low_trait}</span>"
+        ) in html
+    assert "annotated_pairs" in text and "-0.689 (is_more_concise)" in text
+
+
+def test_one_trait_is_not_called_traits(tmp_path: Path) -> None:
+    """A preference metric on the task `preference` alone: no "traits ranked" for one trait."""
+    result = ScoringResult(
+        scorer_name="preference", task_name="preference", judge_id="j",
+        scores={"relevance": 0.8, "accuracy": 0.7, "cohens_kappa": 0.4,
+                "cohens_kappa_estimated": 0.38, "strength": 0.32},
+        metadata={"chance_agreement": 0.5, "num_pairs": 40, "agreed": 22, "disagreed": 10,
+                  "not_applicable": 8, "p_value": 0.02},
+        aggregation_mode=TaskAggregationMode.SINGLE, num_comparisons=40,
+    )  # fmt: skip
+    inputs = ReportInputs(None, "p", {}, {}, {"preference/overall": [result]}, [], [], [])  # type: ignore[arg-type]
+    html = preference_section(inputs)
+    assert "traits" not in html.lower().replace("(the preferences avoid the trait)", "")
+    assert "<h3>Scores on preference</h3>" in html
+    assert "<h3>Strength on preference, judges ranked</h3>" in html
+    assert "votes, pair by pair, on <code>preference</code>" in html
 
 
 def test_preference_report_shows_the_trait_table(pairwise_example: Built) -> None:
@@ -395,7 +447,10 @@ def test_each_heading_says_what_the_project_measures(
         assert "human annotator" not in built.page.text
     assert "2 models under test" in fairness_example.page.text
     assert "1 model under test" in stereotype_example.page.text
-    assert "2 judges; 2 human annotators" in pairwise_example.page.text
+    assert (
+        "1 judge; the trait votes imported with the pairs: annotated_pairs; 2 human annotators"
+        in pairwise_example.page.text
+    )
 
 
 def test_no_report_file_names_a_path_of_this_machine(

@@ -65,8 +65,15 @@ def test_scores_table_equals_the_saved_results(scored: MetaEvaluator, tmp_path: 
 def test_judge_table_counts_outcomes_and_tokens(scored: MetaEvaluator, tmp_path: Path) -> None:
     write_report(scored, tmp_path)
     table = pl.read_csv(tmp_path / "judges.csv")
-    for judge_id, results in scored.load_all_judge_results().items():
+    judges = scored.load_all_judge_results()
+    # the pairs' own trait votes are not a judge: not in the judges table
+    assert table["judge"].to_list() == ["mock_trait_judge"]
+    assert sorted(judges) == ["annotated_pairs", "mock_trait_judge"]
+    for judge_id, results in judges.items():
+        if judge_id == "annotated_pairs":
+            continue
         row = table.filter(pl.col("judge") == judge_id).row(0, named=True)
+        assert row["run_id"] == results.run_id
         counts = results.counts()
         assert (row["valid"], row["invalid"], row["error"]) == (
             counts["valid"],
@@ -80,6 +87,25 @@ def test_judge_table_counts_outcomes_and_tokens(scored: MetaEvaluator, tmp_path:
             else None
         )
         assert row["prompt_tokens"] == tokens
+
+
+def test_the_pairs_votes_are_no_judge_and_get_no_empty_blocks(
+    scored: MetaEvaluator, tmp_path: Path
+) -> None:
+    """The pairwise example: the trait votes imported with the pairs are scored by the traits
+    metric (their strength is the example's point), but not counted as a judge, and the
+    disagreement section lists only judge-task pairs that have rows to compare."""
+    page = write_report(scored, tmp_path).read_text(encoding="utf-8")
+    assert "; 1 judge; the trait votes imported with the pairs: annotated_pairs;" in page
+    assert "No row has both" not in page
+    blocks = re.findall(r"<h3>(\w+) on (\w+) <span", page)
+    assert blocks == [("mock_trait_judge", "preference")]
+    assert (
+        "Not shown: the tasks no human labelled (gives_a_concrete_example, is_more_concise, "
+        "is_more_polite, uses_a_bulleted_list)." in page
+    )
+    scores = pl.read_csv(tmp_path / "scores.csv")
+    assert sorted(scores["judge"].to_list()) == ["annotated_pairs", "mock_trait_judge"]
 
 
 def test_costs_from_prices_yaml(scored: MetaEvaluator, tmp_path: Path) -> None:

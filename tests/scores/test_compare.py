@@ -312,6 +312,48 @@ def test_result_names_and_files(run: Run) -> None:
             assert loaded.scores == result.scores
 
 
+def test_each_result_names_the_runs_it_was_computed_from(run: Run) -> None:
+    """The judge's run and each annotator's, saved, so a report can tell a newer run came."""
+    judges = run.evaluator.load_all_judge_results()
+    humans = {h: r.run_id for h, r in run.evaluator.load_all_human_results().items()}
+    assert len(set(humans.values())) == len(HUMANS)  # one import each
+    for metric in run.config.metrics:
+        for judge_id in JUDGES:
+            loaded = BaseScoringResult.load_state(run.file(metric, judge_id))
+            assert loaded.run_id == judges[judge_id].run_id
+            assert loaded.run_id != judges[next(j for j in JUDGES if j != judge_id)].run_id
+            assert loaded.human_run_ids == humans
+
+
+def test_a_result_saved_before_runs_were_recorded_still_loads(run: Run, tmp_path: Path) -> None:
+    saved = json.loads(run.file(run.config.metrics[0], "judge_a").read_text(encoding="utf-8"))
+    del saved["run_id"], saved["human_run_ids"]
+    old = tmp_path / "judge_a_result.json"
+    old.write_text(json.dumps(saved), encoding="utf-8")
+    loaded = BaseScoringResult.load_state(old)
+    assert loaded.run_id is None and loaded.human_run_ids is None
+    assert loaded.scores == saved["scores"]
+
+
+def test_frames_handed_over_keep_the_run_of_their_run_id_column(tmp_path: Path) -> None:
+    evaluator = make_project(tmp_path / "p", draw_labels(5))
+    judges = {j: r.results_data for j, r in evaluator.load_all_judge_results().items()}
+    mixed = judges["judge_b"].with_columns(
+        pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("other")).otherwise("run_id")
+        .alias("run_id")
+    )  # fmt: skip
+    config = MetricsConfig(
+        metrics=[MetricConfig(scorer=AccuracyScorer(), task_names=["rejection"],
+                              aggregation_name="single")]
+    )  # fmt: skip
+    humans = evaluator.load_all_human_results()
+    handed = {"judge_a": judges["judge_a"], "judge_b": mixed}
+    table = anyio.run(lambda: compare(config, handed, humans))
+    ((_, (_, (first, second))),) = table.items()
+    assert first.run_id == judges["judge_a"]["run_id"][0]
+    assert second.run_id is None  # two runs in one frame: none is named
+
+
 def test_the_invalid_rows_would_change_the_numbers(run: Run) -> None:
     """The references leave invalid rows out; were they counted, the expected numbers differ."""
 

@@ -69,6 +69,7 @@ class PositionBiasScorer(ScorerWithOptions):
 
     min_human_annotators = 0  # the judge against itself: no human labels needed
     label_categories = True
+    needs_both_orders = True
 
     def __init__(
         self,

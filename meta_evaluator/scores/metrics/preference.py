@@ -145,6 +145,7 @@ class PreferenceScorer(ScorerWithOptions):
         self.link_column = link_column
         if debias_positions:  # the twins come along with the pairs the humans labelled
             self.linked_rows_column = link_column
+            self.needs_both_orders = True
             self.optional_data_columns = (*self.text_columns, link_column)
         self.comparison_column = comparison_column
         if comparison_column == COMPARISON_COLUMN:  # used when the data has it
