@@ -356,7 +356,7 @@ def compare_pair(pair: RunPair, bootstrap: BootstrapConfig | None = None) -> Run
         only_in_b=side_b.labelled - items.height,
         flipped=tuple(ids_changed),
         changes=tuple(
-            FlippedRow(id=i, a=a, b=b, human=h, direction=d)
+            FlippedRow(id=i, a=a, b=b, human=list(h) if isinstance(h, tuple) else h, direction=d)
             for i, a, b, h, d in zip(
                 ids_changed, a_changed, b_changed, change.majority, change.directions, strict=True
             )
