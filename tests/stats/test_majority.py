@@ -170,7 +170,7 @@ def _grids(labels: st.SearchStrategy[Any], most: int) -> st.SearchStrategy[list[
 
 
 @BOTH_WAYS
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rows=st.one_of(_grids(SINGLE, 5), _grids(NUMBER, 4)))
 def test_single_labels_vectorised_equal_plain(pairwise: bool, rows: list[list[Any]]) -> None:
     columns = _columns(rows)
@@ -186,7 +186,7 @@ def test_single_labels_vectorised_equal_plain(pairwise: bool, rows: list[list[An
     assert [None if c < 0 else categories[c] for c in found] == expected
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     rows=_grids(st.lists(OUTCOME, max_size=4), 5),
     order=st.one_of(st.none(), st.permutations(["a", "b", "c"]), st.just(["c"])),
@@ -206,7 +206,7 @@ def test_label_sets_vectorised_equal_plain(rows: list[list[Any]], order: list[st
     ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rows=_grids(st.one_of(st.lists(OUTCOME, max_size=4), st.sets(OUTCOME, max_size=3)), 4))
 def test_sets_are_coded_as_encode_labels_codes_their_sorted_outcomes(
     rows: list[list[Any]],
