@@ -162,6 +162,11 @@ def majority(samples: Sequence[ResultRow], task: EvalTask) -> ResultRow | None:
     The row is `cached` when every answer came from the response cache, and keeps each
     answer's labels in `sample_labels` (null for an answer that was not valid), so how far
     the judge agrees with itself can be measured (`SelfConsistencyScorer`).
+
+    Not the humans' majority (`stats.majority`): this label is one of the judge's own answers,
+    stored as its answer to the row, so a multi-label answer wins whole (never a set no answer
+    gave), and a tie goes to the answer seen first, which keeps the row independent of how the
+    labels happen to sort and equal to the single call's answer when every answer differs.
     """
     if not samples:
         return None

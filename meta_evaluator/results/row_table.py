@@ -4,9 +4,11 @@ One row per data row, in data order (`position`, 0-based): `original_id` (the da
 the columns the task shows (`data.<column>`), the judge's label (`judge_label`), its raw answer
 (`raw_answer`) and reasoning (`reasoning`: the judge's free-text tasks, such as an
 explanation), `outcome`, `status`, `error_message`, each annotator's label (`human.<id>`), the
-humans' majority (`human_majority`; ties go to the lexicographically largest label, the rule
-scoring uses, METRICS.md F), how many humans labelled the row (`humans_labelled`) and how many
-of them gave another label than the judge (`humans_against`), and four flags:
+humans' majority (`human_majority`, by `stats.majority`'s rule, the one scoring uses: the most
+frequent label, ties to the largest; for a multi-label task each outcome at least half of the
+humans who labelled the row chose, in the task's order), how many humans labelled the row
+(`humans_labelled`) and how many of them gave another label than the judge (`humans_against`),
+and four flags:
 
 - `disagree`: the judge's label is not the humans' majority (both present);
 - `humans_split`: the humans who labelled the row do not all agree;
@@ -34,13 +36,13 @@ from meta_evaluator.data import EvalData
 from meta_evaluator.errors import ColumnError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import TaskKind
+from meta_evaluator.stats.majority import majority_labels
 
 __all__ = [
     "DATA_PREFIX",
     "FLAGS",
     "HUMAN_PREFIX",
     "KEY_PREFIX",
-    "MOST_LABELS_SIDE_BY_SIDE",
     "RowSources",
     "RowTable",
     "build_row_table",
@@ -49,12 +51,10 @@ __all__ = [
     "judge_columns",
     "label_dtype",
     "label_key",
-    "majority_labels",
     "most_disagreed",
     "ordered_labels",
     "read_raw_answers",
     "read_row_sources",
-    "wide_majority",
 ]
 
 #: The flags of a row, each a Boolean column of the table (never null).
@@ -65,8 +65,6 @@ DATA_PREFIX = "data."
 HUMAN_PREFIX = "human."
 #: Prefix of each annotator's label text (`key.ana`).
 KEY_PREFIX = "key."
-#: The most labels counted side by side (`wide_majority`); more go through `majority_labels`.
-MOST_LABELS_SIDE_BY_SIDE = 32
 
 
 def judge_columns(task: EvalTask, *, raw_answers: bool = True) -> list[str]:
@@ -254,20 +252,9 @@ def build_row_table(
         rows = rows.hstack(
             [part["label"].alias(HUMAN_PREFIX + annotator), key.alias(KEY_PREFIX + annotator)]
         )
-    found = None if _nested(dtype) else _few_labels(humans.values())
-    if found is not None:
-        keys = [KEY_PREFIX + a for a in annotators]
-        rows = rows.with_columns(wide_majority(keys, found).alias("human_majority"))
-        rows = rows.with_columns(majority_key=rows["human_majority"])
-    else:
-        long = pl.concat(
-            [ids.hstack([part["label"]]) for part in humans.values()]
-            or [pl.DataFrame(schema={"original_id": id_dtype, "label": dtype})]
-        )
-        majority = majority_labels(long).with_columns(
-            label_key("human_majority", dtype).alias("majority_key")
-        )
-        rows = rows.hstack(_aligned(ids, majority).get_columns())
+    rows = rows.hstack([_majority(task, task_name, dtype, humans.values(), rows.height)])
+    voted = label_key("human_majority", dtype) if _nested(dtype) else pl.col("human_majority")
+    rows = rows.with_columns(voted.alias("majority_key"))
     rows = rows.with_columns(_counts_and_flags(annotators))
     return RowTable(
         judge_id=judge_id,
@@ -393,14 +380,19 @@ def _nested(dtype: pl.DataType) -> bool:
     return isinstance(dtype, pl.List | pl.Array)
 
 
-def _few_labels(parts: Iterable[pl.DataFrame]) -> list[str] | None:
-    """The text labels the parts hold, if at most `MOST_LABELS_SIDE_BY_SIDE`; else None."""
-    found: set[str] = set()
-    for part in parts:
-        found.update(part.get_column("label").drop_nulls().unique())
-        if len(found) > MOST_LABELS_SIDE_BY_SIDE:
-            return None
-    return sorted(found)
+def _majority(
+    task: EvalTask, task_name: str, dtype: pl.DataType, parts: Iterable[pl.DataFrame], n: int
+) -> pl.Series:
+    """`human_majority`: the humans' majority of each row (`stats.majority`), null if none.
+
+    A multi-label majority lists its outcomes in the task's order, as every stored answer does,
+    so its text (`majority_key`) equals an answer's that chooses the same outcomes.
+    """
+    columns = [part.get_column("label") for part in parts]
+    if not columns:
+        return pl.Series("human_majority", [None] * n, dtype=dtype)
+    order = task.allowed_labels(task_name) if _nested(dtype) else None
+    return majority_labels(columns, order=order).cast(dtype).alias("human_majority")
 
 
 def _one_per_id(frame: pl.DataFrame, *, keep: Literal["first", "last"]) -> pl.DataFrame:
@@ -449,111 +441,6 @@ def _counts_and_flags(annotators: Sequence[str]) -> list[pl.Expr]:
         (outcome == "invalid").fill_null(False).alias("invalid"),
         (outcome == "error").fill_null(False).alias("error"),
     ]
-
-
-def wide_majority(columns: Sequence[str], labels: Sequence[str]) -> pl.Expr:
-    """The most frequent text among `columns`, row by row; ties to the largest; null if none.
-
-    The rule of `majority_labels`, for labels held side by side (one column per human), as
-    one expression: a count per label of `labels` (every label the columns hold), the best
-    kept label by label in ascending order, so a later (larger) label wins a tie.
-
-    Example:
-        >>> frame = pl.DataFrame({"a": ["x", "y", None], "b": ["y", "y", None]})
-        >>> frame.select(wide_majority(["a", "b"], ["x", "y"]).alias("m"))["m"].to_list()
-        ['y', 'y', None]
-    """
-    best: pl.Expr = pl.lit(None, dtype=pl.String)
-    most: pl.Expr = pl.lit(0, dtype=pl.UInt32)
-    for label in sorted(labels):
-        votes = pl.sum_horizontal(
-            (pl.col(c) == label).fill_null(False).cast(pl.UInt32) for c in columns
-        )
-        wins = (votes > 0) & (votes >= most)
-        best = pl.when(wins).then(pl.lit(label)).otherwise(best)
-        most = pl.when(wins).then(votes).otherwise(most)
-    return best
-
-
-def majority_labels(labels: pl.DataFrame) -> pl.DataFrame:
-    """The humans' majority label per id: most frequent; ties to the lexicographically largest.
-
-    The rule scoring uses (METRICS.md F). Lists (multi-label answers) vote position by
-    position when every list of the id has the same length (a position nobody filled is null),
-    else as whole lists, a tie going to the largest list in Python's order of tuples.
-
-    Args:
-        labels: `original_id`, `label`: one row per human and id; null labels are ignored.
-
-    Returns:
-        `original_id`, `human_majority`: one row per id with a label, sorted by id.
-
-    Example:
-        >>> votes = pl.DataFrame({"original_id": [1, 1, 1, 2, 2], "label": list("abbxy")})
-        >>> majority_labels(votes).rows()
-        [(1, 'b'), (2, 'y')]
-    """
-    labels = labels.filter(pl.col("label").is_not_null())
-    if not isinstance(labels.schema["label"], pl.List):
-        return _most_voted(labels, ["original_id"]).rename({"label": "human_majority"})
-    lengths = labels.with_columns(pl.col("label").list.len().alias("n"))
-    shape = lengths.group_by("original_id").agg(
-        (pl.col("n").n_unique() == 1).alias("same"), pl.col("n").first().alias("n")
-    )
-    same_ids = shape.filter("same")
-    same = lengths.join(same_ids.select("original_id"), on="original_id", how="semi")
-    whole = lengths.join(same_ids.select("original_id"), on="original_id", how="anti")
-    return (
-        pl.concat(
-            [
-                _per_position(same, same_ids.select("original_id", "n")),
-                _most_voted(whole.select("original_id", "label"), ["original_id"]),
-            ]
-        )
-        .rename({"label": "human_majority"})
-        .sort("original_id")
-    )
-
-
-def _most_voted(labels: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """`by`, `label`: the most frequent label per group of `by`, a tie to the largest label."""
-    counts = labels.group_by([*by, "label"]).agg(pl.len().alias("votes"))
-    return (
-        counts.sort(["votes", "label"], descending=True, maintain_order=True)
-        .unique(by, keep="first", maintain_order=True)
-        .select(*by, "label")
-        .sort(by)
-    )
-
-
-def _per_position(lists: pl.DataFrame, shape: pl.DataFrame) -> pl.DataFrame:
-    """The per-position majority of lists of one length per id (`shape`: `original_id`, `n`)."""
-    dtype = lists.schema["label"]
-    assert isinstance(dtype, pl.List)
-    inner = dtype.inner
-    values = (
-        lists.select(
-            "original_id", pl.col("label"), pl.int_ranges(0, pl.col("n")).alias("position")
-        )
-        .explode(["label", "position"])
-        .filter(pl.col("position").is_not_null() & pl.col("label").is_not_null())
-    )
-    best = _most_voted(values, ["original_id", "position"])
-    grid = shape.select("original_id", pl.int_ranges(0, pl.col("n")).alias("position")).explode(
-        "position"
-    )
-    filled = grid.filter(pl.col("position").is_not_null()).join(
-        best, on=["original_id", "position"], how="left"
-    )
-    voted = (
-        filled.sort("original_id", "position")
-        .group_by("original_id", maintain_order=True)
-        .agg(pl.col("label"))
-    )
-    empty = shape.filter(pl.col("n") == 0).select(
-        "original_id", pl.lit([], dtype=pl.List(inner)).alias("label")
-    )
-    return pl.concat([voted.with_columns(pl.col("label").cast(dtype)), empty])
 
 
 def confusion(table: RowTable) -> pl.DataFrame:

@@ -88,7 +88,8 @@ class FlippedRow(BaseModel):
     b: Any
     """Its label in run B."""
     human: Any = None
-    """The humans' majority label (None when no human labelled the row)."""
+    """The humans' majority label (None when no human labelled the row; for a multi-label task
+    the outcomes at least half of the humans chose, in the task's order: docs/scoring.md)."""
     direction: Direction
     """`toward` the humans' majority (wrong, then right), `away` (right, then wrong), `neither`
     (wrong both times) or `unrated` (no human label)."""
@@ -243,6 +244,9 @@ class RunPair:
     """The annotators who labelled the task, sorted."""
     human_labels: tuple[pl.Series, ...]
     """Each annotator's label of every row of `items` (null where none), in `humans` order."""
+    outcomes: tuple[str, ...] | None = None
+    """A multi-label task's outcomes in the task's order, the order its majority lists them
+    (None for another task)."""
 
 
 def read_run_pair(
@@ -275,6 +279,7 @@ def read_run_pair(
     labels = [_labels(side, name) for side in sides]
     items = _aligned(labels[0], labels[1], sides)
     humans, human_labels = _human_columns(annotations_dir, name, items)
+    multilabel = eval_task.task_kind(name) == "multilabel"
     return RunPair(
         task=name,
         key=_key(sides, name, eval_task),
@@ -282,6 +287,7 @@ def read_run_pair(
         items=items,
         humans=tuple(humans),
         human_labels=tuple(human_labels),
+        outcomes=tuple(eval_task.allowed_labels(name) or ()) if multilabel else None,
     )
 
 
@@ -334,6 +340,7 @@ def compare_pair(pair: RunPair, bootstrap: BootstrapConfig | None = None) -> Run
     change = label_change(
         items.get_column("a"), items.get_column("b"), pair.human_labels,
         n_resamples=config.n_resamples, confidence_level=config.confidence_level, seed=config.seed,
+        order=pair.outcomes,
     )  # fmt: skip
     at = pl.Series(change.changed, dtype=pl.Int64)
     ids_changed, a_changed, b_changed = (items.get_column(c).gather(at).to_list()
@@ -349,7 +356,7 @@ def compare_pair(pair: RunPair, bootstrap: BootstrapConfig | None = None) -> Run
         only_in_b=side_b.labelled - items.height,
         flipped=tuple(ids_changed),
         changes=tuple(
-            FlippedRow(id=i, a=a, b=b, human=h, direction=d)
+            FlippedRow(id=i, a=a, b=b, human=list(h) if isinstance(h, tuple) else h, direction=d)
             for i, a, b, h, d in zip(
                 ids_changed, a_changed, b_changed, change.majority, change.directions, strict=True
             )

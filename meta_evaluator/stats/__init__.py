@@ -5,6 +5,7 @@ Modules: `classification` (confusion matrix, accuracy, precision, recall, F1), `
 `preference` (pairwise preference votes: relevance, strength), `fairness` (group fairness of
 binary predictions), `stereotype` (context association tests: LMS, SS, iCAT), `counterfactual`
 (change rates), `multiple_choice` (format errors and accuracy), `text` (difflib similarity),
+`majority` (the humans' majority of an item: one rule for every score, table and page),
 `bootstrap` (paired percentile intervals), `paired` (two labellings of the same items: what
 changed, McNemar's exact test), `proportions` (Wilson interval, binomial test),
 `verdict` (may a judge stand in for the humans?), and the judge diagnostics `position`
@@ -23,6 +24,7 @@ from meta_evaluator.stats import (
     drift,
     fairness,
     label_budget,
+    majority,
     multiple_choice,
     paired,
     position,
@@ -45,6 +47,7 @@ __all__ = [
     "drift",
     "fairness",
     "label_budget",
+    "majority",
     "multiple_choice",
     "paired",
     "position",

@@ -16,6 +16,7 @@ from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.agreement import alpha_from_coincidences, distance_function
 from meta_evaluator.stats.bootstrap import percentile_interval, weight_chunks
 from meta_evaluator.stats.checks import check_interval, encode_labels
+from meta_evaluator.stats.majority import majority_of_codes
 
 __all__ = ["SCORES", "majority_labels", "self_consistency", "self_consistency_statistic"]
 
@@ -119,7 +120,8 @@ def self_consistency_statistic(
 def majority_labels(samples: Sequence[Sequence[Any]]) -> list[Any]:
     """Per row, the most frequent of its answers; ties go to the largest label (METRICS.md F).
 
-    None for a row without answers. The same tie rule as the humans' majority in scoring.
+    None for a row without answers. The humans' majority rule (`stats.majority`), here over a
+    row's answers laid out row by row.
 
     Example:
         >>> majority_labels([["a", "b", "b"], ["a", "b", None], [None, None, None]])
@@ -132,13 +134,8 @@ def majority_labels(samples: Sequence[Sequence[Any]]) -> list[Any]:
         raise ScoringError("majority_labels: every row needs the same number of samples.")
     (codes,), categories = encode_labels(flat)
     table = codes.reshape(len(rows), width) if rows else np.empty((0, 0), np.int64)
-    k = max(len(categories), 1)
-    counts = np.zeros((len(rows), k), dtype=np.int64)
-    for j in range(width):
-        given = table[:, j] >= 0
-        np.add.at(counts, (np.nonzero(given)[0], table[given, j]), 1)
-    best = k - 1 - np.argmax(counts[:, ::-1], axis=1)  # the largest of the most frequent
-    return [categories[b] if c.max() > 0 else None for b, c in zip(best, counts, strict=True)]
+    best = majority_of_codes(table, len(categories))
+    return [categories[b] if b >= 0 else None for b in best]
 
 
 class _Parts:

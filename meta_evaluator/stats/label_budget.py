@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from meta_evaluator.errors import ScoringError
 from meta_evaluator.stats.checks import check_interval, encode_labels
+from meta_evaluator.stats.majority import majority_of_counts
 
 __all__ = ["Design", "LabelPlan", "plan_labels"]
 
@@ -288,8 +289,7 @@ def _per_item(
     w_f = (agree_llm >= agree_h).astype(np.float64)
     w_h = (agree_h >= agree_llm).astype(np.float64)
     d = w_h - w_f / (1.0 - settings.epsilon) if settings.multiplicative else w_h - w_f
-    majority = k - 1 - np.argmax(votes[:, ::-1], axis=1)  # ties to the largest label
-    majority = np.where(votes.max(axis=1, initial=0) > 0, majority, -1)
+    majority = majority_of_counts(votes)  # the humans' majority rule: ties to the largest label
     cell = np.where((majority >= 0) & (judge >= 0), judge * k + majority, -1)
     return d, rows, cell
 

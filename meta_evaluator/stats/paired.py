@@ -24,6 +24,14 @@ from meta_evaluator.stats.agreement import kappa_from_confusion
 from meta_evaluator.stats.bootstrap import percentile_interval, weight_chunks
 from meta_evaluator.stats.checks import check_interval, check_same_length, encode_labels
 from meta_evaluator.stats.classification import confusion_matrix
+from meta_evaluator.stats.majority import (
+    encode_sets,
+    holds_label_sets,
+    majority_of_codes,
+    majority_of_sets,
+    ordered_outcomes,
+    set_indicators,
+)
 
 __all__ = [
     "SCORE_NAMES",
@@ -139,7 +147,8 @@ class LabelChange:
     directions: tuple[Direction, ...]
     """How each changed item moved against the humans' majority (one per `changed`)."""
     majority: tuple[Any, ...]
-    """The humans' majority label of each changed item (None when no human labelled it)."""
+    """The humans' majority label of each changed item (None when no human labelled it; a
+    label set as the tuple of its outcomes, sorted)."""
     toward: int | None
     """Changed items wrong before and right after (None without human labels)."""
     away: int | None
@@ -166,12 +175,14 @@ def label_change(
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     seed: int = 0,
+    order: Sequence[Any] | None = None,
 ) -> LabelChange:
     """Which items two labellings label differently, and how each fares against the humans.
 
     Formula: over the n items both labellings label, item i changed when a_i != b_i. The humans'
-    majority m_i is the label most of the humans who labelled item i gave (a tie goes to the
-    label that sorts last, as the scorers' majority does). A changed item moved `toward` when
+    majority m_i is `stats.majority`'s, as the scorers' (the label most of the humans who
+    labelled item i gave, a tie going to the label that sorts last; for label sets, each
+    outcome at least half of them chose). A changed item moved `toward` when
     a_i != m_i and b_i = m_i, `away` when a_i = m_i and b_i != m_i, `neither` when both differ
     from m_i. McNemar's exact test runs on the items with a majority: b = right then wrong,
     c = wrong then right. Scores of each labelling x: accuracy_majority_vote = share of items
@@ -182,15 +193,17 @@ def label_change(
     both labellings scored on the same resample, resamples where either is undefined left out.
 
     Args:
-        labels_a: The first labelling, one label per item (text, numbers, or lists compared as a
-            whole; a sequence or a polars Series); None or NaN where it has none (the item is
-            left out).
+        labels_a: The first labelling, one label per item (text, numbers, or label sets: lists
+            compared as sets, a 0.3.3 vector's `FALSE` slots choosing nothing; a sequence or a
+            polars Series); None or NaN where it has none (the item is left out).
         labels_b: The second labelling, same items in the same order.
         humans: One sequence per human annotator, the same length, None where that human did not
             label the item. Empty: the figures measured against humans are None.
         n_resamples: Bootstrap resamples, >= 1.
         confidence_level: Central coverage of each interval, in (0, 1).
         seed: Seed of the resampling (>= 0): the same seed gives the same intervals.
+        order: For label sets, the order of the outcomes in each `majority` shown (a task's
+            outcomes; those it lacks follow, sorted); default sorted.
 
     Returns:
         A `LabelChange`. Accuracies lie in [0, 1], kappas in [-1, 1], differences in [-1, 1] and
@@ -202,8 +215,8 @@ def label_change(
     difference is undefined in every resample. Each comes with its reason.
 
     Raises:
-        ScoringError: Lengths differ, no item is labelled by both, or an argument is out of
-            range.
+        ScoringError: Lengths differ, no item is labelled by both, label sets and single labels
+            are mixed, or an argument is out of range.
 
     References:
         McNemar (1947), doi:10.1007/BF02295996; Cohen (1960), doi:10.1177/001316446002000104;
@@ -226,7 +239,19 @@ def label_change(
     check_interval(function, "n_resamples", n_resamples, 1, math.inf, closed="left", integer=True)
     check_interval(function, "confidence_level", confidence_level, 0.0, 1.0)
     check_interval(function, "seed", seed, 0, math.inf, closed="left", integer=True)
-    codes, categories = encode_labels(labels_a, labels_b, *humans)
+    voted: IntArray | None = None  # the majority's codes, when not counted from the humans'
+    categories: list[Any]
+    if holds_label_sets(labels_a, labels_b, *humans, caller=function):
+        # label sets are compared as sets, and their majority is a set no human need have given
+        outcomes, indicators = set_indicators(labels_a, labels_b, *humans)
+        if humans:
+            sets = indicators[2:]
+            indicators.append(majority_of_sets([c for c, _ in sets], [p for _, p in sets]))
+        codes, listed = encode_sets(*indicators, outcomes=outcomes)
+        voted = codes.pop() if humans else None
+        categories = [tuple(ordered_outcomes(c, order)) for c in listed]
+    else:
+        codes, categories = encode_labels(labels_a, labels_b, *humans)
     both = (codes[0] >= 0) & (codes[1] >= 0)
     kept = np.flatnonzero(both)
     if kept.size == 0:
@@ -238,7 +263,7 @@ def label_change(
         else np.empty((kept.size, 0), dtype=np.int64)
     )
     k = max(len(categories), 1)
-    majority = _majority(human, k)
+    majority = majority_of_codes(human, k) if voted is None else voted[kept]
     rated = majority >= 0
     changed = np.flatnonzero(a != b)
     right_a, right_b = rated & (a == majority), rated & (b == majority)
@@ -278,18 +303,6 @@ def label_change(
         mcnemar_reason=None if p is not None else no_test,
         scores=_score_changes(scored, n_resamples, confidence_level, seed),
     )
-
-
-def _majority(human: IntArray, k: int) -> IntArray:
-    """Per item, the code most humans gave (ties: the largest code); -1 where none labelled."""
-    n = human.shape[0]
-    counts = np.zeros((n, k), dtype=np.int64)
-    items = np.arange(n)
-    for h in range(human.shape[1]):  # a few humans; each column is vectorised over items
-        given = human[:, h] >= 0
-        counts[items[given], human[given, h]] += 1  # one label per item and human
-    best = k - 1 - np.argmax(counts[:, ::-1], axis=1)
-    return np.where(counts.max(axis=1, initial=0) > 0, best, -1)
 
 
 _MOST_CELLS = 1 << 24

@@ -1,5 +1,5 @@
-"""The row table (results/row_table.py) against hand-computed cases, and its majority rule
-pinned to the one scoring uses (`scores/metrics/_items.py`); the confusion matrix against
+"""The row table (results/row_table.py) against hand-computed cases, and its majority pinned
+to the one rule scoring uses (`stats/majority.py`); the confusion matrix against
 scikit-learn's."""
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from meta_evaluator.results.row_table import (
     RowSources,
     build_row_table,
     confusion,
-    majority_labels,
     most_disagreed,
     read_row_sources,
 )
@@ -184,7 +183,7 @@ def test_several_free_text_tasks_make_the_reasoning() -> None:
 
 
 def test_multilabel_answers_are_lists(id_kind: str) -> None:
-    """Lists of one length vote per position; of several lengths, as whole lists."""
+    """Lists are label sets: the majority holds each outcome half the humans or more chose."""
     ids = _ids(id_kind, [1, 2, 3])
     task = EvalTask(
         task_schemas={"topics": MultiLabelSchema(outcomes=["a", "b", "c"])},
@@ -229,15 +228,16 @@ def test_multilabel_answers_are_lists(id_kind: str) -> None:
     frame = table.frame
     assert table.kind == "multilabel"
     assert frame.schema["judge_label"] == pl.List(pl.String)
-    assert frame["human_majority"].to_list() == [["a", "b"], ["b"], []]
-    assert frame["majority_key"].to_list() == ['["a","b"]', '["b"]', "[]"]
+    # row 2: ana chose a, ben b: each outcome by 1 of 2, a tie that keeps it
+    assert frame["human_majority"].to_list() == [["a", "b"], ["a", "b"], []]
+    assert frame["majority_key"].to_list() == ['["a","b"]', '["a","b"]', "[]"]
     assert frame["judge_key"].to_list() == ['["a","b"]', '["a"]', "[]"]
     assert frame["disagree"].to_list() == [False, True, False]
     assert frame["humans_split"].to_list() == [True, True, False]
     assert frame["humans_against"].to_list() == [1, 1, 0]
     assert confusion(table).rows() == [
         ('["a","b"]', '["a","b"]', 1),
-        ('["a"]', '["b"]', 1),
+        ('["a"]', '["a","b"]', 1),
         ("[]", "[]", 1),
     ]
 
@@ -308,43 +308,26 @@ def test_most_disagreed_puts_most_humans_against_first() -> None:
 # --- the majority rule is scoring's ------------------------------------------------------------
 
 
-def _scoring_majority(labels: pl.DataFrame) -> dict[Any, Any]:
-    from meta_evaluator.scores.metrics._items import majority_label
-
-    votes: dict[Any, list[Any]] = {}
-    for row_id, label in labels.iter_rows():
-        votes.setdefault(row_id, []).append(label)
-    found = {row_id: majority_label(v) for row_id, v in votes.items()}
-    return {k: v for k, v in found.items() if v is not None}
-
-
 LABEL = st.sampled_from(["a", "b", "c", "d", "not rejection", "rejection", "Z", "é"])
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.none(), LABEL), min_size=0, max_size=5), max_size=12))
-def test_single_labels_vote_as_scoring_does(items: list[list[str | None]]) -> None:
-    rows = [(i, label) for i, labels in enumerate(items) for label in labels]
-    frame = pl.DataFrame(rows, schema={"original_id": pl.Int64, "label": pl.String}, orient="row")
-    assert dict(majority_labels(frame).rows()) == _scoring_majority(frame)
+def _multilabel_task() -> EvalTask:
+    return EvalTask(
+        task_schemas={"topics": MultiLabelSchema(outcomes=["c", "a", "b"])},
+        prompt_columns=None,
+        response_columns=["text"],
+    )
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.lists(
-            st.one_of(st.none(), st.lists(st.sampled_from(["a", "b", "c"]), max_size=3)),
-            max_size=5,
-        ),
-        max_size=10,
-    )
-)
-def test_label_lists_vote_as_scoring_does(items: list[list[list[str] | None]]) -> None:
-    rows = [(f"id-{i}", labels) for i, votes in enumerate(items) for labels in votes]
-    frame = pl.DataFrame(
-        rows, schema={"original_id": pl.String, "label": pl.List(pl.String)}, orient="row"
-    )
-    assert dict(majority_labels(frame).rows()) == _scoring_majority(frame)
+def _answers(ids: list[Any], labels: list[Any]) -> pl.DataFrame:
+    """One annotator's (or the judge's) answers to the task of outcomes c, a, b, stored as the
+    task stores them (in its order)."""
+    canonical = [None if v is None else [o for o in ["c", "a", "b"] if o in v] for v in labels]
+    return pl.DataFrame(
+        {"original_id": ids, "outcome": ["valid"] * len(ids), "status": ["success"] * len(ids),
+         "topics": canonical},
+        schema_overrides={"topics": pl.List(pl.String)},
+    )  # fmt: skip
 
 
 @settings(max_examples=100, deadline=None)
@@ -352,16 +335,16 @@ def test_label_lists_vote_as_scoring_does(items: list[list[list[str] | None]]) -
     votes=st.lists(
         st.lists(st.one_of(st.none(), LABEL), min_size=3, max_size=3), min_size=1, max_size=15
     ),
-    side_by_side=st.booleans(),
+    few_counts=st.booleans(),
 )
 def test_the_tables_majority_is_scorings(
-    votes: list[list[str | None]], side_by_side: bool, monkeypatch_module: Any
+    votes: list[list[str | None]], few_counts: bool, monkeypatch_module: Any
 ) -> None:
-    """Both ways the table counts votes (side by side when few labels, else by id)."""
-    from meta_evaluator.results import row_table
-    from meta_evaluator.scores.metrics._items import majority_label
+    """Single labels, by both ways `stats.majority` counts codes (a table, or pair by pair)."""
+    from meta_evaluator.stats import majority
+    from meta_evaluator.stats.majority import majority_label
 
-    monkeypatch_module.setattr(row_table, "MOST_LABELS_SIDE_BY_SIDE", 32 if side_by_side else 0)
+    monkeypatch_module.setattr(majority, "_MOST_COUNTS", 1 << 25 if few_counts else 0)
     ids = list(range(len(votes)))
     humans = {h: _human(ids, [v[k] for v in votes]) for k, h in enumerate(("ana", "ben", "chen"))}
     judge = _judge(ids, [("valid", "success", "a", None)] * len(ids))
@@ -369,6 +352,53 @@ def test_the_tables_majority_is_scorings(
     table = build_row_table(_data(ids), task, "verdict", "j", RowSources({"j": judge}, humans))
     assert table.frame["human_majority"].to_list() == [majority_label(v) for v in votes]
     assert table.frame["majority_key"].to_list() == [majority_label(v) for v in votes]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(st.none(), st.lists(st.sampled_from(["a", "b", "c"]), max_size=3)),
+            min_size=3,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_label_sets_vote_as_scoring_does(votes: list[list[list[str] | None]]) -> None:
+    """The table's majority set is `majority_label`'s, listed in the task's order, and the
+    judge disagrees exactly where its set is another one."""
+    from meta_evaluator.stats.majority import majority_label
+
+    ids = [f"id-{i}" for i in range(len(votes))]
+    humans = {h: _answers(ids, [v[k] for v in votes]) for k, h in enumerate(("ana", "ben", "chen"))}
+    judge = _answers(ids, [["a", "c"]] * len(ids))
+    table = build_row_table(
+        _data(ids), _multilabel_task(), "topics", "j", RowSources({"j": judge}, humans)
+    )
+    expected = [majority_label(v, order=["c", "a", "b"]) for v in votes]
+    assert table.frame["human_majority"].to_list() == expected
+    assert table.frame["disagree"].to_list() == [
+        m is not None and set(m) != {"a", "c"} for m in expected
+    ]
+
+
+def test_the_demo_majority_is_one_set_everywhere() -> None:
+    """Humans [a,b], [a,c], [b,c]: each outcome chosen by 2 of 3, so the majority is {a,b,c};
+    a judge answering [a,c] disagrees with it (it agreed under the old per-position rule)."""
+    ids = [1]
+    humans = {
+        h: _answers(ids, [labels])
+        for h, labels in (("ana", ["a", "b"]), ("ben", ["a", "c"]), ("chen", ["b", "c"]))
+    }
+    table = build_row_table(
+        _data(ids), _multilabel_task(), "topics", "j",
+        RowSources({"j": _answers(ids, [["a", "c"]])}, humans),
+    )  # fmt: skip
+    assert table.frame["human_majority"].to_list() == [["c", "a", "b"]]  # the task's order
+    assert table.frame["majority_key"].to_list() == ['["c","a","b"]']
+    assert table.frame["disagree"].to_list() == [True]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,15 @@ import numpy.typing as npt
 import polars as pl
 
 from meta_evaluator.errors import ScoringError
-from meta_evaluator.stats.checks import encode_labels, is_missing
+from meta_evaluator.stats.checks import encode_labels
+from meta_evaluator.stats.majority import (
+    encode_sets,
+    holds_label_sets,
+    majority_labels,
+    majority_of_codes,
+    majority_of_sets,
+    set_indicators,
+)
 
 if TYPE_CHECKING:
     from meta_evaluator.scores.base_scorer import ScoringCall
@@ -26,16 +33,12 @@ if TYPE_CHECKING:
 __all__ = [
     "Items",
     "common_ids",
-    "majority_label",
     "mean_over_humans",
     "pairable_ids",
     "weighted_ratio",
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-_MOST_COUNTS = 1 << 25
-"""Most cells of the items x labels vote table (128 MB); more labels are counted in Python."""
 
 
 def common_ids(judge_data: pl.DataFrame, human_data: pl.DataFrame) -> pl.Series:
@@ -206,43 +209,48 @@ class Items:
         return [list(row) for row in zip(*columns, strict=True)] if columns else [[]] * self.n
 
     def majority(self) -> list[Any]:
-        """The humans' majority label per item (ties: the lexicographically largest)."""
-        return [majority_label(row) for row in self.rows()]
+        """The humans' majority label per item (`stats.majority`; None where nobody labelled).
+
+        Label sets come as the sorted list of the outcomes in the majority.
+        """
+        if not self.human:
+            return [None] * self.n
+        return majority_labels(self.human).to_list()
 
     def majority_codes(
         self,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
         """Judge codes and the humans' majority codes per item (-1: none), and their labels.
 
-        The same as `encode_labels(judge, majority())`: the labels are those the judge or the
-        majority hold, sorted. Single labels are counted as codes, a tie going to the largest
-        (the last in sorted order); label lists vote per position, in Python.
+        Single labels: the same as `encode_labels(judge, majority())`, the labels those the
+        judge or the majority hold, sorted; the votes are counted on the codes. Label sets are
+        compared as sets: one code per distinct set the judge or the majority holds, each
+        listed as its outcomes, sorted (a 0.3.3 vector as the outcomes it names), in the
+        order of those lists.
         """
-        nested = (pl.List, pl.Array, pl.Struct, pl.Object)
-        if any(isinstance(s.dtype, nested) for s in (self.judge, *self.human)):
-            (judge, majority), categories = encode_labels(self.judge.to_list(), self.majority())
-            return judge, majority, categories
+        if holds_label_sets(self.judge, *self.human, caller="majority_vote"):
+            return self._set_codes()
         judge, human, categories = self.codes()
-        k = len(categories)
-        if k == 0 or self.n * k > _MOST_COUNTS:
-            (judge, majority), categories = encode_labels(self.judge.to_list(), self.majority())
-            return judge, majority, categories
-        counts = np.zeros((self.n, k), dtype=np.int32)
-        items = np.arange(self.n)
-        for h in range(human.shape[1]):
-            given = human[:, h] >= 0
-            counts[items[given], human[given, h]] += 1  # one label per item and human
-        best = k - 1 - np.argmax(counts[:, ::-1], axis=1)  # the largest of the most voted
-        majority = np.where(counts.max(axis=1) > 0, best, -1)
+        majority = majority_of_codes(human, len(categories))
         # only the labels the judge or the majority hold, as encode_labels would list them
         used = np.unique(np.concatenate([judge[judge >= 0], majority[majority >= 0]]))
-        renumber = np.full(k, -1, dtype=np.int64)
+        renumber = np.full(len(categories), -1, dtype=np.int64)
         renumber[used] = np.arange(used.size)
         return (
             np.where(judge >= 0, renumber[judge], -1),
             np.where(majority >= 0, renumber[majority], -1),
             [categories[i] for i in used],
         )
+
+    def _set_codes(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[Any]]:
+        """`majority_codes` of label sets: the judge's and the majority's sets, coded as sets."""
+        outcomes, (judge, *humans) = set_indicators(self.judge, *self.human)
+        if humans:
+            voted = majority_of_sets([c for c, _ in humans], [p for _, p in humans])
+        else:
+            voted = (np.zeros_like(judge[0]), np.zeros(self.n, dtype=np.bool_))
+        (judge_codes, majority), categories = encode_sets(judge, voted, outcomes=outcomes)
+        return judge_codes, majority, categories
 
 
 def _by_human(labels: pl.DataFrame, names: pl.Series, humans: list[str]) -> list[pl.DataFrame]:
@@ -258,18 +266,6 @@ def _by_human(labels: pl.DataFrame, names: pl.Series, humans: list[str]) -> list
     place = dict(zip(runs.struct.field("value").to_list(), zip(starts, lengths, strict=True),
                      strict=True))  # fmt: skip
     return [labels.slice(*place[h]) for h in humans]
-
-
-def majority_label(labels: list[Any]) -> Any:
-    """Most frequent label; ties go to the lexicographically largest; lists vote per position."""
-    present = [v for v in labels if not is_missing(v)]
-    if not present:
-        return None
-    if all(isinstance(v, list) for v in present) and len({len(v) for v in present}) == 1:
-        return [majority_label([v[i] for v in present]) for i in range(len(present[0]))]
-    counts = Counter(tuple(v) if isinstance(v, list) else v for v in present)
-    best = max(counts.items(), key=lambda item: (item[1], item[0]))[0]
-    return list(best) if isinstance(best, tuple) else best
 
 
 def weighted_ratio(

@@ -18,8 +18,10 @@ class AccuracyScorer(LabelScorer):
     """Accuracy of the judge against the humans (METRICS.md F).
 
     `individual_average`: accuracy against each human on the items that human labelled, then
-    the mean over humans. `majority_vote`: accuracy against the per-item majority label (ties
-    to the lexicographically largest). Multi-label answers match only when equal as a whole.
+    the mean over humans. `majority_vote`: accuracy against the humans' majority per item
+    (`stats.majority`: ties to the lexicographically largest label; for label sets, each
+    outcome at least half of the humans chose). Multi-label answers match only when equal as a
+    whole; against the majority, when they choose the same outcomes.
     Score key: `accuracy`; metadata `per_human` (individual_average).
     """
 

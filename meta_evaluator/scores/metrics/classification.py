@@ -24,11 +24,8 @@ from meta_evaluator.scores.metrics._arguments import one_of_problems, refuse
 from meta_evaluator.scores.metrics._base import LabelScorer
 from meta_evaluator.scores.metrics._items import Items, mean_over_humans, weighted_ratio
 from meta_evaluator.scores.metrics.accuracy import AccuracyScorer
-from meta_evaluator.stats.classification import (
-    confusion_matrix,
-    label_indicators,
-    scores_from_counts,
-)
+from meta_evaluator.stats.classification import confusion_matrix, scores_from_counts
+from meta_evaluator.stats.majority import majority_of_sets, set_indicators
 
 __all__ = ["ClassificationScorer"]
 
@@ -44,10 +41,10 @@ class ClassificationScorer(LabelScorer):
     """One of accuracy, F1, precision, recall of the judge against the humans (METRICS.md F).
 
     `individual_average`: the metric against each human on the items that human labelled,
-    then the mean over humans where defined. `majority_vote`: the metric against the per-item
-    majority label; a tie goes to the lexicographically largest label, and for a multi-label
-    task each label is chosen by the majority of the humans who labelled the item, a tie
-    choosing it (0.3.3's rule, whose `FALSE` sorts before lower-case outcome names).
+    then the mean over humans where defined. `majority_vote`: the metric against the humans'
+    majority per item (`stats.majority`: the most frequent label, a tie to the largest; for
+    label sets, each outcome at least half of the humans who labelled the item chose).
+    Label sets are read as sets: a 0.3.3 vector's `FALSE` slots choose nothing.
 
     F1, precision and recall average as scikit-learn's `average` says: `binary` reports
     `pos_label` (a single-choice task of two labels), `macro` / `weighted` / `micro` average
@@ -188,13 +185,12 @@ class ClassificationScorer(LabelScorer):
                 f"{self.scorer_name}: average='binary' does not apply to multi-label answers; "
                 "use 'macro' (per label) or 'samples' (per item)."
             )
-        columns = [items.judge, *items.human]
-        labels = sorted({v for c in columns for v in c.explode().drop_nulls().to_list()}, key=str)
-        judge, judge_present = label_indicators(items.judge, labels)
-        humans = [label_indicators(h, labels) for h in items.human]
+        # read as sets, as the majority reads them (a 0.3.3 vector's FALSE slots are no label)
+        _, ((judge, judge_present), *humans) = set_indicators(items.judge, *items.human)
         names = list(items.humans)
         if annotator_aggregation == "majority_vote":
-            humans, names = [_majority_sets(humans)], ["majority"]
+            humans = [majority_of_sets([c for c, _ in humans], [p for _, p in humans])]
+            names = ["majority"]
 
         def values(weights: Any) -> FloatArray:
             return np.column_stack(
@@ -269,14 +265,3 @@ def _positive(pos_label: Any, labels: Sequence[Any]) -> int | None:
         if normalize_label(str(label)) == wanted:
             return index
     return None
-
-
-def _majority_sets(
-    humans: list[tuple[BoolArray, BoolArray]],
-) -> tuple[BoolArray, BoolArray]:
-    """Per item, each label chosen by at least half the humans who labelled the item."""
-    chosen = np.stack([c for c, _ in humans]).astype(np.int64)  # humans x items x labels
-    present = np.stack([p for _, p in humans])  # humans x items
-    votes = (chosen * present[:, :, None]).sum(axis=0)
-    voters = present.sum(axis=0)
-    return (2 * votes >= voters[:, None]) & (voters[:, None] > 0), voters > 0

@@ -14,6 +14,7 @@ from meta_evaluator.scores.metrics._arguments import name_problems, one_of_probl
 from meta_evaluator.scores.metrics._model_eval import column, valid_flags
 from meta_evaluator.stats.checks import is_missing
 from meta_evaluator.stats.fairness import Aggregation, Comparison
+from meta_evaluator.stats.majority import majority_label
 
 __all__ = ["FairnessScorer"]
 
@@ -188,8 +189,6 @@ class FairnessScorer(ScorerWithOptions):
                     for v in column(frame, self.gold_column)]  # fmt: skip
         if human_data.height == 0:
             return None
-        from meta_evaluator.scores.metrics._items import majority_label
-
         by_id: dict[Any, list[Any]] = {}
         for row_id, label in human_data.select("original_id", "label").iter_rows():
             by_id.setdefault(row_id, []).append(label)

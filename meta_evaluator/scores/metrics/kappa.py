@@ -44,9 +44,10 @@ class CohensKappaScorer(LabelScorer):
 
     `individual_average`: kappa against each human on the items both labelled (humans with
     fewer than two such items are skipped), then the mean of the defined values.
-    `majority_vote`: kappa against the per-item majority label. `weights` "linear" or
-    "quadratic" give weighted kappa on the sorted labels. Score key: `cohens_kappa`; metadata
-    `interpretation`, `per_human`; `kappa` (0.3.3's key) holds the same value.
+    `majority_vote`: kappa against the humans' majority per item (`stats.majority`).
+    `weights` "linear" or "quadratic" give weighted kappa on the sorted labels. Score key:
+    `cohens_kappa`; metadata `interpretation`, `per_human`; `kappa` (0.3.3's key) holds the
+    same value.
     """
 
     plot_key = "cohens_kappa"

@@ -32,7 +32,6 @@ from meta_evaluator.stats.checks import check_interval, encode_labels
 from meta_evaluator.stats.classification import confusion_matrix
 from meta_evaluator.stats.consistency import (
     SCORES,
-    majority_labels,
     self_consistency,
     self_consistency_statistic,
 )
@@ -191,8 +190,7 @@ class SelfConsistencyScorer(ScorerWithOptions):
         if humans.height == 0:
             return None
         items = Items.build(rows_frame(rows), humans, rows.ids)
-        table = [list(r) for r in zip(*(h.to_list() for h in items.human), strict=True)]
-        reference = majority_labels(table) if table else []
+        reference = items.majority()
         first = [s[0] if s else None for s in rows.samples]
         both = [
             i
