@@ -867,9 +867,10 @@ def migrate(
     label checked again); 0.3.3's files are kept in migrated-from-0.3.3/, with the report and
     the judges that could not be carried over. A migrated judge whose configuration is
     unchanged reuses its rows (`run` asks them again only where the report says why). Nothing
-    is half-written: a failed or stopped
-    migration leaves the 0.3.3 project as it was. Exit status: 0 migrated, 2 not a 0.3.3
-    project or a file it cannot read, 4 the file system refused a write.
+    is half-written and nothing of 0.3.3's is lost: a failed migration is undone at once, one
+    stopped at any moment (killed) by the next `migrate` (not by --dry-run, which says so).
+    Exit status: 0 migrated, 2 not a 0.3.3 project or a file it cannot read, 4 the file
+    system refused a write.
     """
     from meta_evaluator.migrate import migrate_project
 

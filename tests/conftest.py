@@ -44,6 +44,18 @@ def no_address_variables(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def no_provider_key_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None of the variables a provider judge reads its key from (`GOOGLE_API_KEY`, `HF_TOKEN`
+    ...) is set, whatever the shell has: the first one set wins, so a stray one would change
+    which key a test sees. Tests that want one set it."""
+    from meta_evaluator.judge.providers import HUGGINGFACE, PROVIDERS
+
+    for provider in (*PROVIDERS.values(), HUGGINGFACE):
+        for name in provider.key_variables:
+            monkeypatch.delenv(name, raising=False)
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file below `folder` (hidden ones included) with its bytes."""
     return {

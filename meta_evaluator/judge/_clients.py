@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 import httpx
@@ -10,6 +11,7 @@ from meta_evaluator.api_keys import read_api_key
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.addresses import judge_address
 from meta_evaluator.judge.config import Judge
+from meta_evaluator.judge.providers import provider_of
 from meta_evaluator.llm.anthropic import AnthropicClient
 from meta_evaluator.llm.anthropic_batch import AnthropicBatchClient
 from meta_evaluator.llm.batch import BatchClient
@@ -46,27 +48,45 @@ class LLMClient(Protocol):
 def _api_key(judge: Judge) -> str | None:
     """The key from the environment, or None where none is needed (mock, a local server).
 
-    A judge of a hosted client without `api_key_env` reads the client's usual variable, at
-    whatever address (an address variable such as `OPENAI_BASE_URL` too, as LiteLLM and the
-    OpenAI SDK sent `OPENAI_API_KEY` there); a provider's judge reads the provider's variable,
-    set as its `api_key_env` (none for local servers).
+    A judge's own `api_key_env` wins. A judge of a hosted client without one reads the
+    client's usual variable, at whatever address (an address variable such as
+    `OPENAI_BASE_URL` too, as LiteLLM and the OpenAI SDK sent `OPENAI_API_KEY` there); a
+    provider's judge reads the first of the provider's `key_variables` that is set, as LiteLLM
+    did (none for local servers).
     """
-    if judge.llm_client == "mock":
+    variables = _key_variables(judge)
+    if not variables:
         return None
-    variable = judge.api_key_env
-    hosted = judge.provider is None and judge.base_url is None
-    if variable is None and (hosted or judge.llm_client == "azure_openai"):
-        variable = DEFAULT_KEY_VARIABLES[judge.llm_client]
-    if variable is None:
-        return None
+    variable = next((name for name in variables if os.environ.get(name)), variables[0])
     try:
         return read_api_key(variable)
     except ValueError as exc:  # names the variable and the problem, never the key
+        problem = f"{exc}"
+        if len(variables) > 1 and not os.environ.get(variable):
+            problem = (
+                f"none of the variables {', '.join(variables)} is set (LiteLLM read "
+                f"{judge.provider}'s key from the first one set, as meta-evaluator 0.3.3 did); "
+                "export one, or name another variable in api_key_env"
+            )
         raise JudgeConfigError(
-            f"judge {judge.id!r}: api_key_env: {exc}.",
+            f"judge {judge.id!r}: api_key_env: {problem}.",
             judge_id=judge.id,
             field="api_key_env",
         ) from exc
+
+
+def _key_variables(judge: Judge) -> tuple[str, ...]:
+    """The variables the judge's key may be in, in the order they are read."""
+    if judge.llm_client == "mock":
+        return ()
+    if judge.api_key_env is not None:
+        return (judge.api_key_env,)
+    if judge.provider is not None:
+        provider = provider_of(judge.provider)
+        return provider.key_variables if provider is not None else ()
+    if judge.base_url is None or judge.llm_client == "azure_openai":
+        return (DEFAULT_KEY_VARIABLES[judge.llm_client],)
+    return ()
 
 
 def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:

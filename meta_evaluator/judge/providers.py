@@ -4,18 +4,20 @@ A judge written for 0.3.3 names its provider in `llm_client` (`groq`, `huggingfa
 `fireworks_ai` ...). Those that serve the OpenAI chat-completions API are reached through our
 OpenAI-compatible client (the judge keeps the prefix as its `provider`), at the address
 LiteLLM used (the provider's address variable, else its default: `judge.addresses`) with the
-key variable LiteLLM read; the others (Bedrock, Vertex AI ...) are refused with a message that
-says how to reach them: an OpenAI-compatible gateway in front of them, named by `base_url`. No
-LiteLLM, no provider SDK.
+key from the variables LiteLLM read, in its order (the first one set); the others (Bedrock,
+Vertex AI ...) are refused with a message that says how to reach them: an OpenAI-compatible
+gateway in front of them, named by `base_url`. No LiteLLM, no provider SDK.
 
 `resolve_client` is the one place a judge's `llm_client` aliases resolve (`azure` too).
 
 Example:
     >>> resolved = resolve_client({"llm_client": "groq", "model": "llama-3.1-8b-instant"})
-    >>> resolved["llm_client"], resolved["provider"], resolved["api_key_env"]
-    ('openai', 'groq', 'GROQ_API_KEY')
+    >>> resolved["llm_client"], resolved["provider"], resolved.get("api_key_env")
+    ('openai', 'groq', None)
     >>> PROVIDERS["groq"].base_url
     'https://api.groq.com/openai/v1'
+    >>> PROVIDERS["openrouter"].key_variables
+    ('OPENROUTER_API_KEY', 'OR_API_KEY')
 """
 
 from __future__ import annotations
@@ -33,14 +35,15 @@ CLIENTS = ("openai", "azure_openai", "anthropic", "mock")
 
 @dataclass(frozen=True)
 class Provider:
-    """An OpenAI-compatible provider: where it answers and the variable holding its key."""
+    """An OpenAI-compatible provider: where it answers and the variables holding its key."""
 
     name: str
     """The prefix as 0.3.3 users write it in `llm_client`."""
     base_url: str
     """Its OpenAI-compatible endpoint."""
-    key_variable: str | None
-    """The environment variable LiteLLM read its key from (None: a local server, no key)."""
+    key_variables: tuple[str, ...]
+    """The environment variables LiteLLM read its key from, in LiteLLM's order: the first one
+    set (and not empty) holds the key, as it did for 0.3.3 (none: a local server, no key)."""
     model_prefix: str = ""
     """Put before a model name that lacks it (Fireworks: `accounts/fireworks/models/`)."""
     model_suffix: str = ""
@@ -58,29 +61,48 @@ class Provider:
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
-        Provider("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
-        Provider("together_ai", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
-        Provider("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+        Provider("groq", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",)),
+        Provider(
+            "together_ai",
+            "https://api.together.xyz/v1",
+            ("TOGETHER_API_KEY", "TOGETHER_AI_API_KEY", "TOGETHERAI_API_KEY", "TOGETHER_AI_TOKEN"),
+        ),
+        Provider(
+            "openrouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY", "OR_API_KEY")
+        ),
         Provider(
             "fireworks_ai",
             "https://api.fireworks.ai/inference/v1",
-            "FIREWORKS_AI_API_KEY",
+            (
+                "FIREWORKS_API_KEY",
+                "FIREWORKS_AI_API_KEY",
+                "FIREWORKSAI_API_KEY",
+                "FIREWORKS_AI_TOKEN",
+            ),
             model_prefix="accounts/fireworks/models/",
         ),
-        Provider("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
-        Provider("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
-        Provider("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+        Provider("xai", "https://api.x.ai/v1", ("XAI_API_KEY",)),
+        Provider("deepseek", "https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",)),
+        # LiteLLM's first name is for Mistral on Azure AI (with MISTRAL_AZURE_API_BASE)
         Provider(
-            "gemini", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"
+            "mistral", "https://api.mistral.ai/v1", ("MISTRAL_AZURE_API_KEY", "MISTRAL_API_KEY")
         ),
-        Provider("ollama", "http://localhost:11434/v1", None),
-        Provider("vllm", "http://localhost:8000/v1", None),
-        Provider("hosted_vllm", "http://localhost:8000/v1", None),
+        Provider(
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            ("GOOGLE_API_KEY", "GEMINI_API_KEY", "PALM_API_KEY"),
+        ),
+        Provider("ollama", "http://localhost:11434/v1", ()),
+        Provider("vllm", "http://localhost:8000/v1", ()),
+        Provider("hosted_vllm", "http://localhost:8000/v1", ()),
     )
 }
-"""Prefix → provider. `huggingface/<provider>` is built by `provider_of` (Inference Providers)."""
+"""Prefix → provider, with the key variables LiteLLM 1.x (as meta-evaluator 0.3.3 installed it)
+read for a chat call. `huggingface/<provider>` is built by `provider_of` (Inference Providers)."""
 
-HUGGINGFACE = Provider("huggingface", "https://router.huggingface.co/v1", "HUGGINGFACE_API_KEY")
+HUGGINGFACE = Provider(
+    "huggingface", "https://router.huggingface.co/v1", ("HF_TOKEN", "HUGGINGFACE_API_KEY")
+)
 """Hugging Face Inference Providers: one OpenAI-compatible router; the provider goes after the
 model, `meta-llama/Llama-3.3-70B-Instruct:together`."""
 
@@ -117,7 +139,7 @@ def provider_of(llm_client: str) -> Provider | None:
         return Provider(
             f"huggingface/{provider}",
             HUGGINGFACE.base_url,
-            HUGGINGFACE.key_variable,
+            HUGGINGFACE.key_variables,
             model_suffix=f":{provider}",
         )
     return None
@@ -126,10 +148,11 @@ def provider_of(llm_client: str) -> Provider | None:
 def resolve_client(fields: Mapping[str, Any]) -> dict[str, Any]:
     """A judge's fields with `llm_client` resolved to one of `CLIENTS`.
 
-    A provider prefix becomes `openai` with the prefix as `provider`, the provider's
-    `api_key_env` and model name, unless the judge sets them itself (its own values win). Its
-    `base_url` stays as given: without one, the address is worked out when the judge runs
-    (`judge.addresses`: the provider's address variable, else its default). `azure` (0.3.3's
+    A provider prefix becomes `openai` with the prefix as `provider` and the provider's model
+    name, unless the judge sets them itself (its own values win). Its `base_url` and
+    `api_key_env` stay as given: without them, the address and the key are worked out when the
+    judge runs (`judge.addresses`: the provider's address variable, else its default; the key:
+    the first of the provider's `key_variables` that is set). `azure` (0.3.3's
     name) is `azure_openai`, with 0.3.3's key variable `AZURE_API_KEY` unless `api_key_env` is
     set. Any other value is left as it is, for `check_client` to refuse.
     """
@@ -146,8 +169,6 @@ def resolve_client(fields: Mapping[str, Any]) -> dict[str, Any]:
     resolved["llm_client"] = "openai"
     if resolved.get("provider") is None:
         resolved["provider"] = provider.name
-    if resolved.get("api_key_env") is None and provider.key_variable is not None:
-        resolved["api_key_env"] = provider.key_variable
     model = resolved.get("model")
     if isinstance(model, str) and model.strip():
         resolved["model"] = provider.model_name(model)

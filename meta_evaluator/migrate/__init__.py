@@ -6,7 +6,8 @@ their rows are what our run would ask: `_reuse`); its files are kept aside in
 `DIR/migrated-from-0.3.3/`, with the report of what changed (`migration.json`) and the judges
 that could not be carried over (`judges-not-migrated.yaml`, ready to fix and load). The swap
 is atomic (`_swap`): the folder is a 0.3.3 project until the new `main_state.json` replaces
-the old one, and a stopped migration is undone by the next one.
+the old one, and a stopped migration is undone by the next one (a kill at any moment loses none
+of 0.3.3's files).
 
 Example:
     >>> import tempfile
@@ -30,7 +31,7 @@ from meta_evaluator.errors import ProjectError, ProjectNotFoundError, StateError
 from meta_evaluator.locks import ProjectLock
 from meta_evaluator.migrate._build import Built, build_project
 from meta_evaluator.migrate._read import is_v033_state
-from meta_evaluator.migrate._swap import BACKUP, STAGING, put_in_place, recover
+from meta_evaluator.migrate._swap import BACKUP, STAGING, has_journal, put_in_place, recover
 from meta_evaluator.storage import read_json
 
 __all__ = ["BACKUP", "MigrationReport", "is_v033_state", "migrate_project"]
@@ -104,7 +105,8 @@ def migrate_project(folder: str | Path, *, dry_run: bool = False) -> MigrationRe
     Raises:
         ProjectNotFoundError: The folder holds no `main_state.json`.
         ProjectError: It is a project of this version already, or an earlier migration's
-            backup folder is in the way; another `meta-evaluator run` holds its lock.
+            backup folder is in the way; another `meta-evaluator run` holds its lock; with
+            `dry_run`, an earlier migration was stopped half-way (only a real one undoes it).
         StateError: A 0.3.3 file does not read as 0.3.3 wrote it.
         DataError, TaskError: The data or task does not pass our checks (named).
         StorageError: A file could not be written; the folder is as it was.
@@ -128,6 +130,15 @@ def migrate_project(folder: str | Path, *, dry_run: bool = False) -> MigrationRe
             raise StateError(
                 f"{state_file}: is not a main_state.json of meta-evaluator 0.3.3.", path=state_file
             )
+        staging = root / STAGING
+        if dry_run and has_journal(root):  # its undo needs the journal: a dry run keeps it
+            raise ProjectError(
+                f"{root}: an earlier migration was stopped half-way (its journal is in "
+                f"{staging}); a dry run changes nothing, so it cannot undo it. Run "
+                f"`meta-evaluator migrate {root}` without --dry-run: it undoes the stopped "
+                "migration first, then migrates.",
+                path=staging,
+            )
         backup = root / BACKUP
         if backup.exists() and not dry_run:
             raise ProjectError(
@@ -135,8 +146,7 @@ def migrate_project(folder: str | Path, *, dry_run: bool = False) -> MigrationRe
                 "elsewhere, then migrate again.",
                 path=backup,
             )
-        staging = root / STAGING
-        shutil.rmtree(staging, ignore_errors=True)  # recover() kept nothing worth keeping
+        shutil.rmtree(staging, ignore_errors=True)  # no journal: nothing of 0.3.3's in it
         try:
             built = build_project(root, staging / "new")
             report = MigrationReport(root, backup, built, dry_run, recovered)
@@ -147,7 +157,7 @@ def migrate_project(folder: str | Path, *, dry_run: bool = False) -> MigrationRe
                 extra["judges-not-migrated.yaml"] = built.not_kept_yaml
             put_in_place(root, extra)
         finally:
-            if dry_run or (staging.exists() and not (staging / "journal.json").exists()):
+            if staging.exists() and not has_journal(root):
                 shutil.rmtree(staging, ignore_errors=True)  # nothing moved yet: nothing to undo
     return report
 
