@@ -292,9 +292,28 @@ def import_labels(
     file lists it (an earlier entry of the same annotator or judge is replaced).
 
     Raises:
-        ProjectError: The project has no data or task yet.
+        ProjectError: The project has no data or task yet, or another command holds the
+            project's lock (the import and project.yaml's update are made under it).
         DataFileError, ColumnError, IdError, TaskError, UnsafeNameError: The file does not fit.
     """
+    MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
+    with ProjectLock(Path(project_dir)):  # one change of project.yaml at a time; not in a run
+        return _import_labels(
+            project_dir, file, annotator_id=annotator_id, judge_id=judge_id, run_id=run_id,
+            id_column=id_column, tasks=tasks,
+        )  # fmt: skip
+
+
+def _import_labels(
+    project_dir: Path,
+    file: Path,
+    *,
+    annotator_id: str | None,
+    judge_id: str | None,
+    run_id: str | None,
+    id_column: str,
+    tasks: list[str] | None,
+) -> tuple[dict[str, int], NormalisedLabels | None]:
     evaluator = MetaEvaluator(project_dir, load=True)
     options: dict[str, Any] = {"run_id": run_id, "id_column": id_column, "tasks": tasks}
     normalised = _normalised(evaluator, file, id_column, tasks)
