@@ -261,16 +261,38 @@ def _add_judges_file(project_dir: Path, file: Path, *, overwrite: bool) -> list[
             path=exc.path, field=exc.field, judge_id=exc.judge_id,
         ) from None  # fmt: skip
     root = evaluator.project_dir
-    rel = Copier(root, Path(file).parent).judges_file(Path(file))
+    copier = Copier(root, Path(file).parent)
+    ids = {judge.id for judge in judges}
+    named = _project_judges(root)
+    replaced = copier.replaced_judges_files(Path(file), ids, named) if overwrite else []
+    rel = copier.judges_file(Path(file), replace=replaced)
     evaluator.add_judges(judges, on_duplicate="overwrite" if overwrite else None)
     evaluator.save_state(include_data=False)
+    gone = {copier.inside(path) for path in replaced} - {rel}  # written over when it is rel
+    for path in replaced:
+        if copier.inside(path) in gone:
+            path.unlink(missing_ok=True)
+    inline_gone = ids if overwrite else set()  # project.yaml's own entries of those judges
 
     def add(raw: dict[str, Any]) -> dict[str, Any]:
-        named = raw.get("judges", [])
-        return raw if rel in named else {**raw, "judges": [*named, rel]}
+        kept = [
+            entry
+            for entry in raw.get("judges", [])
+            if (entry not in gone if isinstance(entry, str) else entry.get("id") not in inline_gone)
+        ]
+        return {**raw, "judges": kept if rel in kept else [*kept, rel]}
 
     _update_project_file(root, add)
     return judges
+
+
+def _project_judges(root: Path) -> list[str | dict[str, Any]]:
+    """The `judges:` entries of the project's own project.yaml (none without one)."""
+    path = root / PROJECT_FILE
+    if not path.is_file():
+        return []
+    _, model = parse_project_yaml(path)
+    return list(dump_project_yaml(model).get("judges", []))
 
 
 def import_labels(

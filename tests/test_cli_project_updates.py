@@ -6,6 +6,7 @@ are refused, as `add-judges` is, while another command holds the project's lock.
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
@@ -126,3 +127,110 @@ def test_an_import_while_the_project_is_locked_is_refused_and_changes_nothing(
     key = "annotator_id" if command == "import-annotations" else "judge_id"
     entries = own_yaml(support)[section]
     assert isinstance(entries, list) and [e[key] for e in entries] == ["extra"]
+
+
+# ----- add-judges --overwrite ------------------------------------------------------------------
+
+
+@pytest.fixture
+def shipped(entry: Main, tmp_path: Path) -> Path:
+    """configs/project.yaml built: the inline mock_support_judge, judges/support-judges.yaml."""
+    project = tmp_path / "shipped"
+    assert entry("init", project, "--from", CONFIGS / "project.yaml").returncode == 0
+    return project
+
+
+def judges_copy(folder: Path, name: str, *, model: str) -> Path:
+    """support-judges.yaml (mock_brief_judge) as `folder/name`, its model set to `model`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "prompts").mkdir(exist_ok=True)
+    prompt = CONFIGS / "prompts" / "support_brief.md"
+    (folder / "prompts" / prompt.name).write_bytes(prompt.read_bytes())
+    text = (CONFIGS / "support-judges.yaml").read_text(encoding="utf-8")
+    path = folder / name
+    path.write_text(text.replace("mock-brief-1", model), encoding="utf-8")
+    return path
+
+
+def registered_model(project: Path, judge_id: str) -> str:
+    from meta_evaluator import MetaEvaluator
+
+    return MetaEvaluator(project, load=True).judge_registry[judge_id].model
+
+
+def test_an_edited_judges_file_replaces_its_copy_and_run_works(
+    entry: Main, shipped: Path, tmp_path: Path
+) -> None:
+    """Before, the edited file was copied as judges/support-judges-2.yaml beside the first one,
+    project.yaml listed both, and `run` refused the judge given twice."""
+    edited = judges_copy(tmp_path / "mine", "support-judges.yaml", model="mock-brief-2")
+    done = entry("add-judges", shipped, edited, "--overwrite")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert sorted(p.name for p in (shipped / "judges").glob("*.yaml")) == ["support-judges.yaml"]
+    assert (shipped / "judges" / "support-judges.yaml").read_bytes() == edited.read_bytes()
+    judges = own_yaml(shipped)["judges"]
+    assert isinstance(judges, list)
+    assert [j if isinstance(j, str) else j["id"] for j in judges] == [
+        "mock_support_judge",
+        "judges/support-judges.yaml",
+    ]
+    done = entry("run", shipped, "--progress", "off", "--judges", "mock_brief_judge")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert registered_model(shipped, "mock_brief_judge") == "mock-brief-2"
+
+
+def test_a_judges_file_of_another_name_replaces_the_file_and_inline_entry_it_overwrites(
+    entry: Main, shipped: Path, tmp_path: Path
+) -> None:
+    """The earlier copy goes, with its entry; so does an inline judge of project.yaml."""
+    import yaml as pyyaml
+
+    renamed = judges_copy(tmp_path / "mine", "brief.yaml", model="mock-brief-3")
+    raw = pyyaml.safe_load(renamed.read_text(encoding="utf-8"))
+    support = {"id": "mock_support_judge", "llm_client": "mock", "model": "mock-support-9",
+               "prompt_file": "prompts/support_brief.md"}  # fmt: skip
+    renamed.write_text(pyyaml.safe_dump({"judges": [*raw["judges"], support]}), encoding="utf-8")
+    done = entry("add-judges", shipped, renamed, "--overwrite")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert sorted(p.name for p in (shipped / "judges").glob("*.yaml")) == ["brief.yaml"]
+    assert own_yaml(shipped)["judges"] == ["judges/brief.yaml"]
+    assert entry("run", shipped, "--progress", "off").returncode == 0
+    assert registered_model(shipped, "mock_brief_judge") == "mock-brief-3"
+    assert registered_model(shipped, "mock_support_judge") == "mock-support-9"
+
+
+def test_without_overwrite_an_edited_judges_file_is_refused_and_changes_nothing(
+    entry: Main, shipped: Path, tmp_path: Path
+) -> None:
+    from tests.conftest import snapshot
+
+    before = snapshot(shipped)
+    edited = judges_copy(tmp_path / "mine", "support-judges.yaml", model="mock-brief-2")
+    done = entry("add-judges", shipped, edited)
+    assert done.returncode == 2
+    assert (
+        "judge 'mock_brief_judge' is already registered; pass --overwrite to replace it"
+        in done.stderr
+    )
+    assert snapshot(shipped) == before
+
+
+def test_overwrite_refuses_a_file_that_would_drop_judges_of_an_earlier_copy(
+    entry: Main, shipped: Path, tmp_path: Path
+) -> None:
+    """judges/support-judges.yaml also gives a judge the new file does not: it cannot go whole."""
+    import yaml as pyyaml
+
+    from tests.conftest import snapshot
+
+    two = judges_copy(tmp_path / "two", "pair.yaml", model="mock-brief-1")
+    raw = pyyaml.safe_load(two.read_text(encoding="utf-8"))
+    other = {**copy.deepcopy(raw["judges"][0]), "id": "mock_other_judge"}
+    two.write_text(pyyaml.safe_dump({"judges": [*raw["judges"], other]}), encoding="utf-8")
+    assert entry("add-judges", shipped, two, "--overwrite").returncode == 0
+    before = snapshot(shipped)
+    one = judges_copy(tmp_path / "one", "brief.yaml", model="mock-brief-2")
+    done = entry("add-judges", shipped, one, "--overwrite")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "judges/pair.yaml" in done.stderr and "'mock_other_judge'" in done.stderr
+    assert snapshot(shipped) == before
