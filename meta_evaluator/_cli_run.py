@@ -276,8 +276,8 @@ def score_project(
         for judge in unscored:
             print(unscored_line(project_dir, judge))
         return len(unscored), {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
+    with warnings.catch_warnings(), _unscored_not_logged():  # each failure is printed
+        warnings.simplefilter("ignore", IncompleteScoresWarning)
         table = evaluator.compare_async(config, judge_results)
     left_out = _left_out(table, judge_results)
     failed = len(unscored) + print_scores(table, evaluator.paths.scores_dir, left_out)
@@ -285,6 +285,24 @@ def score_project(
         print(unscored_line(project_dir, judge))
     print(f"Scores are in {evaluator.paths.scores_dir}")
     return failed, table
+
+
+@contextlib.contextmanager
+def _unscored_not_logged() -> Iterator[None]:
+    """Meanwhile, `compare` logs no judge it could not score: the command prints each one."""
+    import logging
+
+    from meta_evaluator.scores.compare import NOT_SCORED
+
+    def said_by_the_command(record: logging.LogRecord) -> bool:
+        return not hasattr(record, NOT_SCORED)
+
+    compare_logger = logging.getLogger("meta_evaluator.scores.compare")
+    compare_logger.addFilter(said_by_the_command)
+    try:
+        yield
+    finally:
+        compare_logger.removeFilter(said_by_the_command)
 
 
 def _left_out(table: ScoreTable, judges: dict[str, JudgeResults]) -> dict[str, dict[str, str]]:
