@@ -85,12 +85,29 @@ EXIT_COST_CEILING = 5
 EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
 
 
+_ADDED_BY = {
+    "data": "add it with `meta-evaluator add-data {folder} FILE --id-column COLUMN`",
+    "task": "add one with `meta-evaluator add-task {folder} task.yaml`",
+    "annotations": "import them with `meta-evaluator import-annotations {folder} FILE "
+    "--annotator NAME`, or label rows with `meta-evaluator annotate {folder}`",
+    "results": "run the judges first (`meta-evaluator run {folder}`), or import a judge's "
+    "labels (`meta-evaluator import-results {folder} FILE --judge NAME`)",
+}
+"""The command that adds what a project lacks (an error's `needs`), instead of the Python call."""
+
+
 def cli_message(exc: MetaEvaluatorError) -> str:
     """The error's message as the command line says it: a command to type, not an argument.
 
     A project folder missing or already there says `meta-evaluator init DIR` (or `status`)
-    where Python callers read `load=False` (or `load=True`); any other message as it is.
+    where Python callers read `load=False` (or `load=True`); a project without data, a task,
+    human annotations or a judge's run names the command that adds it (`add-data`, `add-task`,
+    `import-annotations`, `run`) where they read `add_data`, `add_eval_task`, ...; any other
+    message as it is.
     """
+    if exc.problem is not None and exc.needs is not None:
+        folder = shlex.quote(str(exc.project_dir)) if exc.project_dir is not None else "DIR"
+        return f"{exc.problem}; {_ADDED_BY[exc.needs].format(folder=folder)}."
     if isinstance(exc, ProjectError) and exc.problem is not None and exc.project_dir is not None:
         folder = shlex.quote(str(exc.project_dir))
         if isinstance(exc, ProjectNotFoundError):

@@ -149,7 +149,9 @@ async def compare(
     if not humans and any(m.scorer.min_human_annotators > 0 for m in config.metrics):
         raise ScoringError(
             "compare: there are no human annotations; import them with "
-            "add_external_annotation_results (or annotate) before scoring."
+            "add_external_annotation_results (or annotate) before scoring.",
+            problem="there are no human annotations to score the judges against",
+            needs="annotations",
         )
     _check_config(config, judges, humans, task)
     labels = HumanLabels(humans)

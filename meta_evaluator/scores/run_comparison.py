@@ -194,7 +194,10 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
             given while several have labels (they are listed).
     """
     if eval_task is None:
-        raise TaskError("the project has no task yet; add one with add_eval_task.", field="task")
+        problem = "the project has no task yet"
+        raise TaskError(
+            f"{problem}; add one with add_eval_task.", field="task", problem=problem, needs="task"
+        )
     names = eval_task.task_names
     labelled = [t for t in names if eval_task.task_kind(t) != "free_text"]
     if task is not None:
