@@ -177,3 +177,67 @@ def test_the_viewer_of_a_project_without_runs_names_the_commands(
     assert "add_external_judge_results" not in done.stderr
     with pytest.raises(ProjectError, match=r"import results \(add_external_judge_results\)"):
         MetaEvaluator(project, load=True).launch_viewer(port=0)
+
+
+ISO_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def times_in(value: object) -> list[str]:
+    """Every string of a JSON value that starts like a time (`2026-11-28T...`)."""
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in times_in(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in times_in(v)]
+    return [value] if isinstance(value, str) and re.match(r"\d{4}-\d\d-\d\dT", value) else []
+
+
+def test_every_json_the_commands_write_gives_times_in_iso_8601_utc_seconds(
+    entry: Main, two_runs: tuple[Path, list[str]]
+) -> None:
+    """Before, drift and compare-runs wrote `2026-11-28T14:35:42.123456+00:00`."""
+    project, (run_a, run_b) = two_runs
+    reports = project / "reports"
+    judge = "mock_refusal_judge"
+    outputs: dict[str, tuple[object, int]] = {}  # what -> (its JSON, the times it holds)
+    drift = entry("drift", project, "--judge", judge, "--json")
+    assert drift.returncode == 0, drift.stderr
+    outputs["drift --json"] = (json.loads(drift.stdout), 3)  # the check, and each run's end
+    lines = (reports / "drift_history.jsonl").read_text(encoding="utf-8").splitlines()
+    outputs["drift history"] = (json.loads(lines[-1]), 3)
+    compared = entry("compare-runs", project, run_a, run_b, "--json")
+    assert compared.returncode == 0, compared.stderr
+    outputs["compare-runs --json"] = (json.loads(compared.stdout), 2)  # each run's end
+    (saved,) = (reports / "compare-runs").glob("*.json")
+    outputs["compare-runs file"] = (json.loads(saved.read_text(encoding="utf-8")), 2)
+    planned = entry("plan-labels", project, "--json", "--simulations", "10")
+    assert planned.returncode == 0, planned.stderr
+    outputs["plan-labels --json"] = (json.loads(planned.stdout), 0)  # no time in it (yet)
+    plan_file = (reports / "label_plan.json").read_text(encoding="utf-8")
+    outputs["plan-labels file"] = (json.loads(plan_file), 0)
+    ran = entry("run", project, "--progress", "off", "--json")
+    outputs["run --json"] = (json.loads(ran.stdout), 0)
+    status = entry("status", project, "--json")
+    outputs["status --json"] = (json.loads(status.stdout), 1)
+    for what, (found, count) in outputs.items():
+        times = times_in(found)
+        assert len(times) == count, (what, times)
+        assert all(ISO_Z.fullmatch(t) for t in times), (what, times)
+
+
+def test_the_one_json_time_helper() -> None:
+    import datetime as dt
+    import doctest
+
+    from meta_evaluator import _util
+    from meta_evaluator._util import json_time
+
+    assert doctest.testmod(_util).failed == 0
+    paris = dt.timezone(dt.timedelta(hours=1))
+    assert (
+        json_time(dt.datetime(2026, 11, 28, 15, 35, 42, 999_999, paris)) == "2026-11-28T14:35:42Z"
+    )
+    assert json_time("2026-11-28T14:35:42.5") == "2026-11-28T14:35:42Z"  # no zone: UTC
+    assert json_time("2026-11-28T14:35:42Z") == "2026-11-28T14:35:42Z"
+    assert json_time(None) is None
+    with pytest.raises(ValueError):
+        json_time("yesterday")
