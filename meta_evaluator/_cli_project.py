@@ -60,7 +60,6 @@ from meta_evaluator.scores import MetricsConfig
 from meta_evaluator.storage import removed_on_error
 
 __all__ = [
-    "INPUTS",
     "add_data_file",
     "add_judges_file",
     "add_task_file",
