@@ -2,18 +2,21 @@
 
 For `meta-evaluator init --from` and the commands that add a file to a project
 (`meta_evaluator._cli_project`). A file already inside the project stays where it is; a file of
-another content in the way gets another name (`name-2.csv`); every copy is atomic and never
-written through a link out of the project.
+another content in the way gets another name (`name-2.csv`), unless it is one the copy replaces
+(the earlier copy of a judges file `add-judges --overwrite` replaces whole); every copy is atomic
+and never written through a link out of the project.
 """
 
 from __future__ import annotations
 
 import filecmp
 import shutil
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from meta_evaluator._util import shown
+from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError
 from meta_evaluator.project_yaml import ProjectFile, ProjectSpec, dump_project_yaml
 from meta_evaluator.storage import atomic_write, os_error, read_yaml, write_yaml
 
@@ -38,8 +41,10 @@ class Copier:
         except ValueError:
             return None
 
-    def copy(self, source: Path, rel: str) -> str:
+    def copy(self, source: Path, rel: str, *, replace: Collection[Path] = ()) -> str:
         """Copy `source` to `rel` in the project (another name if a different file is there).
+
+        A file of `replace` (paths in the project) in the way is written over instead.
 
         Returns:
             Where the file is in the project: `rel`, the other name, or where `source` already
@@ -48,8 +53,8 @@ class Copier:
         already = self.inside(source)
         if already is not None:
             return already
-        target = self._free(self.root / rel, source)
-        if not target.exists():
+        target = self._free(self.root / rel, source, replace)
+        if not (target.exists() and filecmp.cmp(target, source, shallow=False)):
             try:
                 with source.open("rb") as read, atomic_write(target, "wb", root=self.root) as out:
                     shutil.copyfileobj(read, out, 1 << 20)
@@ -57,21 +62,30 @@ class Copier:
                 raise os_error(source, exc, "read") from exc
         return target.relative_to(self.root).as_posix()
 
-    def _free(self, target: Path, source: Path) -> Path:
-        """`target`, or `stem-2.ext`, ...: the first that is absent or holds `source`'s bytes."""
+    def _free(self, target: Path, source: Path, replace: Collection[Path] = ()) -> Path:
+        """`target`, or `stem-2.ext`, ...: the first absent, of `source`'s bytes, or replaced.
+
+        A file of `replace` (in the project) counts as free: the copy is to write over it.
+        """
+        replaced = {path.resolve() for path in replace}
         number = 1
         candidate = target
-        while candidate.exists() and not filecmp.cmp(candidate, source, shallow=False):
+        while (
+            candidate.exists()
+            and not filecmp.cmp(candidate, source, shallow=False)
+            and candidate.resolve() not in replaced
+        ):
             number += 1
             candidate = target.with_name(f"{target.stem}-{number}{target.suffix}")
         return candidate
 
-    def judges_file(self, file: Path) -> str:
+    def judges_file(self, file: Path, *, replace: Collection[Path] = ()) -> str:
         """Copy a judges YAML into `judges/` with its prompt files; where it is now.
 
         Kept byte for byte (its comments too) when each prompt path is plain (inside the
         YAML's folder) and free in `judges/`; otherwise the prompts go to `judges/prompts/` and
-        the copy names them there.
+        the copy names them there. A judges file of `replace` in the way of the copy is written
+        over (prompt files never are).
         """
         already = self.inside(file)
         if already is not None:
@@ -89,13 +103,56 @@ class Copier:
         if plain:
             for _, prompt in prompts:
                 self.copy(file.parent / prompt, f"judges/{prompt.as_posix()}")
-            return self.copy(file, f"judges/{file.name}")
+            return self.copy(file, f"judges/{file.name}", replace=replace)
         for entry, prompt in prompts:
             rel = self.copy(file.parent / prompt, f"judges/prompts/{prompt.name}")
             entry["prompt_file"] = Path(rel).relative_to("judges").as_posix()
-        target = self._free(judges_dir / file.name, file)
+        target = self._free(judges_dir / file.name, file, replace)
         write_yaml(target, raw, root=self.root)
         return target.relative_to(self.root).as_posix()
+
+    def replaced_judges_files(
+        self, file: Path, ids: Collection[str], named: Sequence[str | dict[str, Any]]
+    ) -> list[Path]:
+        """The project's judges files that `file`, giving the judges `ids`, replaces whole.
+
+        For `add-judges --overwrite`: the YAML files of `judges/` and those project.yaml names
+        (`named`, its `judges:` entries) that give one of `ids`, so that no judge is given by
+        two files. A file that cannot be read is left to `run`, which says what is wrong.
+
+        Raises:
+            JudgeConfigError: Such a file also gives a judge `file` does not: it cannot go
+                whole, and is named with those judges.
+        """
+        own = Path(file).resolve()
+        candidates = {p.resolve() for p in (self.root / "judges").glob("*.yaml")}
+        candidates |= {(self.root / e).resolve() for e in named if isinstance(e, str)}
+        replaced: list[Path] = []
+        for path in sorted(candidates - {own}):
+            if path.name.startswith(".") or not path.is_file():
+                continue
+            try:
+                raw = read_yaml(path)
+            except MetaEvaluatorError:
+                continue
+            entries = raw.get("judges") if isinstance(raw, dict) else None
+            if not isinstance(entries, list):
+                continue
+            given = {str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e}
+            if not given & set(ids):
+                continue
+            others = sorted(given - set(ids))
+            if others:
+                where = self.inside(path) or str(path)
+                raise JudgeConfigError(
+                    f"{file}: --overwrite replaces the project's copy {where} whole, which also "
+                    f"gives {shown(others)}, not in {Path(file).name}; add them to {file}, or "
+                    f"edit {where} in the project instead.",
+                    path=file,
+                    field="id",
+                )
+            replaced.append(path)
+        return replaced
 
     def outside(self, spec: ProjectSpec) -> list[Path]:
         """The files `spec` names that lie outside the project."""

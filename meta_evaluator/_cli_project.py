@@ -60,7 +60,6 @@ from meta_evaluator.scores import MetricsConfig
 from meta_evaluator.storage import removed_on_error
 
 __all__ = [
-    "INPUTS",
     "add_data_file",
     "add_judges_file",
     "add_task_file",
@@ -261,16 +260,38 @@ def _add_judges_file(project_dir: Path, file: Path, *, overwrite: bool) -> list[
             path=exc.path, field=exc.field, judge_id=exc.judge_id,
         ) from None  # fmt: skip
     root = evaluator.project_dir
-    rel = Copier(root, Path(file).parent).judges_file(Path(file))
+    copier = Copier(root, Path(file).parent)
+    ids = {judge.id for judge in judges}
+    named = _project_judges(root)
+    replaced = copier.replaced_judges_files(Path(file), ids, named) if overwrite else []
+    rel = copier.judges_file(Path(file), replace=replaced)
     evaluator.add_judges(judges, on_duplicate="overwrite" if overwrite else None)
     evaluator.save_state(include_data=False)
+    gone = {copier.inside(path) for path in replaced} - {rel}  # written over when it is rel
+    for path in replaced:
+        if copier.inside(path) in gone:
+            path.unlink(missing_ok=True)
+    inline_gone = ids if overwrite else set()  # project.yaml's own entries of those judges
 
     def add(raw: dict[str, Any]) -> dict[str, Any]:
-        named = raw.get("judges", [])
-        return raw if rel in named else {**raw, "judges": [*named, rel]}
+        kept = [
+            entry
+            for entry in raw.get("judges", [])
+            if (entry not in gone if isinstance(entry, str) else entry.get("id") not in inline_gone)
+        ]
+        return {**raw, "judges": kept if rel in kept else [*kept, rel]}
 
     _update_project_file(root, add)
     return judges
+
+
+def _project_judges(root: Path) -> list[str | dict[str, Any]]:
+    """The `judges:` entries of the project's own project.yaml (none without one)."""
+    path = root / PROJECT_FILE
+    if not path.is_file():
+        return []
+    _, model = parse_project_yaml(path)
+    return list(dump_project_yaml(model).get("judges", []))
 
 
 def import_labels(
@@ -292,9 +313,28 @@ def import_labels(
     file lists it (an earlier entry of the same annotator or judge is replaced).
 
     Raises:
-        ProjectError: The project has no data or task yet.
+        ProjectError: The project has no data or task yet, or another command holds the
+            project's lock (the import and project.yaml's update are made under it).
         DataFileError, ColumnError, IdError, TaskError, UnsafeNameError: The file does not fit.
     """
+    MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
+    with ProjectLock(Path(project_dir)):  # one change of project.yaml at a time; not in a run
+        return _import_labels(
+            project_dir, file, annotator_id=annotator_id, judge_id=judge_id, run_id=run_id,
+            id_column=id_column, tasks=tasks,
+        )  # fmt: skip
+
+
+def _import_labels(
+    project_dir: Path,
+    file: Path,
+    *,
+    annotator_id: str | None,
+    judge_id: str | None,
+    run_id: str | None,
+    id_column: str,
+    tasks: list[str] | None,
+) -> tuple[dict[str, int], NormalisedLabels | None]:
     evaluator = MetaEvaluator(project_dir, load=True)
     options: dict[str, Any] = {"run_id": run_id, "id_column": id_column, "tasks": tasks}
     normalised = _normalised(evaluator, file, id_column, tasks)

@@ -85,12 +85,29 @@ EXIT_COST_CEILING = 5
 EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
 
 
+_ADDED_BY = {
+    "data": "add it with `meta-evaluator add-data {folder} FILE --id-column COLUMN`",
+    "task": "add one with `meta-evaluator add-task {folder} task.yaml`",
+    "annotations": "import them with `meta-evaluator import-annotations {folder} FILE "
+    "--annotator NAME`, or label rows with `meta-evaluator annotate {folder}`",
+    "results": "run the judges first (`meta-evaluator run {folder}`), or import a judge's "
+    "labels (`meta-evaluator import-results {folder} FILE --judge NAME`)",
+}
+"""The command that adds what a project lacks (an error's `needs`), instead of the Python call."""
+
+
 def cli_message(exc: MetaEvaluatorError) -> str:
     """The error's message as the command line says it: a command to type, not an argument.
 
     A project folder missing or already there says `meta-evaluator init DIR` (or `status`)
-    where Python callers read `load=False` (or `load=True`); any other message as it is.
+    where Python callers read `load=False` (or `load=True`); a project without data, a task,
+    human annotations or a judge's run names the command that adds it (`add-data`, `add-task`,
+    `import-annotations`, `run`) where they read `add_data`, `add_eval_task`, ...; any other
+    message as it is.
     """
+    if exc.problem is not None and exc.needs is not None:
+        folder = shlex.quote(str(exc.project_dir)) if exc.project_dir is not None else "DIR"
+        return f"{exc.problem}; {_ADDED_BY[exc.needs].format(folder=folder)}."
     if isinstance(exc, ProjectError) and exc.problem is not None and exc.project_dir is not None:
         folder = shlex.quote(str(exc.project_dir))
         if isinstance(exc, ProjectNotFoundError):
@@ -276,8 +293,8 @@ def score_project(
         for judge in unscored:
             print(unscored_line(project_dir, judge))
         return len(unscored), {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IncompleteScoresWarning)  # each failure is printed
+    with warnings.catch_warnings(), _unscored_not_logged():  # each failure is printed
+        warnings.simplefilter("ignore", IncompleteScoresWarning)
         table = evaluator.compare_async(config, judge_results)
     left_out = _left_out(table, judge_results)
     failed = len(unscored) + print_scores(table, evaluator.paths.scores_dir, left_out)
@@ -285,6 +302,24 @@ def score_project(
         print(unscored_line(project_dir, judge))
     print(f"Scores are in {evaluator.paths.scores_dir}")
     return failed, table
+
+
+@contextlib.contextmanager
+def _unscored_not_logged() -> Iterator[None]:
+    """Meanwhile, `compare` logs no judge it could not score: the command prints each one."""
+    import logging
+
+    from meta_evaluator.scores.compare import NOT_SCORED
+
+    def said_by_the_command(record: logging.LogRecord) -> bool:
+        return not hasattr(record, NOT_SCORED)
+
+    compare_logger = logging.getLogger("meta_evaluator.scores.compare")
+    compare_logger.addFilter(said_by_the_command)
+    try:
+        yield
+    finally:
+        compare_logger.removeFilter(said_by_the_command)
 
 
 def _left_out(table: ScoreTable, judges: dict[str, JudgeResults]) -> dict[str, dict[str, str]]:

@@ -13,6 +13,8 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from meta_evaluator._util import json_time
+
 if TYPE_CHECKING:
     from meta_evaluator.judge import Judge
     from meta_evaluator.judge.batch_ledger import BatchRecord
@@ -228,7 +230,7 @@ def _run_json(judge_id: str, info: dict[str, Any], judge: Any, prices: Any) -> d
         "cached": cached,
         "cost_usd": cost,
         "complete": info["complete"],
-        "last_changed": _iso(info["last_changed"]),
+        "last_changed": json_time(info["last_changed"]),
         "rows_in_batches": sum(len(record.ids) for record in info["pending"]),
         "configuration_changed": info["configuration_changed"],
     }
@@ -265,11 +267,6 @@ def _address_json(judge: Judge) -> dict[str, Any]:
 def _said(moment: dt.datetime | None) -> str:
     """`2026-11-28 14:35:42 UTC`, for people."""
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else "unknown"
-
-
-def _iso(moment: dt.datetime | None) -> str | None:
-    """`2026-11-28T14:35:42Z`: ISO 8601, as every JSON output gives a time."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
 
 
 def _judges_with_runs(results_dir: Path) -> set[str]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import reprlib
 from collections.abc import Hashable, Iterable
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar, overload
 
 from meta_evaluator.api_keys import redact_keys
 
-__all__ = ["finite_number", "repeated", "shown"]
+__all__ = ["finite_number", "json_time", "repeated", "shown"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -42,6 +43,32 @@ def repeated(items: Iterable[T]) -> list[T]:
             twice[item] = None
         seen.add(item)
     return list(twice)
+
+
+@overload
+def json_time(moment: dt.datetime | str) -> str: ...
+@overload
+def json_time(moment: None) -> None: ...
+def json_time(moment: dt.datetime | str | None) -> str | None:
+    """A moment as every JSON output and file of the commands gives it: `2026-11-28T14:35:42Z`.
+
+    ISO 8601 in UTC with a `Z`, to the whole second (cut, not rounded), so a scheduler's parser
+    and a person read the same text. `moment` is a datetime or an ISO 8601 text (a state
+    file's `completed_at`); one without a zone is taken as UTC. None stays None.
+
+    Raises:
+        ValueError: `moment` is a text that is not ISO 8601.
+
+    >>> json_time("2026-11-28T15:35:42.809315+01:00")
+    '2026-11-28T14:35:42Z'
+    """
+    if moment is None:
+        return None
+    if isinstance(moment, str):
+        moment = dt.datetime.fromisoformat(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def finite_number(value: Any) -> TypeGuard[float]:

@@ -31,8 +31,11 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 
 Every error carries the place at fault as attributes (`path`, `column`, `row_id`, `field`,
 `judge_id`; `None` when not relevant) and a message in three parts: what failed, where, and how
-to fix it. Warnings we issue derive from `MetaEvaluatorWarning`; `warn_deprecated` says that a
-name still works but is going, with both versions.
+to fix it. Where the fix is a Python call (`load=False`, `add_eval_task`), `problem` holds the
+message without it and `needs` what the project lacks, so the command line gives its command
+instead (`meta-evaluator add-task DIR task.yaml`). Warnings we issue derive from
+`MetaEvaluatorWarning`; `warn_deprecated` says that a name still works but is going, with both
+versions.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "AlreadySetError",
@@ -96,6 +99,10 @@ def bounded_message(message: str) -> str:
     return "\n".join(lines)
 
 
+Needed = Literal["data", "task", "annotations", "results"]
+"""What a project may lack for a call: its data, its task, human annotations, a judge's run."""
+
+
 class MetaEvaluatorError(Exception):
     """Base of every error meta-evaluator raises for bad input; catch it to handle them all.
 
@@ -116,11 +123,22 @@ class MetaEvaluatorError(Exception):
         field: str | None = None,
         judge_id: str | None = None,
         errors: Sequence[dict[str, Any]] = (),
+        problem: str | None = None,
+        needs: Needed | None = None,
+        project_dir: str | Path | None = None,
     ) -> None:
         message = bounded_message(message)
         super().__init__(message)
         self.message = message
         self.errors = list(errors)
+        self.problem = bounded_message(problem) if problem is not None else None
+        """What failed and where, without the advice of `message`, which speaks to Python callers
+        (`load=True`, `add_eval_task`): the command line gives its own (`meta-evaluator init
+        DIR`). None when the message has no such advice."""
+        self.needs = needs
+        """What the project lacks, which the advice adds (None: an error of another kind)."""
+        self.project_dir = Path(project_dir) if project_dir is not None else None
+        """The project folder the error is about, when known."""
         self.path = Path(path) if path is not None else None
         self.column = column
         self.row_id = row_id
@@ -268,22 +286,6 @@ class QueryError(MetaEvaluatorError, ValueError):
 
 class ProjectError(MetaEvaluatorError):
     """The project folder as a whole cannot be used as asked."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        problem: str | None = None,
-        project_dir: str | Path | None = None,
-        **place: Any,
-    ) -> None:
-        super().__init__(message, **place)
-        self.problem = problem
-        """What failed and where, without the advice of `message`, which speaks to Python callers
-        (`load=True`): the command line gives its own (`meta-evaluator init DIR`). None when
-        the message has no such advice."""
-        self.project_dir = Path(project_dir) if project_dir is not None else None
-        """The project folder the error is about, when known."""
 
 
 class ProjectExistsError(ProjectError, FileExistsError):

@@ -671,6 +671,20 @@ class MetaEvaluator:
         return results
 
     @contextlib.contextmanager
+    def _said_of_this_project(self) -> Iterator[None]:
+        """An error saying what the project lacks (`needs`) is given the project's folder.
+
+        The layers below know the data and task they were handed, not the folder; the command
+        line names the folder in the command it advises (`meta-evaluator add-task DIR ...`).
+        """
+        try:
+            yield
+        except MetaEvaluatorError as exc:
+            if exc.needs is not None and exc.project_dir is None:
+                exc.project_dir = self._paths.root
+            raise
+
+    @contextlib.contextmanager
     def _results_elsewhere(self) -> Iterator[None]:
         """Runs write to a scratch folder deleted afterwards (0.3.3's save_results=False)."""
         from meta_evaluator._v033 import scratch_folder
@@ -1176,14 +1190,15 @@ class MetaEvaluator:
         if isinstance(config, MetricsConfig) and task is not None:
             wanted = scoring_columns(config, task)
         # Loaded here, the results are handed over, not kept: compare lets each go when done.
-        return await compare(
-            config,
-            judge_results if judge_results is not None else self._judges_to_score(wanted),
-            human_results if human_results is not None else self._humans_to_score(wanted),
-            scores_dir=self._paths.scores_dir,
-            task=self._eval_task,
-            data=self._data,
-        )
+        with self._said_of_this_project():
+            return await compare(
+                config,
+                judge_results if judge_results is not None else self._judges_to_score(wanted),
+                human_results if human_results is not None else self._humans_to_score(wanted),
+                scores_dir=self._paths.scores_dir,
+                task=self._eval_task,
+                data=self._data,
+            )
 
     def compare_runs(
         self,
@@ -1223,11 +1238,12 @@ class MetaEvaluator:
 
         if judge_id is not None:
             check_safe_name(judge_id, field="judge_id")
-        comparison = compare_runs(
-            self._paths.results_dir, self._paths.annotations_dir, self._eval_task, run_a, run_b,
-            judge_id=judge_id, task=task, bootstrap=bootstrap,
-            ids=self._data.ids if self._data is not None else None,
-        )  # fmt: skip
+        with self._said_of_this_project():
+            comparison = compare_runs(
+                self._paths.results_dir, self._paths.annotations_dir, self._eval_task, run_a,
+                run_b, judge_id=judge_id, task=task, bootstrap=bootstrap,
+                ids=self._data.ids if self._data is not None else None,
+            )  # fmt: skip
         self._paths.check_inside()
         target = self._paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
         write_json(target, comparison.to_json(), root=self._paths.root)
@@ -1286,10 +1302,11 @@ class MetaEvaluator:
         check_plan_options(power=power, simulations=simulations, seed=seed, epsilon=epsilon)
         if judge_id is not None:
             check_safe_name(judge_id, field="judge_id")
-        pilot = read_pilot(
-            self._paths.results_dir, self._paths.annotations_dir, self._data, self._eval_task,
-            judge_id=judge_id, task=task,
-        )  # fmt: skip
+        with self._said_of_this_project():
+            pilot = read_pilot(
+                self._paths.results_dir, self._paths.annotations_dir, self._data, self._eval_task,
+                judge_id=judge_id, task=task,
+            )  # fmt: skip
         metrics = None
         if epsilon is None:
             metrics = self._metrics_config or read_project_metrics(self._paths.root)
@@ -1356,11 +1373,12 @@ class MetaEvaluator:
         from meta_evaluator.scores.monitor_plots import drift_chart
 
         limits = thresholds if thresholds is not None else read_drift_thresholds(self._paths.root)
-        check = check_drift(
-            self._paths.results_dir, self._paths.annotations_dir, self._eval_task, judge_id,
-            baseline=baseline, against=against, task=task, thresholds=limits,
-            bootstrap=bootstrap, ids=self._data.ids if self._data is not None else None,
-        )  # fmt: skip
+        with self._said_of_this_project():
+            check = check_drift(
+                self._paths.results_dir, self._paths.annotations_dir, self._eval_task, judge_id,
+                baseline=baseline, against=against, task=task, thresholds=limits,
+                bootstrap=bootstrap, ids=self._data.ids if self._data is not None else None,
+            )  # fmt: skip
         self._paths.check_inside()
         path = self._paths.reports_dir / DRIFT_HISTORY_FILE
 

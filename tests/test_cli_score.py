@@ -198,6 +198,43 @@ def test_a_metric_that_fails_for_one_judge_exits_1(project: Path, tmp_path: Path
     assert not (folder / "annotated_pairs_result.json").exists()
 
 
+def test_a_judge_not_scored_is_said_once(
+    project: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the command printed its line and the log printed the same failure as an ERROR.
+
+    Python callers keep the log line: they have no other word of it but the warning.
+    """
+    from meta_evaluator import MetaEvaluator
+    from meta_evaluator.scores.compare import IncompleteScoresWarning
+    from meta_evaluator.scores.yaml_config import read_metrics_yaml
+
+    evaluator = MetaEvaluator(project, load=True)
+    ids = evaluator.data.ids.to_list()  # type: ignore[union-attr]
+    labels = write(
+        tmp_path / "trait_only.csv",
+        "original_id,is_more_concise\n" + "".join(f"{i},text_a\n" for i in ids),
+    )
+    evaluator.add_external_judge_results(labels, "trait_only", tasks=["is_more_concise"])
+    metrics = write(
+        project.parent / "accuracy.yaml",
+        "metrics:\n  - {scorer: accuracy, task_names: [preference], aggregation_name: single, "
+        "display_name: overall_accuracy}\n",
+    )
+    done = cli("score", project, "--metrics", metrics)  # its own process: logging as users get it
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    said = [x for x in (done.stdout + done.stderr).splitlines() if "not scored" in x]
+    assert len(said) == 1 and said[0].startswith("  trait_only: not scored: "), said
+    assert "ERROR" not in done.stderr
+    with (
+        caplog.at_level("ERROR", logger="meta_evaluator.scores.compare"),
+        pytest.warns(IncompleteScoresWarning),
+    ):
+        evaluator.compare_async(read_metrics_yaml(metrics))
+    logged = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(logged) == 1 and "judge 'trait_only' not scored: " in logged[0], logged
+
+
 POSITION_RECIPE = """\
 metrics:
   - scorer: position_bias

@@ -125,11 +125,6 @@ class Progress:
         self._tasks: dict[str, Any] = {}
 
     @classmethod
-    def for_terminal(cls) -> Progress:
-        """A bar when standard error is a terminal, else log lines."""
-        return cls(mode="bar" if sys.stderr.isatty() else "lines")
-
-    @classmethod
     def for_settings(
         cls, mode: ProgressMode, *, every_percent: float, every_seconds: float
     ) -> Progress:

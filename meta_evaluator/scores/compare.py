@@ -4,8 +4,10 @@ For each metric and judge: take the usable labels (valid rows, and the valid tas
 rows), shape them per aggregation mode, keep the ids both sides have, call the scorer, add
 bootstrap intervals when asked, and write `scores/<scorer>/<unique_name>/<judge>_result.json`;
 then let the scorer draw its plots over all judges. A scorer that cannot score a judge gives a
-result with `error` (logged, and warned about at the end); a misconfigured metric raises
-before anything is written.
+result with `error` (logged at ERROR, and warned about at the end); a misconfigured metric
+raises before anything is written. Each such log record carries the judge id as its attribute
+`NOT_SCORED`, so a caller that says the failures itself (`meta-evaluator score`) can filter the
+records out rather than say each failure twice.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from meta_evaluator.eval_task.eval_task import TaskKind
 
 __all__ = [
+    "NOT_SCORED",
     "HumanResultsInput",
     "IncompleteScoresWarning",
     "JudgeResultsInput",
@@ -56,6 +59,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+NOT_SCORED = "not_scored"
+"""The attribute of the log record of a judge a metric could not score: the judge's id."""
 
 #: unique metric name -> (its config, one result per judge)
 ScoreTable = dict[str, tuple[MetricConfig, list[ScoringResult]]]
@@ -143,7 +149,9 @@ async def compare(
     if not humans and any(m.scorer.min_human_annotators > 0 for m in config.metrics):
         raise ScoringError(
             "compare: there are no human annotations; import them with "
-            "add_external_annotation_results (or annotate) before scoring."
+            "add_external_annotation_results (or annotate) before scoring.",
+            problem="there are no human annotations to score the judges against",
+            needs="annotations",
         )
     _check_config(config, judges, humans, task)
     labels = HumanLabels(humans)
@@ -173,7 +181,10 @@ async def compare(
                 update={"run_id": judge_runs.get(judge_id), "human_run_ids": human_runs or None}
             )
             if result.error is not None:
-                logger.error("%s: judge %r not scored: %s", name, judge_id, result.error)
+                logger.error(
+                    "%s: judge %r not scored: %s", name, judge_id, result.error,
+                    extra={NOT_SCORED: judge_id},
+                )  # fmt: skip
             scored[name].append(result)
     table: ScoreTable = {}
     failures: list[str] = []

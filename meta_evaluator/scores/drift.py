@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from meta_evaluator._util import shown
+from meta_evaluator._util import json_time, shown
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ProjectError
 from meta_evaluator.eval_task import EvalTask
@@ -126,7 +126,8 @@ class DriftCheck(BaseModel):
 
     schema_version: Literal[1] = 1
     time: str
-    """When the check ran (ISO 8601, UTC)."""
+    """When the check ran: `2026-11-28T14:35:42Z` (ISO 8601, UTC, whole seconds; lines written
+    by earlier versions give microseconds and an offset)."""
     judge_id: str
     task: str
     baseline: RunSide
@@ -219,7 +220,7 @@ def check_drift(
     shift = LabelShift(**label_shift(items["a"].to_list(), items["b"].to_list()))
     checks = _checks(limits, shift, comparison.scores, comparison.human_reason)
     return DriftCheck(
-        time=now_iso(),
+        time=json_time(now_iso()),
         judge_id=judge_id,
         task=pair.task,
         baseline=comparison.run_a,

@@ -146,7 +146,10 @@ def read_pilot(
         ScoringError: Fewer than two annotators labelled the task.
     """
     if data is None:
-        raise TaskError("the project has no data yet; add it with add_data.", field="data")
+        problem = "the project has no data yet"
+        raise TaskError(
+            f"{problem}; add it with add_data.", field="data", problem=problem, needs="data"
+        )
     name = comparable_task(eval_task, task)
     assert eval_task is not None  # comparable_task raised otherwise
     if eval_task.task_kind(name) != "single":

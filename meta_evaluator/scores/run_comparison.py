@@ -18,7 +18,7 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from meta_evaluator._util import shown
+from meta_evaluator._util import json_time, shown
 from meta_evaluator.errors import ScoringError, StateError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.human_results import latest_annotations
@@ -69,7 +69,7 @@ class RunSide(BaseModel):
     fingerprint: str | None
     """Digest of the judge configuration that answered: equal on both sides for a plain re-run."""
     completed_at: str | None
-    """When the run completed (ISO 8601, UTC)."""
+    """When the run completed: `2026-11-28T14:35:42Z` (ISO 8601, UTC, whole seconds)."""
     rows: int
     """Rows in the run."""
     labelled: int
@@ -195,7 +195,10 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
             given while several have labels (they are listed).
     """
     if eval_task is None:
-        raise TaskError("the project has no task yet; add one with add_eval_task.", field="task")
+        problem = "the project has no task yet"
+        raise TaskError(
+            f"{problem}; add one with add_eval_task.", field="task", problem=problem, needs="task"
+        )
     names = eval_task.task_names
     labelled = [t for t in names if eval_task.task_kind(t) != "free_text"]
     if task is not None:
@@ -444,12 +447,20 @@ def _human_columns(
     return humans, columns
 
 
+def _said_time(stamp: str | None) -> str | None:
+    """A run state's completion time as JSON gives times (kept as it is when not ISO 8601)."""
+    try:
+        return json_time(stamp)
+    except ValueError:
+        return stamp
+
+
 def _side(side: RunRows, labels: pl.DataFrame) -> RunSide:
     return RunSide(
         run_id=side.run_id,
         judge_id=side.judge_id,
         fingerprint=side.fingerprint,
-        completed_at=side.completed_at,
+        completed_at=_said_time(side.completed_at),
         rows=side.frame.height,
         labelled=labels.height,
     )

@@ -82,11 +82,17 @@ def _checked_app(
     app.store.refresh()
     if not app.store.judges:
         results = project.paths.results_dir
-        raise ProjectError(
+        problem = (
             f"{project.project_dir}: no judge has a complete run to view (nothing finished in "
-            f"{results}); run the judges first (meta-evaluator run {project.project_dir}), "
+            f"{results})"
+        )
+        raise ProjectError(
+            f"{problem}; run the judges first (meta-evaluator run {project.project_dir}), "
             "or import results (add_external_judge_results).",
             path=project.project_dir,
             field="results",
+            problem=problem,
+            needs="results",
+            project_dir=project.project_dir,
         )
     return app
