@@ -51,7 +51,8 @@ def drift_section(inputs: ReportInputs) -> str:
             f"<p class='warn'>{len(history.damaged)} line(s) of {DRIFT_HISTORY_FILE} are not "
             f"drift checks and are left out: {escape(lines)}.</p>"
         )
-    newest = sorted(history.checks, key=lambda c: c.time, reverse=True)[:CHECKS_SHOWN]
+    # Oldest first, file order within a second (times are whole seconds), then reversed.
+    newest = sorted(history.checks, key=lambda c: c.checked_at)[::-1][:CHECKS_SHOWN]
     if newest:
         parts.append(_table(newest))
         more = len(history.checks) - len(newest)

@@ -10,11 +10,12 @@ drift a scheduler acts on (`meta-evaluator drift` exits with 5). Nothing is writ
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from meta_evaluator._util import json_time, shown
 from meta_evaluator._validation import ConfigModel
@@ -151,6 +152,20 @@ class DriftCheck(BaseModel):
     exceeded: tuple[str, ...]
     """The names of the thresholds passed: the judge drifted when there is one."""
     bootstrap: BootstrapConfig
+
+    @field_validator("time")
+    @classmethod
+    def _iso_time(cls, value: str) -> str:
+        dt.datetime.fromisoformat(value)  # ValueError: pydantic names the field
+        return value
+
+    @property
+    def checked_at(self) -> dt.datetime:
+        """`time` as an aware UTC datetime (a time without a zone is taken as UTC)."""
+        moment = dt.datetime.fromisoformat(self.time)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC)
 
     @property
     def drifted(self) -> bool:

@@ -6,7 +6,6 @@ file written atomically); the numbers come from the records, nothing is computed
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,8 +84,10 @@ def drift_chart(checks: Sequence[DriftCheck], path: Path) -> Path | None:
     judges = sorted({c.judge_id for c in checks})
     marked = False  # the legend names the cross once
     for index, judge in enumerate(judges):
-        own = sorted((c for c in checks if c.judge_id == judge), key=lambda c: c.time)
-        times = np.array([_utc(c.time) for c in own], dtype="datetime64[us]")
+        own = sorted((c for c in checks if c.judge_id == judge), key=lambda c: c.checked_at)
+        times = np.array(
+            [c.checked_at.replace(tzinfo=None) for c in own], dtype="datetime64[us]"
+        )  # numpy's datetime64 takes naive times: these are UTC
         colour = _COLOURS[index % len(_COLOURS)]
         now = np.array([_nan(_agreement(c, "b")) for c in own])
         then = np.array([_nan(_agreement(c, "a")) for c in own])
@@ -133,14 +134,6 @@ def _time_axis(axes: Axes) -> None:
     locator = AutoDateLocator()  # type: ignore[no-untyped-call]
     axes.xaxis.set_major_locator(locator)
     axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
-
-
-def _utc(time: str) -> dt.datetime:
-    """An ISO 8601 time as a naive UTC datetime (what numpy's datetime64 takes)."""
-    moment = dt.datetime.fromisoformat(time)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
-    return moment
 
 
 def _agreement(check: DriftCheck, side: str) -> float | None:

@@ -131,3 +131,16 @@ def test_append_check_runs_then_under_the_lock(project, tmp_path: Path) -> None:
         history = append_check(path, check, root=project.project_dir,
                                then=lambda h: seen.append(len(h.checks)))  # fmt: skip
     assert seen == [2] and len(history.checks) == 2
+
+
+def test_a_line_whose_time_is_not_a_time_is_damaged(project) -> None:  # type: ignore[no-untyped-def]
+    """The plot and the report sort checks by their time: a line without one is left out."""
+    first = project.drift("j", bootstrap=FAST)
+    path = project.project_dir / "reports" / "drift_history.jsonl"
+    edited = {**first.to_json(), "time": "last tuesday"}
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(edited) + "\n")
+    with pytest.warns(DamagedHistoryWarning, match="line 2: not a drift check"):
+        second = project.drift("j", bootstrap=FAST)
+    assert read_history(path).checks == (first, second)
+    assert second.time.endswith("Z") and second.checked_at.tzinfo is not None
