@@ -51,15 +51,16 @@ from meta_evaluator.errors import (
 )
 from meta_evaluator.eval_task.labels import check_values
 from meta_evaluator.storage import check_safe_name
-from meta_evaluator.web.guard import Refusal, RequestGuard
-from meta_evaluator.web.http import (
+from meta_evaluator.web import (
     MAX_BODY,
     Receive,
-    Request,
+    Refusal,
+    RefusalWording,
+    RequestGuard,
     Scope,
     Send,
     TooLarge,
-    lifespan,
+    http_request,
     read_form,
     respond,
 )
@@ -76,6 +77,18 @@ logger = logging.getLogger(__name__)
 _COOKIE = "meta_evaluator_token"
 #: Hidden form field naming each multi-label task shown (so "none ticked" reaches the server).
 _SHOWN = "_shown"
+#: What a refused visitor is told (`web.guard`).
+_REFUSALS = RefusalWording(
+    page="annotation page",
+    origin=(
+        "This request comes from another site, not from the annotation page itself; "
+        "nothing was saved. Label rows on the page the server printed."
+    ),
+    size=(
+        f"The labels sent are too large (over {MAX_BODY:,} bytes); nothing was saved. "
+        "Shorten the free text and save again."
+    ),
+)
 
 
 class _AnnotationFolders(Protocol):
@@ -144,11 +157,9 @@ class AnnotationApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one HTTP request (lifespan events are acknowledged)."""
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-        if scope["type"] != "http":
+        request = await http_request(scope, receive, send)
+        if request is None:
             return
-        request = Request.of(scope)
         method, path, query = request.method, request.path, request.query
         guard = RequestGuard(host=self.host, token=self.token, cookie=_COOKIE)
         admission = guard.admit(request)
@@ -169,21 +180,7 @@ class AnnotationApp:
 
     def _refused(self, refusal: Refusal) -> str:
         """The page saying why the guard refused a request."""
-        if refusal.reason == "host":
-            shown = f"[{self.host}]" if ":" in self.host else self.host
-            return message_page("Wrong address", (
-                f"This annotation page answers at {shown} (or localhost) only, not at the "
-                "name this request was sent to; open the address the server printed."))  # fmt: skip
-        if refusal.reason == "token":
-            return message_page("Token needed", (
-                "Open the link with ?token=... that the project owner shared."))  # fmt: skip
-        if refusal.reason == "origin":
-            return message_page("Refused", (
-                "This request comes from another site, not from the annotation page itself; "
-                "nothing was saved. Label rows on the page the server printed."))  # fmt: skip
-        return message_page("Too large", (
-            f"The labels sent are too large (over {MAX_BODY:,} bytes); nothing was saved. "
-            "Shorten the free text and save again."))  # fmt: skip
+        return message_page(refusal.title, _REFUSALS.message(refusal, self.host))
 
     async def _route(
         self, method: str, path: str, query: dict[str, list[str]], receive: Receive

@@ -52,8 +52,18 @@ from meta_evaluator.view.query import (
     parse_row_query,
 )
 from meta_evaluator.view.store import RowStore, ViewedProject
-from meta_evaluator.web.guard import Refusal, RequestGuard
-from meta_evaluator.web.http import Receive, Request, Scope, Send, lifespan, respond, respond_json
+from meta_evaluator.web import (
+    Receive,
+    Refusal,
+    RefusalWording,
+    Request,
+    RequestGuard,
+    Scope,
+    Send,
+    http_request,
+    respond,
+    respond_json,
+)
 
 __all__ = ["ViewerApp", "check_annotate_url"]
 
@@ -62,6 +72,13 @@ logger = logging.getLogger(__name__)
 #: The cookie keeping the viewer's token (not the annotation page's: browsers share cookies
 #: between the ports of one host).
 COOKIE = "meta_evaluator_view_token"
+
+#: What a refused visitor is told (`web.guard`).
+_REFUSALS = RefusalWording(
+    page="viewer",
+    origin="This request comes from another site; the viewer only reads anyway.",
+    size="The viewer takes no request body.",
+)
 
 #: The query parameter of `/api/compare` each field of a comparison's errors comes from.
 _COMPARE_PARAMETERS = {"run_a": "a", "run_b": "b", "judge_id": "judge", "task": "task"}
@@ -131,11 +148,9 @@ class ViewerApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one HTTP request (lifespan events are acknowledged)."""
-        if scope["type"] == "lifespan":
-            await lifespan(receive, send)
-        if scope["type"] != "http":
+        request = await http_request(scope, receive, send)
+        if request is None:
             return
-        request = Request.of(scope)
         head = request.method == "HEAD"
         is_api = request.segments[:1] == ("api",)
         admission = RequestGuard(host=self.host, token=self.token, cookie=COOKIE).admit(request)
@@ -310,17 +325,5 @@ class ViewerApp:
 
     def _refused(self, refusal: Refusal, is_api: bool) -> _Reply:
         """The reply saying why the guard refused a request."""
-        if refusal.reason == "host":
-            shown = f"[{self.host}]" if ":" in self.host else self.host
-            message = (
-                f"This viewer answers at {shown} (or localhost) only, not at the name this "
-                "request was sent to; open the address the server printed."
-            )
-            return self._error(421, "Wrong address", message, is_api)
-        if refusal.reason == "token":
-            message = "Open the link with ?token=... that the project owner shared."
-            return self._error(401, "Token needed", message, is_api)
-        if refusal.reason == "origin":
-            message = "This request comes from another site; the viewer only reads anyway."
-            return self._error(403, "Refused", message, is_api)
-        return self._error(413, "Too large", "The viewer takes no request body.", is_api)
+        message = _REFUSALS.message(refusal, self.host)
+        return self._error(refusal.status, refusal.title, message, is_api)

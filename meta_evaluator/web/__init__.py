@@ -3,10 +3,12 @@
 The annotation page (`annotate/`) and the results viewer (`view/`) are small ASGI apps on
 this base, so both keep others out the same way:
 
-- `http`: a request read from its ASGI scope (`Request`), bodies up to `MAX_BODY`, replies
-  (`respond`, `respond_json`), the lifespan handshake.
+- `http`: the request an ASGI event carries (`http_request`, which answers lifespans;
+  `Request`), bodies up to `MAX_BODY`, replies (`respond`, `respond_json`), a host as a URL
+  shows it (`url_host`).
 - `guard`: `RequestGuard`, the checks every request passes (Host against DNS rebinding, the
-  token, Origin/Referer on requests that change something, the body size).
+  token, Origin/Referer on requests that change something, the body size), and what a
+  refused visitor is told (`Refusal`, `RefusalWording`).
 - `sockets`: the listening sockets, bound before uvicorn runs (`listen`, `check_port`,
   `free_port`), each failure a `ProjectError` naming `port` or `host`.
 - `serve`: `serve_app`, which checks, binds, announces the address and runs uvicorn.
@@ -17,6 +19,7 @@ uvicorn is imported only when a page is served.
 from meta_evaluator.web.guard import (
     Admission,
     Refusal,
+    RefusalWording,
     RequestGuard,
     host_is_loopback_name,
     is_loopback,
@@ -30,10 +33,12 @@ from meta_evaluator.web.http import (
     Send,
     TooLarge,
     declared_length,
+    http_request,
     lifespan,
     read_form,
     respond,
     respond_json,
+    url_host,
 )
 from meta_evaluator.web.serve import ServedApp, announced_address, serve_app
 from meta_evaluator.web.sockets import check_port, free_port, listen
@@ -43,6 +48,7 @@ __all__ = [
     "Admission",
     "Receive",
     "Refusal",
+    "RefusalWording",
     "Request",
     "RequestGuard",
     "Scope",
@@ -54,6 +60,7 @@ __all__ = [
     "declared_length",
     "free_port",
     "host_is_loopback_name",
+    "http_request",
     "is_loopback",
     "lifespan",
     "listen",
@@ -62,4 +69,5 @@ __all__ = [
     "respond_json",
     "same_origin",
     "serve_app",
+    "url_host",
 ]

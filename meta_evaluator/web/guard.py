@@ -19,7 +19,10 @@ In this order (the first that fails decides):
   request carrying it needs a CORS preflight, which these servers never grant).
 - **Size** (413): a body announced over `MAX_BODY` bytes.
 
-The guard says what failed (`Refusal`); each app words the page or JSON that says so.
+The guard says what failed (`Refusal`, with its status and title); `RefusalWording` says it
+in a page's words: the wrong-address and token messages are the same on every page, what a
+cross-site request and a large body are told is each page's own (one saves labels, the other
+only reads). Each app puts the message in its own page or JSON.
 """
 
 from __future__ import annotations
@@ -31,11 +34,13 @@ from typing import Literal
 from urllib.parse import quote, unquote, urlsplit
 
 from meta_evaluator.errors import ProjectError
-from meta_evaluator.web.http import MAX_BODY, Request, declared_length
+from meta_evaluator.web.http import MAX_BODY, Request, declared_length, url_host
 
 __all__ = [
     "Admission",
     "Refusal",
+    "RefusalReason",
+    "RefusalWording",
     "RequestGuard",
     "check_token",
     "host_is_loopback_name",
@@ -45,6 +50,12 @@ __all__ = [
 
 RefusalReason = Literal["host", "token", "origin", "size"]
 _STATUS: dict[RefusalReason, int] = {"host": 421, "token": 401, "origin": 403, "size": 413}
+_TITLE: dict[RefusalReason, str] = {
+    "host": "Wrong address",
+    "token": "Token needed",
+    "origin": "Refused",
+    "size": "Too large",
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,35 @@ class Refusal:
     def status(self) -> int:
         """421 (host), 401 (token), 403 (origin) or 413 (size)."""
         return _STATUS[self.reason]
+
+    @property
+    def title(self) -> str:
+        """The heading of the page saying so ("Wrong address", "Token needed", ...)."""
+        return _TITLE[self.reason]
+
+
+@dataclass(frozen=True)
+class RefusalWording:
+    """What a page tells a refused visitor (see the module docstring).
+
+    `page` names the page in the wrong-address message ("annotation page", "viewer");
+    `origin` and `size` are its messages for a cross-site request and a body too large.
+    """
+
+    page: str
+    origin: str
+    size: str
+
+    def message(self, refusal: Refusal, host: str) -> str:
+        """Why `refusal` refused a request to the page served on `host`, and what to do."""
+        if refusal.reason == "host":
+            return (
+                f"This {self.page} answers at {url_host(host)} (or localhost) only, not at the "
+                "name this request was sent to; open the address the server printed."
+            )
+        if refusal.reason == "token":
+            return "Open the link with ?token=... that the project owner shared."
+        return self.origin if refusal.reason == "origin" else self.size
 
 
 @dataclass(frozen=True)

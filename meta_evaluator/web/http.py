@@ -21,10 +21,12 @@ __all__ = [
     "Send",
     "TooLarge",
     "declared_length",
+    "http_request",
     "lifespan",
     "read_form",
     "respond",
     "respond_json",
+    "url_host",
 ]
 
 Scope = dict[str, Any]
@@ -79,6 +81,18 @@ async def lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+async def http_request(scope: Scope, receive: Receive, send: Send) -> Request | None:
+    """The HTTP request an ASGI event carries, or None for any other (a lifespan's acknowledged).
+
+    The first step of every app's `__call__`, so that the apps answer lifespans alike.
+    """
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+    if scope["type"] != "http":
+        return None
+    return Request.of(scope)
+
+
 async def read_form(receive: Receive) -> dict[str, list[str]]:
     """The form posted, read whole; raises TooLarge past `MAX_BODY` (nothing is cut)."""
     chunks: list[bytes] = []
@@ -99,6 +113,11 @@ def declared_length(headers: dict[str, str]) -> int:
     """The `Content-Length` announced (0 without one; the server rejects malformed ones)."""
     value = headers.get("content-length", "").strip()
     return int(value) if value.isascii() and value.isdigit() else 0
+
+
+def url_host(host: str) -> str:
+    """`host` as an address is written in a URL and shown to users: an IPv6 one in brackets."""
+    return f"[{host}]" if ":" in host else host
 
 
 async def respond(

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from meta_evaluator.errors import ProjectError
 from meta_evaluator.web.guard import check_token, is_loopback
+from meta_evaluator.web.http import url_host
 
 __all__ = ["ServedApp", "announced_address", "serve_app"]
 
@@ -45,8 +46,7 @@ def announced_address(host: str, port: int, token: str | None) -> str:
     suffix = f"?token={token}" if token else ""
     if host in ("0.0.0.0", "::", ""):
         host = socket.gethostname() or "localhost"
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/{suffix}"
+    return f"http://{url_host(host)}:{port}/{suffix}"
 
 
 def serve_app(
