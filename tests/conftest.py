@@ -1,6 +1,6 @@
 """Shared fixtures and helpers: small frames with integer and string ids, a task that fits them;
 the command line in-process (`entry`) and a fresh copy of the refusal example (`project`);
-loopback ports and subprocesses.
+loopback ports and subprocesses; headless Chromium (`browser`).
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -192,3 +193,15 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+
+
+# ----- web servers and the browser ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium, once per module (skipped without it: tests/browser.py)."""
+    from tests.browser import launched
+
+    with launched() as chromium:
+        yield chromium

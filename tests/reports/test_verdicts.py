@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,7 @@ from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.human_baseline import HumanBaseline
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
 from meta_evaluator.scores.yaml_config import read_metrics_yaml
-
-SCREENSHOT = Path("/tmp/report_verdict.png")
+from tests.browser import open_page, screenshot
 
 
 def agreement(
@@ -201,33 +199,16 @@ def test_no_verdict_without_agreement_scores(tmp_path: Path) -> None:
     assert "<h2>Verdict" not in text and "<h2>Scores" in text
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no browser: {CHROMIUM} is missing")
-def test_report_in_headless_chromium(refusal: MetaEvaluator) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
-    from tests.annotate.test_browser import CHROMIUM_ARGS
-
-    page_path = refusal.paths.reports_dir / "report.html"
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=15_000
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.goto(page_path.as_uri())
-            first = page.locator("h2").first
-            assert first.inner_text().startswith("Verdict")
-            verdict = page.locator("ul.verdicts li").first
-            assert verdict.is_visible()
-            assert verdict.inner_text().startswith("mock_refusal_judge: does not")
-            colour = page.locator("ul.verdicts .fail").first.evaluate(
-                "e => getComputedStyle(e).color"
-            )
-            assert colour == "rgb(180, 35, 24)"  # STYLE's .fail
-            box = verdict.bounding_box()
-            assert box is not None and box["y"] < 400  # above the fold
-            page.screenshot(path=str(SCREENSHOT))
-        finally:
-            browser.close()
+def test_report_in_headless_chromium(refusal: MetaEvaluator, browser: Any, tmp_path: Path) -> None:
+    with open_page(browser, 1100, 900) as page:
+        page.goto((refusal.paths.reports_dir / "report.html").as_uri())
+        first = page.locator("h2").first
+        assert first.inner_text().startswith("Verdict")
+        verdict = page.locator("ul.verdicts li").first
+        assert verdict.is_visible()
+        assert verdict.inner_text().startswith("mock_refusal_judge: does not")
+        colour = page.locator("ul.verdicts .fail").first.evaluate("e => getComputedStyle(e).color")
+        assert colour == "rgb(180, 35, 24)"  # STYLE's .fail
+        box = verdict.bounding_box()
+        assert box is not None and box["y"] < 400  # above the fold
+        screenshot(page, tmp_path, "report_verdict")
