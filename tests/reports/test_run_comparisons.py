@@ -92,6 +92,8 @@ def test_the_section_in_a_browser(tmp_path: Path, browser: Any) -> None:
         assert away.evaluate("e => getComputedStyle(e).color") == "rgb(180, 35, 24)"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 1100
-        box = heading.bounding_box()
-        clip = {"x": 0, "y": box["y"] - 10, "width": 1100, "height": 700}
+        box = heading.bounding_box()  # where the viewport shows it: the page is scrolled
+        assert box is not None
+        top = box["y"] + page.evaluate("window.scrollY")
+        clip = {"x": 0, "y": top - 10, "width": 1100, "height": 700}
         screenshot(page, tmp_path, "report_run_comparisons", full_page=True, clip=clip)
