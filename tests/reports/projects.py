@@ -1,5 +1,6 @@
-"""Projects the report tests build: a multiple-choice one (no example has that kind), made by
-`answered_questions`, which the scorer tests use too."""
+"""Projects the report tests build: an example run and scored (`scored_example`), and a
+multiple-choice one (no example has that kind) made by `answered_questions`, which the scorer
+tests use too."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import polars as pl
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.examples import create_example_project
 from meta_evaluator.scores import MetricConfig, MetricsConfig
 from meta_evaluator.scores.metrics import MultipleChoiceScorer
+from meta_evaluator.scores.yaml_config import read_metrics_yaml
 
 CAPITALS = {
     "en": [("France", "Paris"), ("Italy", "Rome"), ("Spain", "Madrid"), ("Japan", "Tokyo"),
@@ -34,6 +37,15 @@ STYLE = {
     "mc_strong": {"en": (0.85, 0.1, 0.05), "fr": (0.7, 0.2, 0.1), "de": (0.5, 0.2, 0.3)},
     "mc_weak": {"en": (0.6, 0.3, 0.1), "fr": (0.4, 0.3, 0.3), "de": (0.2, 0.2, 0.6)},
 }
+
+
+def scored_example(name: str, folder: Path, run_id: str | None = None) -> MetaEvaluator:
+    """The example `name` made in `folder`, its judges run (as `run_id` when given) and scored
+    with its own metrics.yaml."""
+    evaluator = create_example_project(name, folder)
+    evaluator.run_judges_async(**({} if run_id is None else {"run_id": run_id}))
+    evaluator.compare_async(read_metrics_yaml(folder / "metrics.yaml"))
+    return evaluator
 
 
 def multiple_choice_project(root: Path, name: str = "capitals") -> MetaEvaluator:

@@ -15,15 +15,14 @@ from typing import Any
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.examples import create_example_project
 from meta_evaluator.reports import write_report
 from meta_evaluator.reports.verdicts import RULE, JudgeVerdict, judge_verdicts
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.human_baseline import HumanBaseline
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
-from meta_evaluator.scores.yaml_config import read_metrics_yaml
 from tests.browser import open_page, screenshot
+from tests.reports.projects import scored_example
 
 
 def agreement(
@@ -138,10 +137,7 @@ def test_judges_in_order_and_only_those_with_a_verdict() -> None:
 
 @pytest.fixture(scope="module")
 def refusal(tmp_path_factory: pytest.TempPathFactory) -> MetaEvaluator:
-    folder = tmp_path_factory.mktemp("verdict") / "refusal"
-    evaluator = create_example_project("refusal", folder)
-    evaluator.run_judges_async()
-    evaluator.compare_async(read_metrics_yaml(folder / "metrics.yaml"))
+    evaluator = scored_example("refusal", tmp_path_factory.mktemp("verdict") / "refusal")
     write_report(evaluator)
     return evaluator
 
@@ -192,9 +188,7 @@ def test_verdict_comes_first_after_the_heading(refusal: MetaEvaluator) -> None:
 
 def test_no_verdict_without_agreement_scores(tmp_path: Path) -> None:
     """The pairwise example scores preferences only: no baseline, no alt-test, no verdict."""
-    evaluator = create_example_project("pairwise", tmp_path / "pairwise")
-    evaluator.run_judges_async()
-    evaluator.compare_async(read_metrics_yaml(tmp_path / "pairwise" / "metrics.yaml"))
+    evaluator = scored_example("pairwise", tmp_path / "pairwise")
     text = write_report(evaluator).read_text(encoding="utf-8")
     assert "<h2>Verdict" not in text and "<h2>Scores" in text
 
