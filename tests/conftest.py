@@ -1,6 +1,7 @@
 """Shared fixtures and helpers: small frames with integer and string ids, a task that fits them;
 the command line in-process (`entry`) and a fresh copy of the refusal example (`project`);
-loopback ports and subprocesses.
+loopback ports and subprocesses; uvicorn held back (`no_server`) and headless Chromium
+(`browser`).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -192,3 +194,55 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+
+
+@pytest.fixture
+def occupied() -> Iterator[int]:
+    """A port on 127.0.0.1 another program listens on."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        yield int(other.getsockname()[1])
+
+
+# ----- web servers and the browser ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a `serve` call handed to uvicorn: its config and the addresses of the sockets."""
+
+    config: Any
+    sockets: list[Any]
+
+
+class _NoServer:
+    """Stands in for uvicorn.Server: records each run instead of serving."""
+
+    runs: list[Served]
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        type(self).runs.append(Served(self.config, [s.getsockname() for s in sockets or []]))
+
+
+@pytest.fixture
+def no_server(monkeypatch: pytest.MonkeyPatch) -> list[Served]:
+    """uvicorn serves nothing during the test; the list receives each server it was to run."""
+    import uvicorn
+
+    runs: list[Served] = []
+    monkeypatch.setattr(_NoServer, "runs", runs, raising=False)
+    monkeypatch.setattr(uvicorn, "Server", _NoServer)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium, once per module (skipped without it: tests/browser.py)."""
+    from tests.browser import launched
+
+    with launched() as chromium:
+        yield chromium

@@ -1,4 +1,5 @@
-"""Small HTTP servers on 127.0.0.1 for tests: a handler that answers JSON, served in a thread."""
+"""Small HTTP servers on 127.0.0.1 for tests: a handler that answers JSON, served in a thread;
+an ASGI app (the annotation page, the viewer) served by uvicorn in a thread."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import contextlib
 import http.server
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 
 class JsonHandler(http.server.BaseHTTPRequestHandler):
@@ -46,3 +50,27 @@ def serving(
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@contextlib.contextmanager
+def serving_app(app: Any, port: int, name: str) -> Iterator[str]:
+    """`app` served by uvicorn on 127.0.0.1:`port` in a thread for the with-block, its root URL
+    given; the test fails when it does not start or stop within 10 s (`name` says which)."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            pytest.fail(f"the {name} did not start on 127.0.0.1:{port}")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        assert not thread.is_alive(), f"the {name} did not stop"

@@ -335,17 +335,23 @@ def test_the_lock_is_released_when_the_run_fails(
     assert not (project / LOCK_FILE).exists()
 
 
+def add_slow_judge(project: Path, latency: float) -> None:
+    """Save `slow_judge` in `project`: a mock taking `latency` seconds a row, one row at a time,
+    so that a run of it is still going when a test stops it."""
+    evaluator = MetaEvaluator(project, load=True)
+    evaluator.add_judge(
+        "slow_judge", "mock", "mock-slow", "Did it refuse? {prompt} {llm_response}",
+        mock={"latency": latency}, max_concurrency=1,
+    )  # fmt: skip
+    evaluator.save_state(include_data=False)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_two_runs_at_once_and_a_stopped_run_releases_the_lock(
     project: Path, stop: signal.Signals
 ) -> None:
-    evaluator = MetaEvaluator(project, load=True)
-    evaluator.add_judge(
-        "slow_judge", "mock", "mock-slow", "Did it refuse? {prompt} {llm_response}",
-        mock={"latency": 0.3}, max_concurrency=1,
-    )  # fmt: skip
-    evaluator.save_state(include_data=False)
+    add_slow_judge(project, latency=0.3)
     lock = project / LOCK_FILE
     first = subprocess.Popen(
         [sys.executable, "-m", "meta_evaluator.cli", "run", str(project), "--judges",
@@ -447,12 +453,7 @@ def test_a_stopped_run_prints_what_each_judge_saved(project: Path, stop: signal.
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_stopped_run_with_json_gives_each_judges_counts(project: Path) -> None:
     """`run --json` stopped by SIGTERM: the JSON has what each judge saved, not the error alone."""
-    evaluator = MetaEvaluator(project, load=True)
-    evaluator.add_judge(
-        "slow_judge", "mock", "mock-slow", "Did it refuse? {prompt} {llm_response}",
-        mock={"latency": 0.2}, max_concurrency=1,
-    )  # fmt: skip
-    evaluator.save_state(include_data=False)
+    add_slow_judge(project, latency=0.2)
     first = subprocess.Popen(
         [sys.executable, "-m", "meta_evaluator.cli", "run", str(project), "--judges",
          "slow_judge", "--run-id", "termtest", "--json"],

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from meta_evaluator import MetaEvaluator
 from meta_evaluator.cli import app
 from tests.conftest import snapshot
 
@@ -38,6 +39,24 @@ def score_in_process(*args: str | Path) -> Result:
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def with_trait_only_judge(project: Path, tmp_path: Path) -> tuple[MetaEvaluator, Path]:
+    """`project` with `trait_only` imported, a judge labelling the trait `is_more_concise` only,
+    and a metrics file scoring accuracy on `preference`, which that judge fails."""
+    evaluator = MetaEvaluator(project, load=True)
+    ids = evaluator.data.ids.to_list()  # type: ignore[union-attr]
+    labels = write(
+        tmp_path / "trait_only.csv",
+        "original_id,is_more_concise\n" + "".join(f"{i},text_a\n" for i in ids),
+    )
+    evaluator.add_external_judge_results(labels, "trait_only", tasks=["is_more_concise"])
+    metrics = write(
+        project.parent / "accuracy.yaml",
+        "metrics:\n  - {scorer: accuracy, task_names: [preference], aggregation_name: single, "
+        "display_name: overall_accuracy}\n",
+    )
+    return evaluator, metrics
 
 
 class Built:
@@ -171,20 +190,7 @@ def test_a_metric_that_fails_for_one_judge_exits_1(project: Path, tmp_path: Path
     Only the votes that came with the pairs (`annotated_pairs`) are left out of a metric on
     tasks they hold no vote on.
     """
-    from meta_evaluator import MetaEvaluator
-
-    evaluator = MetaEvaluator(project, load=True)
-    ids = evaluator.data.ids.to_list()  # type: ignore[union-attr]
-    labels = write(
-        tmp_path / "trait_only.csv",
-        "original_id,is_more_concise\n" + "".join(f"{i},text_a\n" for i in ids),
-    )
-    evaluator.add_external_judge_results(labels, "trait_only", tasks=["is_more_concise"])
-    metrics = write(
-        project.parent / "accuracy.yaml",
-        "metrics:\n  - {scorer: accuracy, task_names: [preference], aggregation_name: single, "
-        "display_name: overall_accuracy}\n",
-    )
+    _, metrics = with_trait_only_judge(project, tmp_path)
     done = score_in_process(project, "--metrics", metrics)
     assert done.exit_code == 1, (done.output, done.exception)
     assert "  trait_only: not scored:" in done.stdout
@@ -205,22 +211,10 @@ def test_a_judge_not_scored_is_said_once(
 
     Python callers keep the log line: they have no other word of it but the warning.
     """
-    from meta_evaluator import MetaEvaluator
     from meta_evaluator.scores.compare import IncompleteScoresWarning
     from meta_evaluator.scores.yaml_config import read_metrics_yaml
 
-    evaluator = MetaEvaluator(project, load=True)
-    ids = evaluator.data.ids.to_list()  # type: ignore[union-attr]
-    labels = write(
-        tmp_path / "trait_only.csv",
-        "original_id,is_more_concise\n" + "".join(f"{i},text_a\n" for i in ids),
-    )
-    evaluator.add_external_judge_results(labels, "trait_only", tasks=["is_more_concise"])
-    metrics = write(
-        project.parent / "accuracy.yaml",
-        "metrics:\n  - {scorer: accuracy, task_names: [preference], aggregation_name: single, "
-        "display_name: overall_accuracy}\n",
-    )
+    evaluator, metrics = with_trait_only_judge(project, tmp_path)
     done = cli("score", project, "--metrics", metrics)  # its own process: logging as users get it
     assert done.returncode == 1, (done.stdout, done.stderr)
     said = [x for x in (done.stdout + done.stderr).splitlines() if "not scored" in x]
@@ -268,7 +262,6 @@ def test_the_position_bias_recipe_exits_0(tmp_path: Path) -> None:
     them as a judge nor lists empty blocks for them.
     """
     import meta_evaluator.examples
-    from meta_evaluator import MetaEvaluator
     from meta_evaluator.reports import write_report
 
     pairs = Path(meta_evaluator.examples.__file__).parent / "pairwise" / "pairs.json"

@@ -6,9 +6,7 @@ JudgeResults' 0.3.3 attributes, `load_state`, `launch_annotator(use_ngrok=)`,
 
 from __future__ import annotations
 
-import socket
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -160,14 +158,6 @@ def test_save_state_as_033_called_it(tmp_path: Path) -> None:
     assert {p.name: p.read_bytes() for p in evaluator.paths.data_dir.iterdir()} == before
     loaded = MetaEvaluator(tmp_path / "p", load=True)
     assert loaded.data is not None and loaded.data.data.equals(evaluator.data.data)  # type: ignore[union-attr]
-
-
-@pytest.fixture
-def occupied() -> Iterator[int]:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
-        other.bind(("127.0.0.1", 0))
-        other.listen()
-        yield int(other.getsockname()[1])
 
 
 def test_launch_annotator_refuses_ngrok_and_says_what_instead(

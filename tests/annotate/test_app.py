@@ -30,6 +30,7 @@ from meta_evaluator.data import DataLoader
 from meta_evaluator.errors import ProjectError
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from tests.annotate.conftest import data_ids
+from tests.conftest import Served
 
 EXAMPLE_ANNOTATIONS = (
     Path(__file__).parents[2] / "meta_evaluator" / "examples" / "refusal" / "annotations"
@@ -1091,31 +1092,9 @@ async def test_summary_of_annotators_without_a_common_row_says_when_agreement_ap
 # --- serving ------------------------------------------------------------------------------------
 
 
-class _NoServer:
-    """Stands in for uvicorn.Server: records the config instead of serving."""
-
-    configs: list[Any]
-
-    def __init__(self, config: Any) -> None:
-        type(self).configs.append(config)
-
-    def run(self, sockets: Any = None) -> None:
-        pass
-
-
-@pytest.fixture
-def no_server(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    import uvicorn
-
-    configs: list[Any] = []
-    monkeypatch.setattr(_NoServer, "configs", configs, raising=False)
-    monkeypatch.setattr(uvicorn, "Server", _NoServer)
-    return configs
-
-
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.org"])
 def test_serve_refuses_a_public_host_without_a_token_before_binding(
-    refusal: Path, no_server: list[Any], monkeypatch: pytest.MonkeyPatch, host: str
+    refusal: Path, no_server: list[Served], monkeypatch: pytest.MonkeyPatch, host: str
 ) -> None:
     import meta_evaluator.web.sockets as listening
 
@@ -1133,7 +1112,7 @@ def test_serve_refuses_a_public_host_without_a_token_before_binding(
 
 
 def test_serve_binds_loopback_without_a_token_and_any_host_with_one(
-    refusal: Path, no_server: list[Any], capsys: pytest.CaptureFixture[str]
+    refusal: Path, no_server: list[Served], capsys: pytest.CaptureFixture[str]
 ) -> None:
     from meta_evaluator.annotate import free_port
 
@@ -1143,14 +1122,15 @@ def test_serve_binds_loopback_without_a_token_and_any_host_with_one(
     serve(evaluator, host="localhost", port=0)
     evaluator.launch_annotator(port=ports[1], host="::1")
     serve(evaluator, host="0.0.0.0", port=ports[2], token=TOKEN)
-    assert [(c.host, c.port) for c in no_server] == [
+    configs = [served.config for served in no_server]
+    assert [(c.host, c.port) for c in configs] == [
         ("127.0.0.1", ports[0]),
-        ("localhost", no_server[1].app.port),
+        ("localhost", configs[1].app.port),
         ("::1", ports[1]),
         ("0.0.0.0", ports[2]),
     ]
-    assert isinstance(no_server[-1].app, AnnotationApp) and no_server[-1].app.token == TOKEN
-    assert no_server[0].app.token is None and no_server[1].app.port != 0
+    assert isinstance(configs[-1].app, AnnotationApp) and configs[-1].app.token == TOKEN
+    assert configs[0].app.token is None and configs[1].app.port != 0
     err = capsys.readouterr().err
     assert f"http://127.0.0.1:{ports[0]}/  " in err and f"http://[::1]:{ports[1]}/" in err
     # bound to every interface, the address to share names this machine, not 0.0.0.0
@@ -1158,7 +1138,7 @@ def test_serve_binds_loopback_without_a_token_and_any_host_with_one(
 
 
 def test_the_annotate_command_refuses_a_public_host_without_a_token(
-    refusal: Path, no_server: list[Any]
+    refusal: Path, no_server: list[Served]
 ) -> None:
     from meta_evaluator.annotate import free_port
     from meta_evaluator.cli import app
@@ -1178,7 +1158,8 @@ def test_the_annotate_command_refuses_a_public_host_without_a_token(
         env={"META_EVALUATOR_ANNOTATION_TOKEN": TOKEN},
     )
     assert allowed.exit_code == 0, allowed.output
-    assert [(c.host, c.port, c.app.token) for c in no_server] == [("0.0.0.0", port, TOKEN)]
+    configs = [served.config for served in no_server]
+    assert [(c.host, c.port, c.app.token) for c in configs] == [("0.0.0.0", port, TOKEN)]
 
 
 def test_a_project_without_a_task_cannot_be_annotated(tmp_path: Path) -> None:

@@ -1,14 +1,12 @@
 """The annotation page end to end: a real server, a real headless Chromium, the keyboard only.
 
 Needs Debian's `chromium` (`make test` installs it where it can) and the `playwright` package
-(dev extra; it drives the system browser, no browser download). Skipped without either.
+(dev extra; it drives the system browser, no browser download). Skipped without either
+(tests/browser.py). Screenshots of what was seen are copied to /tmp (annotate_*.png).
 """
 
 from __future__ import annotations
 
-import shutil
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,91 +19,25 @@ from meta_evaluator.annotate import AnnotationApp, free_port
 from meta_evaluator.annotate.pages import row_page
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.examples import create_example_project
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-proxy-server",
-]
-SCREENSHOT_COPY = Path("/tmp/annotate_row.png")
-IMPORTED_SCREENSHOT_COPY = Path("/tmp/annotate_imported.png")
-TIMEOUT_MS = 5_000
-
-if shutil.which(CHROMIUM) is None:
-    pytest.skip(
-        f"no browser: {CHROMIUM} is missing (Debian package 'chromium'; `make test` installs it "
-        "when run as root with apt-get)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip(
-    "playwright.sync_api",
-    reason="the playwright package is missing (pip install -e '.[dev]')",
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=15_000
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+from tests.browser import open_page, screenshot
+from tests.loopback import serving_app
 
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    context.set_default_timeout(TIMEOUT_MS)
-    context.set_default_navigation_timeout(TIMEOUT_MS)
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    try:
+    with open_page(browser, 1100, 900) as opened:
         yield opened
-    finally:
-        context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """The refusal example served by uvicorn on 127.0.0.1 in a thread, stopped afterwards."""
-    import uvicorn
-
     project = tmp_path / "refusal"
     evaluator = create_example_project("refusal", project)
     port = free_port()
-    config = uvicorn.Config(
-        AnnotationApp(evaluator, host="127.0.0.1", port=port),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="annotation-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            pytest.fail(f"the annotation server did not start on 127.0.0.1:{port}")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}", project
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        assert not thread.is_alive(), "the annotation server did not stop"
+    app = AnnotationApp(evaluator, host="127.0.0.1", port=port)
+    with serving_app(app, port, "annotation server") as base:
+        yield base, project
 
 
 def _checked(page: Any, task: str) -> list[str]:
@@ -143,10 +75,7 @@ def test_annotate_three_rows_with_the_keyboard(
     page.focus("textarea[name='explanation']")
     page.keyboard.type("Complies: step 1 and 2 of a recipe.")
     assert _checked(page, "rejection") == ["not rejection"]
-    screenshot = tmp_path / "annotate_row.png"
-    page.screenshot(path=str(screenshot), full_page=True)
-    assert screenshot.stat().st_size > 10_000
-    shutil.copyfile(screenshot, SCREENSHOT_COPY)
+    screenshot(page, tmp_path, "annotate_row", full_page=True)
     page.keyboard.press("Control+Enter")
     page.wait_for_url(f"{base}/annotate/kim/2")
 
@@ -198,9 +127,7 @@ def test_an_annotator_with_imported_labels_is_told_they_stay(
     assert "This row's label below is the imported one" in notice
     assert "40 / 40 labelled" in page.inner_text("header")
     assert _checked(page, "rejection") == [first["rejection"]]
-    screenshot = tmp_path / "annotate_imported.png"
-    page.screenshot(path=str(screenshot), full_page=True)
-    shutil.copyfile(screenshot, IMPORTED_SCREENSHOT_COPY)
+    screenshot(page, tmp_path, "annotate_imported", full_page=True)
 
     page.keyboard.press("1" if other == "rejection" else "2")
     assert _checked(page, "rejection") == [other]

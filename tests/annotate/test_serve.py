@@ -8,11 +8,9 @@ listens on. Commands run as subprocesses (bounded), servers are stopped at the e
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from meta_evaluator import MetaEvaluator
 from meta_evaluator.annotate import AnnotationApp, serve
 from meta_evaluator.errors import ProjectError
 from tests.annotate.conftest import server_env
-from tests.conftest import stop
+from tests.conftest import Served, stop
 
 TOKEN = "s3cret"
 COMMAND_TIMEOUT = 60
@@ -44,37 +42,6 @@ def annotate(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-class _NoServer:
-    """Stands in for uvicorn.Server: records the config and the sockets handed to it."""
-
-    runs: list[tuple[Any, list[socket.socket]]]
-
-    def __init__(self, config: Any) -> None:
-        self.config = config
-
-    def run(self, sockets: list[socket.socket] | None = None) -> None:
-        type(self).runs.append((self.config, [s.getsockname() for s in sockets or []]))
-
-
-@pytest.fixture
-def no_server(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, list[Any]]]:
-    import uvicorn
-
-    runs: list[tuple[Any, list[Any]]] = []
-    monkeypatch.setattr(_NoServer, "runs", runs, raising=False)
-    monkeypatch.setattr(uvicorn, "Server", _NoServer)
-    return runs
-
-
-@pytest.fixture
-def occupied() -> Iterator[int]:
-    """A port on 127.0.0.1 another program listens on."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
-        other.bind(("127.0.0.1", 0))
-        other.listen()
-        yield int(other.getsockname()[1])
-
-
 # --- the port --------------------------------------------------------------------------------
 
 
@@ -88,7 +55,7 @@ def test_a_port_out_of_range_exits_2_naming_the_option(refusal: Path, port: str)
 
 @pytest.mark.parametrize("port", [99999, 65536, -5, True, "8080", 80.0])
 def test_serve_refuses_a_port_out_of_range_before_binding(
-    refusal: Path, no_server: list[Any], port: Any
+    refusal: Path, no_server: list[Served], port: Any
 ) -> None:
     evaluator = MetaEvaluator(refusal, load=True)
     with pytest.raises(ProjectError, match="port must be a whole number from 0 to 65535") as caught:
@@ -108,7 +75,7 @@ def test_a_port_in_use_exits_2_saying_so(refusal: Path, occupied: int) -> None:
     assert "omit --port to pick a free one" in done.stderr
 
 
-def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Any], occupied: int) -> None:
+def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Served], occupied: int) -> None:
     evaluator = MetaEvaluator(refusal, load=True)
     with pytest.raises(ProjectError, match=f"port {occupied} on localhost is in use") as caught:
         serve(evaluator, host="localhost", port=occupied)
@@ -132,7 +99,7 @@ def test_a_host_that_does_not_resolve_exits_2_naming_it(refusal: Path, host: str
     "host", ["evil.invalid", "999.1.1.1", "", "bad host", "a\x00b", "x" * 64 + ".org"]
 )
 def test_serve_refuses_a_host_it_cannot_resolve(
-    refusal: Path, no_server: list[Any], host: str, port: int | None
+    refusal: Path, no_server: list[Served], host: str, port: int | None
 ) -> None:
     evaluator = MetaEvaluator(refusal, load=True)
     with pytest.raises(ProjectError, match="host") as caught:
@@ -152,7 +119,7 @@ def test_a_host_of_another_machine_exits_2_naming_it(refusal: Path) -> None:
 
 
 def test_serve_prints_and_serves_the_port_it_listens_on(
-    refusal: Path, no_server: list[Any], capsys: pytest.CaptureFixture[str]
+    refusal: Path, no_server: list[Served], capsys: pytest.CaptureFixture[str]
 ) -> None:
     evaluator = MetaEvaluator(refusal, load=True)
     serve(evaluator, port=0)
@@ -160,9 +127,10 @@ def test_serve_prints_and_serves_the_port_it_listens_on(
     serve(evaluator, host="::1", token=TOKEN)
     shown = ANNOUNCED.findall(capsys.readouterr().err)
     assert [host for host, _ in shown] == ["127.0.0.1", "127.0.0.1", "[::1]"]
-    for (config, sockets), (_, port) in zip(no_server, shown, strict=True):
+    for served, (_, port) in zip(no_server, shown, strict=True):
         assert int(port) != 0
-        assert [address[1] for address in sockets] == [int(port)]
+        assert [address[1] for address in served.sockets] == [int(port)]
+        config = served.config
         assert config.port == int(port) and isinstance(config.app, AnnotationApp)
         assert config.app.port == int(port)
 

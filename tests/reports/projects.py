@@ -1,10 +1,13 @@
-"""Projects the report tests build: a multiple-choice one (no example has that kind)."""
+"""Projects the report tests build: an example run and scored (`scored_example`), and a
+multiple-choice one (no example has that kind) made by `answered_questions`, which the scorer
+tests use too."""
 
 from __future__ import annotations
 
 import csv
 import json
 import random
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -12,8 +15,10 @@ import polars as pl
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.data import DataLoader
 from meta_evaluator.eval_task import EvalTask
+from meta_evaluator.examples import create_example_project
 from meta_evaluator.scores import MetricConfig, MetricsConfig
 from meta_evaluator.scores.metrics import MultipleChoiceScorer
+from meta_evaluator.scores.yaml_config import read_metrics_yaml
 
 CAPITALS = {
     "en": [("France", "Paris"), ("Italy", "Rome"), ("Spain", "Madrid"), ("Japan", "Tokyo"),
@@ -34,6 +39,15 @@ STYLE = {
 }
 
 
+def scored_example(name: str, folder: Path, run_id: str | None = None) -> MetaEvaluator:
+    """The example `name` made in `folder`, its judges run (as `run_id` when given) and scored
+    with its own metrics.yaml."""
+    evaluator = create_example_project(name, folder)
+    evaluator.run_judges_async(**({} if run_id is None else {"run_id": run_id}))
+    evaluator.compare_async(read_metrics_yaml(folder / "metrics.yaml"))
+    return evaluator
+
+
 def multiple_choice_project(root: Path, name: str = "capitals") -> MetaEvaluator:
     """30 capital-city questions in English, French and German, answered by two imported
     models as raw JSON (`{"choice": ...}`), some unreadable; scored by language."""
@@ -44,8 +58,6 @@ def multiple_choice_project(root: Path, name: str = "capitals") -> MetaEvaluator
             options = [capital, *rng.sample(WRONG, 2)]
             rng.shuffle(options)
             rows.append((len(rows) + 1, country, options, capital, language))
-    root.mkdir(parents=True, exist_ok=True)
-    evaluator = MetaEvaluator(root / name, load=False)
     frame = pl.DataFrame(
         {
             "qid": [r[0] for r in rows],
@@ -55,7 +67,31 @@ def multiple_choice_project(root: Path, name: str = "capitals") -> MetaEvaluator
             "language": [r[4] for r in rows],
         }
     )
-    evaluator.add_data(DataLoader.load_from_dataframe(name, frame, "qid"))
+    answers: dict[str, list[tuple[int, str]]] = {}
+    for judge, style in STYLE.items():
+        for qid, _, options, capital, language in rows:
+            draw = rng.random()
+            correct, incorrect, _ = style[language]
+            if draw < correct:
+                answer = json.dumps({"choice": capital}, ensure_ascii=False)
+            elif draw < correct + incorrect:
+                wrong = next(o for o in options if o != capital)
+                answer = json.dumps({"choice": wrong}, ensure_ascii=False)
+            else:
+                answer = f"I think it is {capital}."
+            answers.setdefault(judge, []).append((qid, answer))
+    return answered_questions(root, name, frame, answers)
+
+
+def answered_questions(
+    root: Path, name: str, questions: pl.DataFrame, answers: Mapping[str, list[tuple[int, str]]]
+) -> MetaEvaluator:
+    """A new project `root/name`: `questions` as its data (ids in `qid`, columns `question` and
+    `options`, a JSON list, among others), the one free-text task `answer` over them, and each
+    model's raw answers (id, text) imported as a judge from `root/MODEL.csv`."""
+    root.mkdir(parents=True, exist_ok=True)
+    evaluator = MetaEvaluator(root / name, load=False)
+    evaluator.add_data(DataLoader.load_from_dataframe(name, questions, "qid"))
     evaluator.add_eval_task(
         EvalTask(
             task_schemas={"answer": None},
@@ -65,23 +101,13 @@ def multiple_choice_project(root: Path, name: str = "capitals") -> MetaEvaluator
             required_tasks=["answer"],
         )
     )
-    for judge, style in STYLE.items():
-        path = root / f"{judge}.csv"
+    for model, given in answers.items():
+        path = root / f"{model}.csv"
         with path.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["original_id", "answer"])
-            for qid, _, options, capital, language in rows:
-                draw = rng.random()
-                correct, incorrect, _ = style[language]
-                if draw < correct:
-                    answer = json.dumps({"choice": capital}, ensure_ascii=False)
-                elif draw < correct + incorrect:
-                    wrong = next(o for o in options if o != capital)
-                    answer = json.dumps({"choice": wrong}, ensure_ascii=False)
-                else:
-                    answer = f"I think it is {capital}."
-                writer.writerow([qid, answer])
-        evaluator.add_external_judge_results(path, judge)
+            writer.writerows(given)
+        evaluator.add_external_judge_results(path, model)
     return evaluator
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,11 +29,10 @@ from meta_evaluator.scores.metrics import (
     PreferenceScorer,
     SelfConsistencyScorer,
 )
+from tests.browser import open_page, screenshot
 from tests.loopback import JsonHandler, serving
 from tests.scores.test_position_bias_scorer import PROMPT, pairs_file
 
-CHROMIUM = "/usr/bin/chromium"
-SCREENSHOT = Path("/tmp/report_diagnostics.png")
 _ANSWERS = re.compile(r"Answer A:\n(.*?)\n\nAnswer B:", re.DOTALL)
 
 
@@ -158,27 +155,9 @@ def test_sections_are_left_out_without_their_metrics_and_show_errors() -> None:
     assert "<td>b</td>" in html and "not scored: no swapped row has an answer" in html
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip(f"no browser: {CHROMIUM} is missing (Debian package 'chromium')")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
-    from tests.annotate.test_browser import CHROMIUM_ARGS
-
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=15_000
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def test_the_sections_in_a_browser(scored: MetaEvaluator, browser: Any) -> None:
+def test_the_sections_in_a_browser(scored: MetaEvaluator, browser: Any, tmp_path: Path) -> None:
     """Readings are coloured (red: a position preferred), tables fit the page."""
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    try:
+    with open_page(browser, 1100, 900) as page:
         page.goto((scored.paths.reports_dir / "report.html").as_uri())
         biased = page.locator("span.fail", has_text="prefers the answer shown first")
         clean = page.locator("span.pass", has_text="no position preference found")
@@ -189,7 +168,4 @@ def test_the_sections_in_a_browser(scored: MetaEvaluator, browser: Any) -> None:
         bottom = page.locator("h2", has_text="Judges: answers").bounding_box()
         assert top is not None and bottom is not None
         clip = {"x": 0, "y": top["y"] - 10, "width": 1100, "height": bottom["y"] - top["y"]}
-        page.screenshot(path=str(SCREENSHOT), full_page=True, clip=clip)
-    finally:
-        page.close()
-    assert SCREENSHOT.stat().st_size > 10_000
+        screenshot(page, tmp_path, "report_diagnostics", full_page=True, clip=clip)

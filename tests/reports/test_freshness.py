@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.cli import app
-from meta_evaluator.examples import create_example_project
 from meta_evaluator.judge.run_files import CompleteRun
 from meta_evaluator.reports import write_report
 from meta_evaluator.reports.freshness import stale_scores
 from meta_evaluator.scores import BaseScoringResult, TaskAggregationMode
 from meta_evaluator.scores.yaml_config import read_metrics_yaml
+from tests.reports.projects import scored_example
 
 JUDGE = "mock_refusal_judge"
 T0 = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
@@ -87,10 +87,7 @@ def test_scores_saved_without_a_run_are_held_against_the_runs_completion(
 @pytest.fixture
 def project(tmp_path: Path) -> MetaEvaluator:
     """The refusal example, run once as `before` and scored."""
-    evaluator = create_example_project("refusal", tmp_path / "refusal")
-    evaluator.run_judges_async(run_id="before")
-    evaluator.compare_async(read_metrics_yaml(tmp_path / "refusal" / "metrics.yaml"))
-    return evaluator
+    return scored_example("refusal", tmp_path / "refusal", run_id="before")
 
 
 def run_again(evaluator: MetaEvaluator, run_id: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 from meta_evaluator.errors import StateError
 from meta_evaluator.reports import write_report
 from meta_evaluator.scores import BootstrapConfig
-from tests.reports.test_run_comparisons import browser  # noqa: F401  (the fixture)
+from tests.browser import open_page, screenshot
 from tests.scores.monitor_projects import add_run, make_project, noisy, random_labels, shifted
 
 FAST = BootstrapConfig(n_resamples=100)
@@ -93,15 +93,14 @@ def test_damaged_files(tmp_path: Path) -> None:
         write_report(evaluator)
 
 
-def test_the_sections_in_a_browser(tmp_path: Path, browser: Any) -> None:  # noqa: F811
+def test_the_sections_in_a_browser(tmp_path: Path, browser: Any) -> None:
     """A drifted check is red, a steady one green, the plots load and the page keeps its width;
     screenshots are kept in /tmp/report_drift.png and /tmp/report_label_plan.png."""
     evaluator = _project(tmp_path)
     evaluator.drift("j", against="tue", bootstrap=FAST)
     evaluator.drift("j", bootstrap=FAST)
     evaluator.plan_labels(simulations=20)
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    try:
+    with open_page(browser, 1100, 900) as page:
         page.goto(write_report(evaluator).as_uri())
         drifted = page.locator("span.fail", has_text="drifted").first
         steady = page.locator("span.pass", has_text="steady").first
@@ -112,10 +111,7 @@ def test_the_sections_in_a_browser(tmp_path: Path, browser: Any) -> None:  # noq
         )
         assert len(widths) >= 2 and all(w > 500 for w in widths)
         assert page.evaluate("document.documentElement.scrollWidth") <= 1100
-        for title, shot in (("Drift", "/tmp/report_drift.png"),
-                            ("Label plan", "/tmp/report_label_plan.png")):  # fmt: skip
+        for title, name in (("Drift", "report_drift"), ("Label plan", "report_label_plan")):
             box = page.locator("h2", has_text=title).bounding_box()
             clip = {"x": 0, "y": box["y"] - 10, "width": 1100, "height": 1000}
-            page.screenshot(path=shot, full_page=True, clip=clip)
-    finally:
-        page.close()
+            screenshot(page, tmp_path, name, full_page=True, clip=clip)

@@ -12,19 +12,14 @@ import pytest
 
 from meta_evaluator import MetaEvaluator
 from meta_evaluator.errors import StateError
-from meta_evaluator.examples import create_example_project
 from meta_evaluator.reports import load_scores, write_report
-from meta_evaluator.scores.yaml_config import read_metrics_yaml
+from tests.reports.projects import scored_example
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> MetaEvaluator:
     """The pairwise example, run with its mock judge and scored with its metrics.yaml."""
-    folder = tmp_path_factory.mktemp("report") / "pairwise"
-    evaluator = create_example_project("pairwise", folder)
-    evaluator.run_judges_async()
-    evaluator.compare_async(read_metrics_yaml(folder / "metrics.yaml"))
-    return evaluator
+    return scored_example("pairwise", tmp_path_factory.mktemp("report") / "pairwise")
 
 
 def test_report_files_are_written(scored: MetaEvaluator, tmp_path: Path) -> None:

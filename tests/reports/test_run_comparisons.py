@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +12,8 @@ from meta_evaluator.errors import StateError
 from meta_evaluator.reports import write_report
 from meta_evaluator.reports.run_comparisons import FLIPS_SHOWN
 from meta_evaluator.scores import BootstrapConfig
+from tests.browser import open_page, screenshot
 from tests.scores.test_run_comparison import make_project
-
-CHROMIUM = "/usr/bin/chromium"
 
 
 def _section(page: str) -> str:
@@ -80,30 +77,12 @@ def test_a_damaged_comparison_file_is_named(tmp_path: Path) -> None:
         write_report(evaluator)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip(f"no browser: {CHROMIUM} is missing (Debian package 'chromium')")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
-    args = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-proxy-server"]  # fmt: skip
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=args, headless=True, timeout=15_000
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 def test_the_section_in_a_browser(tmp_path: Path, browser: Any) -> None:
     """Directions are coloured (green toward, red away), tables fit the page; a screenshot is
     kept in /tmp/report_run_comparisons.png."""
     evaluator = make_project(tmp_path)
     evaluator.compare_runs("mon", "tue", bootstrap=BootstrapConfig(n_resamples=50))
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
-    try:
+    with open_page(browser, 1100, 900) as page:
         page.goto(write_report(evaluator).as_uri())
         heading = page.locator("h2", has_text="Run comparisons")
         heading.scroll_into_view_if_needed()
@@ -113,8 +92,8 @@ def test_the_section_in_a_browser(tmp_path: Path, browser: Any) -> None:
         assert away.evaluate("e => getComputedStyle(e).color") == "rgb(180, 35, 24)"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 1100
-        box = heading.bounding_box()
-        clip = {"x": 0, "y": box["y"] - 10, "width": 1100, "height": 700}
-        page.screenshot(path="/tmp/report_run_comparisons.png", full_page=True, clip=clip)
-    finally:
-        page.close()
+        box = heading.bounding_box()  # where the viewport shows it: the page is scrolled
+        assert box is not None
+        top = box["y"] + page.evaluate("window.scrollY")
+        clip = {"x": 0, "y": top - 10, "width": 1100, "height": 700}
+        screenshot(page, tmp_path, "report_run_comparisons", full_page=True, clip=clip)

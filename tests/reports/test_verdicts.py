@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from meta_evaluator import MetaEvaluator
-from meta_evaluator.examples import create_example_project
 from meta_evaluator.reports import write_report
 from meta_evaluator.reports.verdicts import RULE, JudgeVerdict, judge_verdicts
 from meta_evaluator.scores.base_scoring_result import ScoringResult
 from meta_evaluator.scores.enums import TaskAggregationMode
 from meta_evaluator.scores.human_baseline import HumanBaseline
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
-from meta_evaluator.scores.yaml_config import read_metrics_yaml
-
-SCREENSHOT = Path("/tmp/report_verdict.png")
+from tests.browser import open_page, screenshot
+from tests.reports.projects import scored_example
 
 
 def agreement(
@@ -140,10 +137,7 @@ def test_judges_in_order_and_only_those_with_a_verdict() -> None:
 
 @pytest.fixture(scope="module")
 def refusal(tmp_path_factory: pytest.TempPathFactory) -> MetaEvaluator:
-    folder = tmp_path_factory.mktemp("verdict") / "refusal"
-    evaluator = create_example_project("refusal", folder)
-    evaluator.run_judges_async()
-    evaluator.compare_async(read_metrics_yaml(folder / "metrics.yaml"))
+    evaluator = scored_example("refusal", tmp_path_factory.mktemp("verdict") / "refusal")
     write_report(evaluator)
     return evaluator
 
@@ -194,40 +188,21 @@ def test_verdict_comes_first_after_the_heading(refusal: MetaEvaluator) -> None:
 
 def test_no_verdict_without_agreement_scores(tmp_path: Path) -> None:
     """The pairwise example scores preferences only: no baseline, no alt-test, no verdict."""
-    evaluator = create_example_project("pairwise", tmp_path / "pairwise")
-    evaluator.run_judges_async()
-    evaluator.compare_async(read_metrics_yaml(tmp_path / "pairwise" / "metrics.yaml"))
+    evaluator = scored_example("pairwise", tmp_path / "pairwise")
     text = write_report(evaluator).read_text(encoding="utf-8")
     assert "<h2>Verdict" not in text and "<h2>Scores" in text
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no browser: {CHROMIUM} is missing")
-def test_report_in_headless_chromium(refusal: MetaEvaluator) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing")
-    from tests.annotate.test_browser import CHROMIUM_ARGS
-
-    page_path = refusal.paths.reports_dir / "report.html"
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=15_000
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.goto(page_path.as_uri())
-            first = page.locator("h2").first
-            assert first.inner_text().startswith("Verdict")
-            verdict = page.locator("ul.verdicts li").first
-            assert verdict.is_visible()
-            assert verdict.inner_text().startswith("mock_refusal_judge: does not")
-            colour = page.locator("ul.verdicts .fail").first.evaluate(
-                "e => getComputedStyle(e).color"
-            )
-            assert colour == "rgb(180, 35, 24)"  # STYLE's .fail
-            box = verdict.bounding_box()
-            assert box is not None and box["y"] < 400  # above the fold
-            page.screenshot(path=str(SCREENSHOT))
-        finally:
-            browser.close()
+def test_report_in_headless_chromium(refusal: MetaEvaluator, browser: Any, tmp_path: Path) -> None:
+    with open_page(browser, 1100, 900) as page:
+        page.goto((refusal.paths.reports_dir / "report.html").as_uri())
+        first = page.locator("h2").first
+        assert first.inner_text().startswith("Verdict")
+        verdict = page.locator("ul.verdicts li").first
+        assert verdict.is_visible()
+        assert verdict.inner_text().startswith("mock_refusal_judge: does not")
+        colour = page.locator("ul.verdicts .fail").first.evaluate("e => getComputedStyle(e).color")
+        assert colour == "rgb(180, 35, 24)"  # STYLE's .fail
+        box = verdict.bounding_box()
+        assert box is not None and box["y"] < 400  # above the fold
+        screenshot(page, tmp_path, "report_verdict")

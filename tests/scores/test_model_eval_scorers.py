@@ -35,6 +35,7 @@ from meta_evaluator.scores.metrics import (
     StereotypeScorer,
 )
 from meta_evaluator.scores.yaml_config import read_metrics_yaml
+from tests.reports.projects import answered_questions
 from tests.scores.conftest import run_scorer
 
 EMPTY_HUMANS = pl.DataFrame(
@@ -1043,7 +1044,6 @@ MC_PROJECT: dict[int, tuple[str, list[str], str, str, str, str]] = {
 
 
 def multiple_choice_project(root: Path) -> MetaEvaluator:
-    evaluator = MetaEvaluator(root / "mc", load=False)
     frame = pl.DataFrame(
         {
             "qid": list(MC_PROJECT),
@@ -1053,24 +1053,8 @@ def multiple_choice_project(root: Path) -> MetaEvaluator:
             "language": [v[3] for v in MC_PROJECT.values()],
         }
     )
-    evaluator.add_data(DataLoader.load_from_dataframe("mc", frame, "qid"))
-    evaluator.add_eval_task(
-        EvalTask(
-            task_schemas={"answer": None},
-            prompt_columns=["question"],
-            response_columns=["options"],
-            answering_method="text",
-            required_tasks=["answer"],
-        )
-    )
-    answers = root / "answers.csv"
-    with answers.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["original_id", "answer"])
-        for qid, row in MC_PROJECT.items():
-            writer.writerow([qid, row[4]])
-    evaluator.add_external_judge_results(answers, "mc_model")
-    return evaluator
+    answers = [(qid, row[4]) for qid, row in MC_PROJECT.items()]
+    return answered_questions(root, "mc", frame, {"mc_model": answers})
 
 
 def mc_metric(**scorer_args: Any) -> MetricsConfig:

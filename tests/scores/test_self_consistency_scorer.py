@@ -36,25 +36,11 @@ from meta_evaluator.stats.consistency import self_consistency
 from tests.conftest import chats, rejection_project
 from tests.loopback import JsonHandler, serving
 from tests.scores.conftest import run_scorer
+from tests.stats.test_consistency import LABELS, judge
 
-LABELS = ["yes", "no", "unsure"]
 NO_HUMANS = pl.DataFrame(
     schema={"original_id": pl.Int64, "human_id": pl.String, "label": pl.String}
 )
-
-
-def answers(rows: int, k: int, flip: float, seed: int, missing: float = 0.0) -> list[list]:
-    """k answers per row: the row's own label, or a random one with prob. `flip`."""
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(0, 3, rows)
-    out = []
-    for i in range(rows):
-        row: list = []
-        for _ in range(k):
-            code = rng.integers(0, 3) if rng.random() < flip else truth[i]
-            row.append(None if rng.random() < missing else LABELS[code])
-        out.append(row)
-    return out
 
 
 def run_majority(row: list) -> Any:
@@ -92,7 +78,7 @@ def human_majority(columns: list[list]) -> list[Any]:
 
 
 def test_scores_match_statsmodels_and_krippendorff() -> None:
-    samples = answers(120, 5, flip=0.3, seed=2, missing=0.1)
+    samples = judge(120, 5, flip=0.3, seed=2, missing=0.1)
     result = run_scorer(
         SelfConsistencyScorer(n_resamples=200, seed=3), frame_of(samples), NO_HUMANS
     )
@@ -114,7 +100,7 @@ def test_scores_match_statsmodels_and_krippendorff() -> None:
 
 
 def test_first_answer_and_majority_against_the_humans_match_sklearn() -> None:
-    samples = answers(90, 5, flip=0.4, seed=7, missing=0.1)
+    samples = judge(90, 5, flip=0.4, seed=7, missing=0.1)
     rng = random.Random(1)
     truth = [run_majority(r) or "yes" for r in samples]
     columns = [[v if rng.random() > 0.2 else rng.choice(LABELS) for v in truth] for _ in range(3)]
@@ -144,7 +130,7 @@ def test_first_answer_and_majority_against_the_humans_match_sklearn() -> None:
 
 def test_the_bootstrap_statistic_is_the_scores_of_the_rows_drawn() -> None:
     """Reference: the scorer itself on the rows each resample draws (fresh ids per draw)."""
-    samples = answers(40, 4, flip=0.3, seed=4, missing=0.05)
+    samples = judge(40, 4, flip=0.3, seed=4, missing=0.05)
     truth = [run_majority(r) for r in samples]
     humans = pl.DataFrame({"original_id": list(range(1, 41)), "human_id": ["h"] * 40,
                            "label": truth})  # fmt: skip

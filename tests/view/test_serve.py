@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -24,7 +23,7 @@ from meta_evaluator import MetaEvaluator
 from meta_evaluator.errors import ProjectError
 from meta_evaluator.examples import create_example_project
 from meta_evaluator.view import ViewerApp, free_port, serve
-from tests.conftest import stop
+from tests.conftest import Served, stop
 
 TOKEN = "s3cret"
 COMMAND_TIMEOUT = 60
@@ -46,28 +45,6 @@ def view(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-class _NoServer:
-    """Stands in for uvicorn.Server: records the configs handed to it."""
-
-    configs: list[Any]
-
-    def __init__(self, config: Any) -> None:
-        self.config = config
-
-    def run(self, sockets: list[socket.socket] | None = None) -> None:
-        type(self).configs.append(self.config)
-
-
-@pytest.fixture
-def no_server(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    import uvicorn
-
-    configs: list[Any] = []
-    monkeypatch.setattr(_NoServer, "configs", configs, raising=False)
-    monkeypatch.setattr(uvicorn, "Server", _NoServer)
-    return configs
-
-
 @pytest.fixture
 def fresh(tmp_path: Path) -> Path:
     """The refusal example before any run: data, task, annotations, no judge results."""
@@ -77,7 +54,7 @@ def fresh(tmp_path: Path) -> Path:
 
 
 def test_a_project_without_results_is_refused_before_binding(
-    fresh: Path, no_server: list[Any]
+    fresh: Path, no_server: list[Served]
 ) -> None:
     evaluator = MetaEvaluator(fresh, load=True)
     with pytest.raises(ProjectError, match="no judge has a complete run to view") as caught:
@@ -116,7 +93,7 @@ def test_a_bad_annotate_url_exits_2_naming_it(refusal: Path) -> None:
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "example.org"])
-def test_a_public_host_needs_a_token(refusal: Path, no_server: list[Any], host: str) -> None:
+def test_a_public_host_needs_a_token(refusal: Path, no_server: list[Served], host: str) -> None:
     evaluator = MetaEvaluator(refusal, load=True)
     with pytest.raises(ProjectError, match=r"launch_viewer: host .* give a token") as caught:
         serve(evaluator, host=host)
@@ -125,7 +102,7 @@ def test_a_public_host_needs_a_token(refusal: Path, no_server: list[Any], host: 
 
 
 def test_serve_binds_announces_and_hands_its_options_to_the_app(
-    refusal: Path, no_server: list[Any], capsys: pytest.CaptureFixture[str]
+    refusal: Path, no_server: list[Served], capsys: pytest.CaptureFixture[str]
 ) -> None:
     evaluator = MetaEvaluator(refusal, load=True)
     port = free_port()
@@ -137,26 +114,22 @@ def test_serve_binds_announces_and_hands_its_options_to_the_app(
     # bound to every interface, the address to share names this machine, not 0.0.0.0
     assert [h for h, _ in shown] == ["127.0.0.1", "127.0.0.1", socket.gethostname()]
     assert shown[0][1] == str(port) and f"?token={TOKEN}" in err
-    apps = [c.app for c in no_server]
+    apps = [served.config.app for served in no_server]
     assert all(isinstance(a, ViewerApp) for a in apps)
     assert [a.port for a in apps] == [int(p) for _, p in shown]
     assert apps[1].annotate_url == "http://127.0.0.1:9000" and apps[2].token == TOKEN
 
 
-def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Any]) -> None:
-    with socket.socket() as other:
-        other.bind(("127.0.0.1", 0))
-        other.listen()
-        taken = other.getsockname()[1]
-        with pytest.raises(
-            ProjectError, match=f"launch_viewer: port {taken} on 127.0.0.1 is in use"
-        ):
-            serve(MetaEvaluator(refusal, load=True), port=taken)
+def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Served], occupied: int) -> None:
+    with pytest.raises(
+        ProjectError, match=f"launch_viewer: port {occupied} on 127.0.0.1 is in use"
+    ):
+        serve(MetaEvaluator(refusal, load=True), port=occupied)
     assert no_server == []
 
 
 def test_the_view_command_reads_its_options_and_token_variable(
-    refusal: Path, no_server: list[Any]
+    refusal: Path, no_server: list[Served]
 ) -> None:
     from meta_evaluator.cli import app
 
@@ -181,7 +154,8 @@ def test_the_view_command_reads_its_options_and_token_variable(
         env={"META_EVALUATOR_VIEW_TOKEN": TOKEN},
     )
     assert done.exit_code == 0, done.output
-    (config,) = no_server
+    (served,) = no_server
+    config = served.config
     assert (config.host, config.port, config.app.token) == ("0.0.0.0", port, TOKEN)
     assert config.app.annotate_url == "http://lab.example:8001"
 
