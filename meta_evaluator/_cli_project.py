@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator._cli_copy import INPUTS, Copier
+from meta_evaluator.data.loader import FORMAT_OF_EXTENSION
 from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import (
     AlreadySetError,
@@ -55,7 +56,6 @@ from meta_evaluator.project_yaml import (
     read_task_yaml,
     write_project_yaml,
 )
-from meta_evaluator.project_yaml.schema import DATA_FORMATS
 from meta_evaluator.scores import MetricsConfig
 from meta_evaluator.storage import removed_on_error
 
@@ -162,7 +162,7 @@ def _saved_format(spec: ProjectSpec) -> DataFormat:
     """How the project saves the data: CSV or JSON as given, Parquet for the others."""
     given: str | None = spec.model.data.format if spec.model.data else None
     if given is None and spec.data_file is not None:
-        given = DATA_FORMATS.get(spec.data_file.suffix.lower())
+        given = FORMAT_OF_EXTENSION.get(spec.data_file.suffix.lower())
     return _SAVED_AS.get(given or "", "parquet")
 
 
