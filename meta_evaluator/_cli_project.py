@@ -187,18 +187,17 @@ def _build(root: Path, spec: ProjectSpec, *, in_place: bool) -> MetaEvaluator:
         evaluator.add_judges(spec.all_judges)
         evaluator.save_state(data_format=_saved_format(spec))
         model = spec.model if in_place else copier.copy_all(spec)
-        for source in spec.annotations:
-            entry = source.entry
-            evaluator.add_external_annotation_results(
-                source.file, source.owner_id, run_id=entry.run_id, id_column=entry.id_column,
-                tasks=entry.tasks,
-            )  # fmt: skip
-        for source in spec.results:
-            entry = source.entry
-            evaluator.add_external_judge_results(
-                source.file, source.owner_id, run_id=entry.run_id, id_column=entry.id_column,
-                tasks=entry.tasks,
-            )  # fmt: skip
+        imports = (
+            (spec.annotations, evaluator.add_external_annotation_results),
+            (spec.results, evaluator.add_external_judge_results),
+        )
+        for sources, add in imports:
+            for source in sources:
+                entry = source.entry
+                add(
+                    source.file, source.owner_id, run_id=entry.run_id, id_column=entry.id_column,
+                    tasks=entry.tasks,
+                )  # fmt: skip
         if not in_place:
             write_project_yaml(root / PROJECT_FILE, model, root=root)
     return evaluator
