@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator._cli_copy import INPUTS, Copier
+from meta_evaluator.data.loader import FORMAT_OF_EXTENSION
 from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import (
     AlreadySetError,
@@ -55,7 +56,6 @@ from meta_evaluator.project_yaml import (
     read_task_yaml,
     write_project_yaml,
 )
-from meta_evaluator.project_yaml.schema import DATA_FORMATS
 from meta_evaluator.scores import MetricsConfig
 from meta_evaluator.storage import removed_on_error
 
@@ -162,7 +162,7 @@ def _saved_format(spec: ProjectSpec) -> DataFormat:
     """How the project saves the data: CSV or JSON as given, Parquet for the others."""
     given: str | None = spec.model.data.format if spec.model.data else None
     if given is None and spec.data_file is not None:
-        given = DATA_FORMATS.get(spec.data_file.suffix.lower())
+        given = FORMAT_OF_EXTENSION.get(spec.data_file.suffix.lower())
     return _SAVED_AS.get(given or "", "parquet")
 
 
@@ -187,18 +187,17 @@ def _build(root: Path, spec: ProjectSpec, *, in_place: bool) -> MetaEvaluator:
         evaluator.add_judges(spec.all_judges)
         evaluator.save_state(data_format=_saved_format(spec))
         model = spec.model if in_place else copier.copy_all(spec)
-        for source in spec.annotations:
-            entry = source.entry
-            evaluator.add_external_annotation_results(
-                source.file, source.owner_id, run_id=entry.run_id, id_column=entry.id_column,
-                tasks=entry.tasks,
-            )  # fmt: skip
-        for source in spec.results:
-            entry = source.entry
-            evaluator.add_external_judge_results(
-                source.file, source.owner_id, run_id=entry.run_id, id_column=entry.id_column,
-                tasks=entry.tasks,
-            )  # fmt: skip
+        imports = (
+            (spec.annotations, evaluator.add_external_annotation_results),
+            (spec.results, evaluator.add_external_judge_results),
+        )
+        for sources, add in imports:
+            for source in sources:
+                entry = source.entry
+                add(
+                    source.file, source.owner_id, run_id=entry.run_id, id_column=entry.id_column,
+                    tasks=entry.tasks,
+                )  # fmt: skip
         if not in_place:
             write_project_yaml(root / PROJECT_FILE, model, root=root)
     return evaluator

@@ -229,14 +229,15 @@ TasksOption = Annotated[
     str | None,
     typer.Option(help="Comma-separated tasks the file labels (default: the required ones)."),
 ]
+LabelsFileArgument = Annotated[
+    Path, typer.Argument(help="CSV, JSON, JSON Lines or Parquet labels.", dir_okay=False)
+]
 
 
 @app.command("import-annotations")
 def import_annotations(
     project_dir: ProjectDir,
-    file: Annotated[
-        Path, typer.Argument(help="CSV, JSON, JSON Lines or Parquet labels.", dir_okay=False)
-    ],
+    file: LabelsFileArgument,
     annotator: Annotated[str, typer.Option(help="Whose labels these are.")],
     id_column: IdColumnOption = "original_id",
     run_id: RunIdOption = None,
@@ -256,9 +257,7 @@ def import_annotations(
 @app.command("import-results")
 def import_results(
     project_dir: ProjectDir,
-    file: Annotated[
-        Path, typer.Argument(help="CSV, JSON, JSON Lines or Parquet labels.", dir_okay=False)
-    ],
+    file: LabelsFileArgument,
     judge: Annotated[str, typer.Option(help="The judge that made these labels.")],
     id_column: IdColumnOption = "original_id",
     run_id: RunIdOption = None,
@@ -659,18 +658,21 @@ def score(project_dir: ProjectDir = Path("."), metrics: MetricsOption = None) ->
         raise typer.Exit(1)
 
 
+ComparedTaskOption = Annotated[
+    str | None, typer.Option(help="The task compared (default: the only task with labels).")
+]
+
+
 @app.command("compare-runs")
 def compare_runs(
-    project_dir: Annotated[Path, typer.Argument(help="The project folder.", file_okay=False)],
+    project_dir: ProjectDir,
     run_a: Annotated[str, typer.Argument(help="The first run: RUN, or RUN:JUDGE.")],
     run_b: Annotated[str, typer.Argument(help="The second run: RUN, or RUN:JUDGE.")],
     judge: Annotated[
         str | None,
         typer.Option(help="The judge of a run given without one (needed when it holds several)."),
     ] = None,
-    task: Annotated[
-        str | None, typer.Option(help="The task compared (default: the only task with labels).")
-    ] = None,
+    task: ComparedTaskOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the comparison as JSON instead of a table.")
     ] = False,
@@ -701,7 +703,7 @@ def compare_runs(
 
 @app.command("plan-labels")
 def plan_labels(
-    project_dir: Annotated[Path, typer.Argument(help="The project folder.", file_okay=False)],
+    project_dir: ProjectDir,
     judge: Annotated[
         str | None,
         typer.Option(help="The judge whose labels are the pilot (default: the only one)."),
@@ -747,7 +749,7 @@ def plan_labels(
 
 @app.command()
 def drift(
-    project_dir: Annotated[Path, typer.Argument(help="The project folder.", file_okay=False)],
+    project_dir: ProjectDir,
     judge: Annotated[str, typer.Option(help="The judge checked.")],
     baseline: Annotated[
         str | None,
@@ -759,9 +761,7 @@ def drift(
         str | None,
         typer.Option(help="The run checked: a run id, or 'latest' (the default)."),
     ] = None,
-    task: Annotated[
-        str | None, typer.Option(help="The task compared (default: the only task with labels).")
-    ] = None,
+    task: ComparedTaskOption = None,
     json_output: Annotated[
         bool,
         typer.Option("--json", help="Print the check as one JSON object instead of the text."),

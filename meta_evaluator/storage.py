@@ -69,6 +69,7 @@ __all__ = [
     "check_inside_project",
     "check_lfs_pointer",
     "check_safe_name",
+    "fsync_folder",
     "io_errno",
     "os_error",
     "path_argument",
@@ -82,6 +83,7 @@ __all__ = [
     "write_json",
     "write_parquet",
     "write_yaml",
+    "yaml_mapping",
 ]
 
 _TMP_SUFFIX = ".tmp"
@@ -348,7 +350,7 @@ def atomic_write(
         if isinstance(exc, OSError) or io_errno(exc) is not None:  # also polars' wrapped ones
             raise os_error(target, exc) from exc  # the previous file, if any, is unchanged
         raise
-    _fsync_folder(folder)
+    fsync_folder(folder)
 
 
 @contextlib.contextmanager
@@ -386,8 +388,8 @@ def removed_on_error(folder: str | Path) -> Iterator[None]:
         raise
 
 
-def _fsync_folder(folder: Path) -> None:
-    # Makes the rename itself durable; not supported on every platform, where it is skipped.
+def fsync_folder(folder: Path) -> None:
+    """Make the renames in `folder` durable (skipped where folders cannot be fsynced)."""
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:
@@ -510,6 +512,22 @@ def read_yaml_list(
         for key in sorted(set(content) - {section}, key=str)
     ]
     return file, content[section], problems
+
+
+def yaml_mapping(
+    content: object, file: Path, *, expected: str, error: type[MetaEvaluatorError]
+) -> dict[str, Any]:
+    """A YAML file's content read as a mapping: an empty file is an empty mapping.
+
+    Raises:
+        MetaEvaluatorError: Of class `error`: the content is something else; the message is
+            `<file>: <expected> <the type found>.`, so `expected` ends in "got".
+    """
+    if content is None:
+        return {}
+    if not isinstance(content, dict):
+        raise error(f"{file}: {expected} {type(content).__name__}.", path=file)
+    return content
 
 
 def raise_problems(

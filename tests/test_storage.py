@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from meta_evaluator.errors import StateError, StorageError, UnsafeNameError
+from meta_evaluator.errors import PricesError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.storage import (
     atomic_write,
     atomic_write_bytes,
@@ -19,6 +19,7 @@ from meta_evaluator.storage import (
     read_yaml,
     write_json,
     write_yaml,
+    yaml_mapping,
 )
 
 
@@ -362,3 +363,24 @@ def test_sha256_of_a_file_that_cannot_be_read_is_typed(tmp_path: Path) -> None:
     with pytest.raises(StorageError) as caught:
         sha256(missing)
     assert caught.value.path == missing
+
+
+# --- yaml_mapping --------------------------------------------------------------------------
+
+
+def test_yaml_mapping_reads_an_empty_file_as_an_empty_mapping(tmp_path: Path) -> None:
+    file = tmp_path / "prices.yaml"
+    assert yaml_mapping(None, file, expected="must be a mapping, got", error=PricesError) == {}
+    given = {"a": 1}
+    assert yaml_mapping(given, file, expected="must be a mapping, got", error=PricesError) is given
+
+
+@pytest.mark.parametrize(("content", "kind"), [([1, 2], "list"), ("text", "str"), (3, "int")])
+def test_yaml_mapping_refuses_other_content_naming_the_file(
+    tmp_path: Path, content: object, kind: str
+) -> None:
+    file = tmp_path / "prices.yaml"
+    with pytest.raises(PricesError) as caught:
+        yaml_mapping(content, file, expected="must be a mapping; got", error=PricesError)
+    assert caught.value.message == f"{file}: must be a mapping; got {kind}."
+    assert caught.value.path == file

@@ -14,7 +14,7 @@ import polars as pl
 
 from meta_evaluator.data.eval_data import EvalData
 from meta_evaluator.data.loader import DataLoader
-from meta_evaluator.data.variants import variant_ids
+from meta_evaluator.data.variants import joined_variants, variant_ids
 from meta_evaluator.errors import ColumnError, DataError
 
 __all__ = ["counterfactual_variants"]
@@ -87,19 +87,10 @@ def counterfactual_variants(
             id_column
         ),
     )
-    originals = frame.with_columns(pl.lit(None, dtype=frame.schema[id_column]).alias(link_column))
-    combined = pl.concat([originals, variants.select(originals.columns)], how="vertical")
-    if combined.get_column(id_column).n_unique() != combined.height:
-        hint = (
-            "integer ids of variants are the id plus a power of ten; negative ids can meet "
-            "positive ones, so use ids >= 0"
-            if frame.schema[id_column].is_integer()
-            else "rename the ids ending in '_cf'"
-        )
-        raise DataError(
-            f"counterfactual_variants: a variant id collides with an existing id; {hint}.",
-            column=id_column,
-        )
+    combined = joined_variants(
+        frame, variants, id_column=id_column, link_column=link_column, suffix="_cf",
+        where="counterfactual_variants", what="a variant id", noun="variants",
+    )  # fmt: skip
     return DataLoader.load_from_dataframe(
         name or f"{eval_data.name}_counterfactual", combined, id_column=id_column
     )

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -23,7 +23,20 @@ from meta_evaluator.data.reading import read_errors
 from meta_evaluator.errors import ColumnError, DataError, DataFileError
 from meta_evaluator.storage import check_lfs_pointer
 
-__all__ = ["DataLoader"]
+__all__ = ["FORMAT_OF_EXTENSION", "DataLoader", "FileFormat", "load_as"]
+
+FileFormat = Literal["csv", "json", "jsonl", "parquet"]
+"""A data file's format, as `project.yaml`'s `format:` and the imports' `data_format` name it."""
+
+FORMAT_OF_EXTENSION: dict[str, FileFormat] = {
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+"""The format a file's extension stands for (`DataLoader.load` reads files by it)."""
 
 _PARQUET_MAGIC = b"PAR1"
 _SNIFF_BYTES = 8192
@@ -283,22 +296,31 @@ class DataLoader:
             )
         path = Path(file_path)
         suffix = path.suffix.lower()
-        loaders = {
-            ".csv": DataLoader.load_csv,
-            ".json": DataLoader.load_json,
-            ".jsonl": DataLoader.load_jsonl,
-            ".ndjson": DataLoader.load_jsonl,
-            ".parquet": DataLoader.load_parquet,
-            ".pq": DataLoader.load_parquet,
-        }
-        if suffix not in loaders:
+        if suffix not in FORMAT_OF_EXTENSION:
             raise DataFileError(
                 f"{path}: unknown data file extension {suffix or '(none)'!r}; use one of "
-                f"{', '.join(sorted(loaders))}, or call the DataLoader.load_* method for the "
-                "file's format.",
+                f"{', '.join(sorted(FORMAT_OF_EXTENSION))}, or call the DataLoader.load_* method "
+                "for the file's format.",
                 path=path,
             )
-        return loaders[suffix](name, path, id_column)
+        return load_as(FORMAT_OF_EXTENSION[suffix], name, path, id_column)
+
+
+def load_as(
+    file_format: FileFormat, name: str, file_path: str | Path, id_column: str | None = None
+) -> EvalData:
+    """Load a file with the `DataLoader` method of `file_format`, whatever its extension.
+
+    Raises:
+        DataError, DataFileError: As the method raises them.
+    """
+    loader = {
+        "csv": DataLoader.load_csv,
+        "json": DataLoader.load_json,
+        "jsonl": DataLoader.load_jsonl,
+        "parquet": DataLoader.load_parquet,
+    }[file_format]
+    return loader(name, file_path, id_column)
 
 
 def _check_file(file_path: str | Path) -> Path:

@@ -13,8 +13,8 @@ import polars as pl
 
 from meta_evaluator.data.eval_data import EvalData
 from meta_evaluator.data.loader import DataLoader
-from meta_evaluator.data.variants import variant_ids
-from meta_evaluator.errors import ColumnError, DataError
+from meta_evaluator.data.variants import joined_variants, variant_ids
+from meta_evaluator.errors import ColumnError
 
 __all__ = ["SWAPPED_SUFFIX", "position_swapped_variants"]
 
@@ -64,19 +64,10 @@ def position_swapped_variants(
         variant_ids(frame.get_column(id_column), frame.get_column(id_column), SWAPPED_SUFFIX)
         .alias(id_column),
     )  # fmt: skip
-    originals = frame.with_columns(pl.lit(None, dtype=frame.schema[id_column]).alias(link_column))
-    combined = pl.concat([originals, swapped.select(originals.columns)], how="vertical")
-    if combined.get_column(id_column).n_unique() != combined.height:
-        hint = (
-            "integer ids of twins are the id plus a power of ten; negative ids can meet "
-            "positive ones, so use ids >= 0"
-            if frame.schema[id_column].is_integer()
-            else f"rename the ids ending in {SWAPPED_SUFFIX!r}"
-        )
-        raise DataError(
-            f"position_swapped_variants: a swapped row's id collides with an existing id; {hint}.",
-            column=id_column,
-        )
+    combined = joined_variants(
+        frame, swapped, id_column=id_column, link_column=link_column, suffix=SWAPPED_SUFFIX,
+        where="position_swapped_variants", what="a swapped row's id", noun="twins",
+    )  # fmt: skip
     return DataLoader.load_from_dataframe(
         name or f"{eval_data.name}_swapped", combined, id_column=id_column
     )

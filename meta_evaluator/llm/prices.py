@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import PricesError
-from meta_evaluator.storage import read_yaml
+from meta_evaluator.storage import read_yaml, yaml_mapping
 
 __all__ = ["PICO", "PRICE_KEYS", "Price", "Prices", "read_prices"]
 
@@ -116,15 +116,11 @@ def read_prices(path: str | Path) -> Prices | None:
     file = Path(path)
     if not file.is_file():
         return None
-    raw = read_yaml(file)
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise PricesError(
-            f"{file}: must map a model name or judge id to {{prompt: ..., completion: ...}} "
-            f"US dollars per million tokens; got {type(raw).__name__}.",
-            path=file,
-        )
+    expected = (
+        "must map a model name or judge id to {prompt: ..., completion: ...} US dollars per "
+        "million tokens; got"
+    )
+    raw = yaml_mapping(read_yaml(file), file, expected=expected, error=PricesError)
     problems: list[dict[str, Any]] = []
     table: dict[str, Price] = {}
     for name, entry in raw.items():

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from meta_evaluator.errors import StateError, StorageError
-from meta_evaluator.storage import atomic_write_bytes, atomic_write_text, os_error
+from meta_evaluator.storage import atomic_write_bytes, atomic_write_text, fsync_folder, os_error
 
 __all__ = ["BACKUP", "STAGING", "has_journal", "put_in_place", "recover"]
 
@@ -91,7 +91,7 @@ def put_in_place(folder: Path, extra: dict[str, str]) -> Path:
         for source, target in journal.moves:
             os.rename(folder / source, folder / target)
         for touched in (folder, folder / BACKUP, new):
-            _fsync_folder(touched)  # every rename on disk before the commit can be
+            fsync_folder(touched)  # every rename on disk before the commit can be
         os.replace(new / STATE_FILE, folder / STATE_FILE)  # the commit: one of ours from now
     except BaseException as exc:
         if _ours(folder / STATE_FILE):  # stopped after the commit: nothing to undo
@@ -104,7 +104,7 @@ def put_in_place(folder: Path, extra: dict[str, str]) -> Path:
         if isinstance(exc, OSError):
             raise os_error(folder, exc, "migrate") from exc
         raise
-    _fsync_folder(folder)
+    fsync_folder(folder)
     with contextlib.suppress(OSError):  # migrated; the next `migrate` removes what stays
         _remove_staging(staging)
     return folder / BACKUP
@@ -232,15 +232,5 @@ def _remove_staging(staging: Path) -> None:
         OSError: The journal could not be removed (the folder is left whole).
     """
     (staging / JOURNAL).unlink(missing_ok=True)
-    _fsync_folder(staging)
+    fsync_folder(staging)
     shutil.rmtree(staging, ignore_errors=True)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the renames in `folder` durable (skipped where folders cannot be fsynced)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

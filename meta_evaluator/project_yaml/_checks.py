@@ -10,7 +10,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
-from meta_evaluator.data import DataLoader, EvalData
+from meta_evaluator.data import EvalData
+from meta_evaluator.data.loader import FORMAT_OF_EXTENSION, load_as
 from meta_evaluator.errors import (
     ColumnError,
     DataError,
@@ -26,7 +27,6 @@ from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.yaml_config import read_judge_entries, read_judges_yaml
 from meta_evaluator.project_yaml._recover import DROP, Repair, recovered
 from meta_evaluator.project_yaml.schema import (
-    DATA_FORMATS,
     AnnotationsEntry,
     DataSection,
     ProjectFile,
@@ -58,7 +58,7 @@ def check_data(
 ) -> tuple[EvalData | None, Path | None]:
     """The data as loaded and sampled, or None with the problem added."""
     file = base / section.file
-    fmt = section.format or DATA_FORMATS.get(file.suffix.lower())
+    fmt = section.format or FORMAT_OF_EXTENSION.get(file.suffix.lower())
     if fmt is None:
         problems.append(
             problem(
@@ -68,15 +68,9 @@ def check_data(
             )
         )
         return None, None
-    loader = {
-        "csv": DataLoader.load_csv,
-        "json": DataLoader.load_json,
-        "jsonl": DataLoader.load_jsonl,
-        "parquet": DataLoader.load_parquet,
-    }[fmt]
     name = section.name or file.stem or "data"
     try:
-        data = loader(name, file, section.id_column)
+        data = load_as(fmt, name, file, section.id_column)
     except (DataError, StorageError) as exc:
         on_ids = isinstance(exc, ColumnError | IdError) and exc.column == section.id_column
         problems.append(problem("data.id_column" if on_ids else "data.file", exc.message))

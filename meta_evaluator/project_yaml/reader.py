@@ -35,7 +35,7 @@ from meta_evaluator.project_yaml._checks import (
 from meta_evaluator.project_yaml._recover import DROP, Repair, recovered
 from meta_evaluator.project_yaml.schema import DataSection, ProjectFile
 from meta_evaluator.project_yaml.spec import JudgesSource, ProjectSpec
-from meta_evaluator.storage import path_argument, raise_problems, read_yaml
+from meta_evaluator.storage import path_argument, raise_problems, read_yaml, yaml_mapping
 
 __all__ = [
     "PROJECT_FILE",
@@ -231,12 +231,8 @@ def _read_mapping(path: str | Path) -> tuple[Path, dict[str, Any]]:
         raw = read_yaml(file)
     except MetaEvaluatorError as exc:
         raise ProjectFileError(exc.message, path=file) from exc
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ProjectFileError(
-            f"{file}: must be a mapping of sections (data, task, judges, annotations, results, "
-            f"metrics, drift), got {type(raw).__name__}.",
-            path=file,
-        )
-    return file, raw
+    expected = (
+        "must be a mapping of sections (data, task, judges, annotations, results, metrics, "
+        "drift), got"
+    )
+    return file, yaml_mapping(raw, file, expected=expected, error=ProjectFileError)

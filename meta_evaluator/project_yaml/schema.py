@@ -23,38 +23,25 @@ relative to the `project.yaml` that names them. This module only checks shapes a
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
 from meta_evaluator._util import shown
 from meta_evaluator._validation import ConfigModel
+from meta_evaluator.data.loader import FileFormat
 from meta_evaluator.errors import MetaEvaluatorError, ProjectFileError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.scores.drift import DriftThresholds
 from meta_evaluator.storage import check_safe_name
 
 __all__ = [
-    "DATA_FORMATS",
     "AnnotationsEntry",
-    "DataFormatName",
     "DataSection",
     "ProjectFile",
     "ResultsEntry",
     "SampleSection",
 ]
-
-DataFormatName = Literal["csv", "json", "jsonl", "parquet"]
-
-DATA_FORMATS: dict[str, DataFormatName] = {
-    ".csv": "csv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-"""The data format a file's extension stands for, when `format` is not given."""
 
 
 class _Section(ConfigModel):
@@ -86,7 +73,7 @@ class DataSection(_Section):
 
     file: str = Field(min_length=1)
     """The data file, relative to `project.yaml`."""
-    format: DataFormatName | None = None
+    format: FileFormat | None = None
     """`csv`, `json` (records or columns), `jsonl` or `parquet`; default: from the file's
     extension (`.csv`, `.json`, `.jsonl` or `.ndjson`, `.parquet` or `.pq`)."""
     id_column: str | None = None

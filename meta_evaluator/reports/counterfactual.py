@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from meta_evaluator.reports.html import escape
-from meta_evaluator.reports.section_parts import failures, figures, metrics_of, rate, table
+from meta_evaluator.reports.section_parts import kind_sections, rate, table
 
 if TYPE_CHECKING:
     from meta_evaluator.reports.inputs import ReportInputs
@@ -22,15 +22,12 @@ __all__ = ["counterfactual_section"]
 
 def counterfactual_section(inputs: ReportInputs) -> str:
     """Every counterfactual metric of the project, one part each ("" without any)."""
-    return "".join(
-        _metric(inputs, name, results) for name, results in metrics_of(inputs, "counterfactual")
-    )
+    return kind_sections(inputs, "counterfactual", "Counterfactual change", _body)
 
 
-def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> str:
-    scored = [r for r in results if r.error is None]
+def _body(inputs: ReportInputs, name: str, scored: list[ScoringResult]) -> list[str]:
+    """What the section shows of one metric between its heading and its failures."""
     parts = [
-        f"<section class='kind counterfactual'><h2>Counterfactual change: {escape(name)}</h2>",
         "<p>Each variant row differs from its original only in the sensitive attribute. A pair "
         "is used when both were answered, and changed when one answer could be read and the "
         "other not, or both were read and differ. 0 means the attribute never moved the "
@@ -67,7 +64,4 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
             )
             + ".</p>"
         )
-    parts.append(failures(results))
-    parts.append(figures(inputs, "counterfactual", name))
-    parts.append("</section>")
-    return "".join(parts)
+    return parts

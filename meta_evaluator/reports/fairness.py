@@ -12,14 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from meta_evaluator.reports.html import escape
-from meta_evaluator.reports.section_parts import (
-    failures,
-    figures,
-    metrics_of,
-    number,
-    rate,
-    table,
-)
+from meta_evaluator.reports.section_parts import kind_sections, number, rate, table
 
 if TYPE_CHECKING:
     from meta_evaluator.reports.inputs import ReportInputs
@@ -62,14 +55,12 @@ _OPTIONS = {
 
 def fairness_section(inputs: ReportInputs) -> str:
     """Every fairness metric of the project, one part each ("" without any)."""
-    return "".join(
-        _metric(inputs, name, results) for name, results in metrics_of(inputs, "fairness")
-    )
+    return kind_sections(inputs, "fairness", "Fairness", _body)
 
 
-def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> str:
-    scored = [r for r in results if r.error is None]
-    parts = [f"<section class='kind fairness'><h2>Fairness: {escape(name)}</h2>"]
+def _body(inputs: ReportInputs, name: str, scored: list[ScoringResult]) -> list[str]:
+    """What the section shows of one metric between its heading and its failures."""
+    parts: list[str] = []
     if scored:
         first = scored[0].metadata
         positive = escape(first.get("positive_label"))
@@ -92,10 +83,7 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
         )
         parts.append(_groups_table(scored))
         parts.append(_spreads(scored))
-    parts.append(failures(results))
-    parts.append(figures(inputs, "fairness", name))
-    parts.append("</section>")
-    return "".join(parts)
+    return parts
 
 
 def _question(inputs: ReportInputs) -> str:

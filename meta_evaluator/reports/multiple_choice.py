@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from meta_evaluator.reports.html import escape
-from meta_evaluator.reports.section_parts import failures, figures, metrics_of, rate, table
+from meta_evaluator.reports.section_parts import kind_sections, rate, table
 
 if TYPE_CHECKING:
     from meta_evaluator.reports.inputs import ReportInputs
@@ -30,15 +30,12 @@ _COUNTS = ("correct", "incorrect", "invalid")
 
 def multiple_choice_section(inputs: ReportInputs) -> str:
     """Every multiple-choice metric of the project, one part each ("" without any)."""
-    return "".join(
-        _metric(inputs, name, results) for name, results in metrics_of(inputs, "multiple_choice")
-    )
+    return kind_sections(inputs, "multiple_choice", "Multiple choice", _body)
 
 
-def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> str:
-    scored = [r for r in results if r.error is None]
+def _body(inputs: ReportInputs, name: str, scored: list[ScoringResult]) -> list[str]:
+    """What the section shows of one metric between its heading and its failures."""
     parts = [
-        f"<section class='kind multiple_choice'><h2>Multiple choice: {escape(name)}</h2>",
         "<p>Does the model answer in the format asked, a JSON object with a <code>choice</code>, "
         "and answer right? Overall accuracy: correct answers of those given; accuracy on valid: "
         "correct of the readable ones; format error rate: unreadable answers of those given. "
@@ -71,10 +68,7 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
         if column:
             parts.append(f"<p class='muted'>Language: the data column <code>{escape(column)}"
                          "</code> (missing values count as <code>unknown</code>).</p>")  # fmt: skip
-    parts.append(failures(results))
-    parts.append(figures(inputs, "multiple_choice", name))
-    parts.append("</section>")
-    return "".join(parts)
+    return parts
 
 
 def _row(judge: str, language: str, found: Any, counts: Any, intervals: Any) -> list[str]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from meta_evaluator.reports._tables import task_spread
 from meta_evaluator.reports.html import escape
-from meta_evaluator.reports.section_parts import failures, figures, metrics_of, number, rate, table
+from meta_evaluator.reports.section_parts import figures, kind_sections, number, rate, table
 from meta_evaluator.scores.metrics.preference import trait_rows
 
 if TYPE_CHECKING:
@@ -45,14 +45,12 @@ STATISTICS = (
 
 def preference_section(inputs: ReportInputs) -> str:
     """Every preference metric of the project, one part each ("" without any)."""
-    return "".join(
-        _metric(inputs, name, results) for name, results in metrics_of(inputs, "preference")
-    )
+    return kind_sections(inputs, "preference", "Preferences", _body, plots_in_body=True)
 
 
-def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> str:
-    scored = [r for r in results if r.error is None]
-    parts = [f"<section class='kind preference'><h2>Preferences: {escape(name)}</h2>"]
+def _body(inputs: ReportInputs, name: str, scored: list[ScoringResult]) -> list[str]:
+    """What the section shows of one metric between its heading and its failures."""
+    parts: list[str] = []
     if scored:
         p_e = _chance_agreement(scored[0])
         traits = list(dict.fromkeys(t for r in scored for t in _entries(r)))
@@ -82,9 +80,7 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
         parts.append(figures(inputs, "preference", name))
         parts.append(_per_group(scored))
         parts.append(_statistics(scored))
-    parts.append(failures(results))
-    parts.append("</section>")
-    return "".join(parts)
+    return parts
 
 
 def _entries(result: ScoringResult) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:

@@ -9,7 +9,7 @@ text. Its plots sit beside its tables, so the page's closing Plots section leave
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ __all__ = [
     "embedded_figure",
     "failures",
     "figures",
+    "kind_sections",
     "metrics_of",
     "number",
     "rate",
@@ -46,6 +47,35 @@ def metrics_of(inputs: ReportInputs, scorer: str) -> list[tuple[str, list[Scorin
         for key, results in inputs.scores.items()
         if key.startswith(prefix) and results
     ]
+
+
+def kind_sections(
+    inputs: ReportInputs,
+    scorer: str,
+    title: str,
+    body: Callable[[ReportInputs, str, list[ScoringResult]], list[str]],
+    *,
+    plots_in_body: bool = False,
+) -> str:
+    """Every metric of `scorer`, one section each ("" without any).
+
+    A section is the heading `<title>: <metric>`, what `body(inputs, metric, scored)` shows of
+    the results scored without error (an empty list: none), the judges that failed, and the
+    metric's plots, last unless `plots_in_body` (then `body` places them).
+    """
+    sections = []
+    for name, results in metrics_of(inputs, scorer):
+        scored = [r for r in results if r.error is None]
+        parts = [
+            f"<section class='kind {scorer}'><h2>{escape(title)}: {escape(name)}</h2>",
+            *body(inputs, name, scored),
+            failures(results),
+        ]
+        if not plots_in_body:
+            parts.append(figures(inputs, scorer, name))
+        parts.append("</section>")
+        sections.append("".join(parts))
+    return "".join(sections)
 
 
 def number(value: Any, digits: int = 3) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from meta_evaluator.reports.html import escape
-from meta_evaluator.reports.section_parts import failures, figures, metrics_of, number, table
+from meta_evaluator.reports.section_parts import kind_sections, number, table
 
 if TYPE_CHECKING:
     from meta_evaluator.reports.inputs import ReportInputs
@@ -26,15 +26,12 @@ _COUNTS = ("stereotype", "anti_stereotype", "neutral", "other")
 
 def stereotype_section(inputs: ReportInputs) -> str:
     """Every stereotype metric of the project, one part each ("" without any)."""
-    return "".join(
-        _metric(inputs, name, results) for name, results in metrics_of(inputs, "stereotype")
-    )
+    return kind_sections(inputs, "stereotype", "Stereotypes", _body)
 
 
-def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> str:
-    scored = [r for r in results if r.error is None]
+def _body(inputs: ReportInputs, name: str, scored: list[ScoringResult]) -> list[str]:
+    """What the section shows of one metric between its heading and its failures."""
     parts = [
-        f"<section class='kind stereotype'><h2>Stereotypes: {escape(name)}</h2>",
         "<p>Does the model prefer the stereotyped option? LMS (language modelling score): how "
         "often it picks a meaningful option, S or A, 100 at best. SS (stereotype score): the "
         "share of stereotyped picks among those, 50 is unbiased. iCAT: both together, 100 for "
@@ -66,7 +63,4 @@ def _metric(inputs: ReportInputs, name: str, results: list[ScoringResult]) -> st
             )
             + ".</p>"
         )
-    parts.append(failures(results))
-    parts.append(figures(inputs, "stereotype", name))
-    parts.append("</section>")
-    return "".join(parts)
+    return parts

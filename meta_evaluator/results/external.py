@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Required, TypedDict, Unpack
+from typing import Any, Required, TypedDict, Unpack
 
 import polars as pl
 
 from meta_evaluator.data import DataLoader, EvalData
 from meta_evaluator.data.checks import AUTO_ID_COLUMN, list_some
+from meta_evaluator.data.loader import FileFormat, load_as
 from meta_evaluator.errors import ColumnError, DataError, IdError, MetaEvaluatorError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.labels import NormalisedLabels, check_frame, normalised_labels
@@ -38,8 +39,6 @@ logger = logging.getLogger(__name__)
 _NAMED = 3
 """How many invalid rows the import's warning names."""
 
-DataFormatName = Literal["csv", "json", "jsonl", "parquet"]
-
 ID_COLUMN = "original_id"
 """The column of an imported file that holds the data's ids, unless `id_column` says another."""
 
@@ -61,7 +60,7 @@ class ImportOptions(TypedDict, total=False):
     """The column holding the data's ids (default `original_id`)."""
     tasks: Sequence[str] | None
     """Only these tasks (labels made for some tasks only); None: the task's required tasks."""
-    data_format: DataFormatName | None
+    data_format: FileFormat | None
     """The file's format (`csv`, `json`, `jsonl`, `parquet`); None: from its extension."""
 
 
@@ -181,13 +180,7 @@ def read_import_file(
     if fmt is None:
         frame = DataLoader.load(owner_id, path, id_column).data
     else:
-        loader = {
-            "csv": DataLoader.load_csv,
-            "json": DataLoader.load_json,
-            "jsonl": DataLoader.load_jsonl,
-            "parquet": DataLoader.load_parquet,
-        }[fmt]
-        frame = loader(owner_id, path, id_column).data
+        frame = load_as(fmt, owner_id, path, id_column).data
     return frame, f"external:{sha256(path)[:16]}"
 
 

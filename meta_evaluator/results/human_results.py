@@ -23,6 +23,7 @@ from meta_evaluator.data.reading import read_parquet_snapshot
 from meta_evaluator.errors import ColumnError, StateError, StorageError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.run_files import now_iso
+from meta_evaluator.results._outcome_table import OutcomeTable
 from meta_evaluator.results.external import (
     ImportOptions,
     checked_frame,
@@ -57,55 +58,19 @@ STATE_VERSION = 1
 WEB_RUN = "web"
 
 
-class HumanAnnotationResults:
+class HumanAnnotationResults(OutcomeTable):
     """One annotator's labels, as a polars frame with a fixed set of columns.
 
     `results_data` has `original_id`, `annotator_id`, `run_id`, `outcome` (valid/invalid),
     `status`, `error_message`, `timestamp` and one column per task.
     """
 
+    OUTCOMES = ("valid", "invalid")
+
     def __init__(self, annotator_id: str, run_id: str, results_data: pl.DataFrame) -> None:
         self.annotator_id = annotator_id
         self.run_id = run_id
         self._frame = results_data
-
-    @property
-    def results_data(self) -> pl.DataFrame:
-        """Every row (a copy)."""
-        return self._frame.clone()
-
-    def counts(self) -> dict[str, int]:
-        """Rows per outcome."""
-        found = dict(self._frame.group_by("outcome").len().iter_rows())
-        return {o: int(found.get(o, 0)) for o in ("valid", "invalid")}
-
-    def valid_rows(self) -> pl.DataFrame:
-        """The rows whose outcome is valid."""
-        return self._frame.filter(pl.col("outcome") == "valid")
-
-    def __len__(self) -> int:
-        return self._frame.height
-
-    # ----- meta-evaluator 0.3.3's names for the same things -----------------------------------
-
-    @property
-    def data(self) -> pl.DataFrame:
-        """`results_data` (0.3.3's name)."""
-        return self.results_data
-
-    def get_successful_results(self) -> pl.DataFrame:
-        """The valid rows (0.3.3's name of `valid_rows`)."""
-        return self.valid_rows()
-
-    @property
-    def total_count(self) -> int:
-        """Rows of the set."""
-        return self._frame.height
-
-    @property
-    def succeeded_count(self) -> int:
-        """Valid rows."""
-        return self.counts()["valid"]
 
     @property
     def error_count(self) -> int:

@@ -18,6 +18,7 @@ from meta_evaluator.judge.result_row import (
     rows_frame,
 )
 from meta_evaluator.judge.run_files import RunFiles, latest_tables
+from meta_evaluator.results._outcome_table import OutcomeTable
 
 if TYPE_CHECKING:
     from meta_evaluator.judge.config import Judge
@@ -33,12 +34,14 @@ __all__ = [
 ]
 
 
-class JudgeResults:
+class JudgeResults(OutcomeTable):
     """The rows of one judge in one run: `results_data` has a row per data row asked.
 
     `outcome` is `valid`, `invalid`, `error` or `skipped`; `status` says why; only valid rows
     are scored. One column per task holds its label (a list for multi-label tasks).
     """
+
+    OUTCOMES = ("valid", "invalid", "error", "skipped")
 
     def __init__(
         self,
@@ -94,46 +97,10 @@ class JudgeResults:
             cost_usd=outcome.cost_usd,
         )
 
-    @property
-    def results_data(self) -> pl.DataFrame:
-        """Every row of the run (a copy)."""
-        return self._frame.clone()
-
-    def counts(self) -> dict[str, int]:
-        """Rows per outcome, every outcome listed."""
-        found = dict(self._frame.group_by("outcome").len().iter_rows())
-        return {o: int(found.get(o, 0)) for o in ("valid", "invalid", "error", "skipped")}
-
-    def valid_rows(self) -> pl.DataFrame:
-        """The rows whose outcome is valid."""
-        return self._frame.filter(pl.col("outcome") == "valid")
-
-    def __len__(self) -> int:
-        return self._frame.height
-
     def __repr__(self) -> str:
         return f"JudgeResults(judge_id={self.judge_id!r}, run_id={self.run_id!r}, {self.counts()})"
 
-    # ----- meta-evaluator 0.3.3's names for the same things -----------------------------------
-
-    @property
-    def data(self) -> pl.DataFrame:
-        """`results_data` (0.3.3's name)."""
-        return self.results_data
-
-    def get_successful_results(self) -> pl.DataFrame:
-        """The valid rows (0.3.3's name of `valid_rows`)."""
-        return self.valid_rows()
-
-    @property
-    def total_count(self) -> int:
-        """Rows of the run."""
-        return self._frame.height
-
-    @property
-    def succeeded_count(self) -> int:
-        """Valid rows (0.3.3's `success`)."""
-        return self._count(pl.col("outcome") == "valid")
+    # ----- meta-evaluator 0.3.3's names for the counts of a run ---------------------------------
 
     @property
     def skipped_count(self) -> int:
@@ -166,9 +133,6 @@ class JudgeResults:
             + self.llm_error_count + self.parsing_error_count
         )  # fmt: skip
         return self.total_count - named
-
-    def _count(self, condition: pl.Expr) -> int:
-        return int(self._frame.select(condition.fill_null(False).sum()).item())
 
 
 def with_models(

@@ -322,13 +322,7 @@ def multigroup_metrics(
     function = "multigroup_metrics"
     check_choice(function, "agg", agg, get_args(Aggregation))
     check_choice(function, "method", method, get_args(Comparison))
-    lengths: dict[str, Any] = {"y_pred": y_pred, "groups": groups}
-    if y_true is not None:
-        lengths["y_true"] = y_true
-    check_same_length(function, **lengths)
-    predicted = _binary(function, "y_pred", y_pred)
-    truth = None if y_true is None else _binary(function, "y_true", y_true)
-    codes, names = _group_codes(function, groups)
+    truth, predicted, codes, names = _grouped(function, y_true, y_pred, groups)
     k = len(names)
     size = np.bincount(codes, minlength=k)
     selection = _ratio(np.bincount(codes[predicted], minlength=k), size)
@@ -417,13 +411,7 @@ def group_rates(
     """
     function = "group_rates"
     check_interval(function, "confidence_level", confidence_level, 0.0, 1.0)
-    lengths: dict[str, Any] = {"y_pred": y_pred, "groups": groups}
-    if y_true is not None:
-        lengths["y_true"] = y_true
-    check_same_length(function, **lengths)
-    predicted = _binary(function, "y_pred", y_pred)
-    truth = None if y_true is None else _binary(function, "y_true", y_true)
-    codes, names = _group_codes(function, groups)
+    truth, predicted, codes, names = _grouped(function, y_true, y_pred, groups)
 
     def count(mask: BoolArray) -> list[int]:
         return [int(c) for c in np.bincount(codes[mask], minlength=len(names))]
@@ -536,6 +524,23 @@ def _shown(value: Any) -> Any:
 def _is_number(value: Any) -> bool:
     """A real number that is not a bool (Python or numpy)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _grouped(
+    function: str, y_true: ArrayOrSequence | None, y_pred: ArrayOrSequence, groups: ArrayOrSequence
+) -> tuple[BoolArray | None, BoolArray, npt.NDArray[np.int64], list[str]]:
+    """Checked inputs of the rates per group: gold labels, predictions, group codes, names.
+
+    The gold labels are None when none are given; the names are sorted, as the codes count.
+    """
+    lengths: dict[str, Any] = {"y_pred": y_pred, "groups": groups}
+    if y_true is not None:
+        lengths["y_true"] = y_true
+    check_same_length(function, **lengths)
+    predicted = _binary(function, "y_pred", y_pred)
+    truth = None if y_true is None else _binary(function, "y_true", y_true)
+    codes, names = _group_codes(function, groups)
+    return truth, predicted, codes, names
 
 
 def _group_codes(function: str, groups: ArrayOrSequence) -> tuple[npt.NDArray[np.int64], list[str]]:

@@ -11,6 +11,7 @@ import pytest
 from meta_evaluator.data import (
     DataLoader,
     EvalData,
+    counterfactual_variants,
     position_swapped_variants,
     position_swaps,
     variants,
@@ -109,3 +110,41 @@ def test_the_docstring_examples_run() -> None:
     for module in (position_swaps, variants):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize(
+    ("ids", "groups", "hint"),
+    [
+        (["x", "x_cf"], ["m", "o"], "rename the ids ending in '_cf'"),
+        ([5, -5], ["o", "m"], "integer ids of variants are the id plus a power of ten; negative "
+         "ids can meet positive ones, so use ids >= 0"),
+    ],
+)  # fmt: skip
+def test_a_counterfactual_collision_is_worded_for_counterfactuals(
+    ids: list[Any], groups: list[str], hint: str
+) -> None:
+    """Both makers of variants join them by one rule (`variants.joined_variants`), each in its
+    own words."""
+    with pytest.raises(DataError) as info:
+        counterfactual_variants(load({"id": ids, "g": groups}), "g", {"m": "f"})
+    assert str(info.value) == (
+        f"counterfactual_variants: a variant id collides with an existing id; {hint}."
+    )
+    assert info.value.column == "id"
+
+
+@pytest.mark.parametrize(
+    ("ids", "hint"),
+    [
+        (["a", "a_swapped"], "rename the ids ending in '_swapped'"),
+        ([5, -5], "integer ids of twins are the id plus a power of ten; negative ids can meet "
+         "positive ones, so use ids >= 0"),
+    ],
+)  # fmt: skip
+def test_a_twin_collision_is_worded_for_twins(ids: list[Any], hint: str) -> None:
+    with pytest.raises(DataError) as info:
+        position_swapped_variants(pairs(ids))
+    assert str(info.value) == (
+        f"position_swapped_variants: a swapped row's id collides with an existing id; {hint}."
+    )
+    assert info.value.column == "id"
