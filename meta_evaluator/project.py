@@ -777,8 +777,9 @@ class MetaEvaluator:
 
         The file needs `id_column` with ids of this project's data and one column per required
         task; labels are checked like a judge's answers. The import becomes the judge's latest
-        complete run, which `load_all_judge_results` returns. `tasks` limits the import to
-        some tasks (the others stay empty and are not required).
+        complete run, which `load_all_judge_results` returns. Every task the file has a column
+        for is imported; `tasks` limits the import to some tasks (the others stay empty and are
+        not required).
 
         meta-evaluator 0.3.3's keywords work too: `file_path=` (the path), `data_format=`
         (`csv`, `json`, `jsonl`, `parquet`; else from the extension), `llm_client=` and
@@ -846,10 +847,11 @@ class MetaEvaluator:
         """Import one human annotator's labels (CSV, JSON, JSON Lines, Parquet).
 
         The file needs `id_column` with ids of this project's data and one column per required
-        task; labels are checked against the task, and rows that fail are kept as invalid (never
-        scored). The import becomes the annotator's latest set, which `load_all_human_results`
-        returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`. `tasks` limits the
-        import to the tasks the annotator labelled.
+        task; every task it has a column for is imported (as 0.3.3 did), or only those of
+        `tasks` when given (each needs a column). Labels are checked against the task, and rows
+        that fail are kept as invalid (never scored). The import becomes the annotator's latest
+        set, which `load_all_human_results` returns. Saved under
+        `annotations/<run_id>/<annotator_id>.parquet`.
 
         meta-evaluator 0.3.3's keywords work too: `file_path=`, `data_format=`, and the counts
         `succeeded_count=`, `error_count=`, `total_count=` (checked against the rows).

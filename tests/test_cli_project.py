@@ -264,18 +264,50 @@ def test_labels_into_a_project_without_project_yaml(entry: Main, project: Path) 
     pl.DataFrame({"original_id": [101, 102], "rejection": ["rejection", "maybe"]}).write_csv(labels)
     done = entry("import-annotations", project, labels, "--annotator", "dana")
     assert done.returncode == 0, done.stderr
-    assert "Imported the labels of 'dana': 1 valid, 1 invalid." in done.stdout
+    assert "Imported the labels of 'dana' for task rejection: 1 valid, 1 invalid." in done.stdout
     assert not (project / "project.yaml").exists() and not (project / "inputs").exists()
     pl.DataFrame({"original_id": [103, 104], "rejection": ["Rejection", "rejection"]}).write_csv(
         labels
     )
     done = entry("import-annotations", project, labels, "--annotator", "erin")
     assert done.stdout == (
-        "Imported the labels of 'erin': 2 valid, 0 invalid; 1 label normalised ('Rejection' → "
+        "Imported the labels of 'erin' for task rejection: 2 valid, 0 invalid; 1 label normalised "
+        "('Rejection' → "
         "'rejection') to the allowed labels (case, white space and accent encoding ignored).\n"
     )
     done = entry("import-results", project, labels, "--judge", "../x")
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_imports_name_the_tasks_they_take_with_and_without_tasks(
+    entry: Main, project: Path
+) -> None:
+    """Every task column of the file is imported unless --tasks names some; both are said."""
+    labels = project.parent / "both.csv"
+    pl.DataFrame(
+        {"original_id": [101, 102], "rejection": ["rejection"] * 2, "explanation": ["x", "y"]}
+    ).write_csv(labels)
+    done = entry("import-annotations", project, labels, "--annotator", "every")
+    assert done.stdout.startswith(
+        "Imported the labels of 'every' for tasks rejection, explanation: 2 valid"
+    ), done.stdout
+    done = entry(
+        "import-annotations", project, labels, "--annotator", "one", "--tasks", "rejection"
+    )
+    assert done.stdout.startswith("Imported the labels of 'one' for task rejection: 2 valid")
+    done = entry("import-results", project, labels, "--judge", "rule", "--tasks", "rejection")
+    assert done.stdout.startswith("Imported the results of judge 'rule' for task rejection:")
+    saved = MetaEvaluator(project, load=True).load_all_human_results()
+    assert saved["every"].results_data["explanation"].to_list() == ["x", "y"]
+    assert saved["one"].results_data["explanation"].to_list() == [None, None]
+    judged = MetaEvaluator(project, load=True).load_all_judge_results()["rule"].results_data
+    assert judged["explanation"].to_list() == [None, None]
+    status = entry("status", project).stdout
+    assert "run " in status and ", labels of rejection, explanation\n" in status
+    assert re.search(r"one: 2 valid labels .*, labels of rejection\n", status), status
+    annotators = json.loads(entry("status", project, "--json").stdout)["annotators"]
+    assert annotators["every"]["tasks"] == ["rejection", "explanation"]
+    assert annotators["one"]["tasks"] == ["rejection"]
 
 
 def test_run_score_without_metrics_stops_before_any_call(entry: Main, project: Path) -> None:
