@@ -85,6 +85,18 @@ class ProjectPaths:
         paths.results_dir = results_dir
         return paths
 
+    def made_without_state(self) -> list[str]:
+        """The folders of a project's output (`results/`, `annotations/`, `scores/`) present.
+
+        In a folder without `main_state.json` they show a script that wrote its results but
+        never called `save_state()`.
+        """
+        return [
+            f"{path.name}/"
+            for path in (self.results_dir, self.annotations_dir, self.scores_dir)
+            if path.is_dir()
+        ]
+
     def check_inside(self) -> None:
         """Refuse to write while `main_state.json` or a folder written to links out of the project.
 
@@ -122,8 +134,13 @@ class MetaEvaluator:
     def __init__(self, project_dir: str | Path = "my_project", load: bool = False) -> None:
         """Create or open the project in `project_dir`.
 
-        With `load=False` nothing is written until `save_state`, so a script that fails before
-        saving can simply be run again.
+        Creating writes nothing. The data, task and judges (`add_data`, `add_eval_task`,
+        `add_judge`) are kept in memory until `save_state` writes them to `main_state.json`;
+        what a call produces is written at once: judge runs (`run_judges_async`) and imported
+        labels (`add_external_judge_results`, `add_external_annotation_results`,
+        `add_preference_pairs`) under `results/` and `annotations/`, scores (`compare_async`)
+        under `scores/`. Only a folder with `main_state.json` opens with `load=True` (and with
+        the commands), so a script ends with `save_state()`.
 
         Raises:
             ProjectExistsError: `load=False` and the folder already holds a project.
@@ -211,6 +228,20 @@ class MetaEvaluator:
                 project_dir=root,
             )
         if not state_file.is_file():
+            made = self._paths.made_without_state()
+            if made:
+                problem = (
+                    f"{root}: holds no project ({STATE_FILE} is missing) although it has "
+                    f"{', '.join(made)}: the script that made them never called save_state()"
+                )
+                raise ProjectNotFoundError(
+                    f"{problem}; add `evaluator.save_state()` at the end of that script and run "
+                    "it again, so its data, task and judges are saved with them.",
+                    path=state_file,
+                    problem=problem,
+                    project_dir=root,
+                    needs="state",
+                )
             problem = f"{root}: holds no project ({STATE_FILE} is missing)"
             raise ProjectNotFoundError(
                 f"{problem}; check the path, or pass load=False to create a project there.",

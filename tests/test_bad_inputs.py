@@ -40,6 +40,7 @@ from meta_evaluator.errors import (
 )
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.judge import Judge, Prompt
+from tests.conftest import Main
 
 STATE = "main_state.json"
 
@@ -805,6 +806,30 @@ def test_load_on_empty_folder(tmp_path: Path) -> None:
     exc = check(info, ProjectNotFoundError, str(root), STATE, "load=False")
     assert exc.path == root / STATE
     assert list(root.iterdir()) == []
+
+
+def test_load_of_results_without_state_says_save_state_was_never_called(
+    tmp_path: Path, entry: Main
+) -> None:
+    """A script that wrote results but never called save_state(): said as such, with the fix."""
+    root = tmp_path / "scripted"
+    evaluator = MetaEvaluator(root)
+    frame = pl.DataFrame({"id": [1, 2], "r": ["x", "y"]})
+    evaluator.add_data(DataLoader.load_from_dataframe("d", frame, "id"))
+    evaluator.add_eval_task(EvalTask({"ok": ["yes", "no"]}, None, ["r"]))
+    labels = write(tmp_path / "a.csv", "original_id,ok\n1,yes\n2,no\n")
+    evaluator.add_external_annotation_results(labels, "ana")
+    with pytest.raises(ProjectNotFoundError) as info:
+        MetaEvaluator(root, load=True)
+    exc = check(info, ProjectNotFoundError, STATE, "annotations/", "never called save_state()")
+    assert "`evaluator.save_state()` at the end of that script" in exc.message
+    assert "load=False" not in exc.message
+    done = entry("report", root)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "never called save_state()" in done.stderr
+    assert "add `evaluator.save_state()` at the end of that Python script" in done.stderr
+    assert f"`meta-evaluator init {root}` would make an empty project" in done.stderr
+    assert not (root / STATE).exists()
 
 
 def test_load_on_missing_folder(tmp_path: Path) -> None:
