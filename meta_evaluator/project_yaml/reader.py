@@ -92,7 +92,7 @@ def check_project(raw: dict[str, Any], *, file: Path, base: Path | None = None) 
     task = model.task or _recovered("task", raw, problems)
     if task is not None and data is not None:
         check_task(task, data, problems)
-    columns = columns_of(data, task)
+    columns = columns_of(data, task, data_given=data_section is not None)
     judges = check_judges(judge_entries(raw, model), base, columns, problems)
     labelled = [s for s in ("annotations", "results") if raw.get(s)]
     if labelled and (raw.get("data") is None or raw.get("task") is None):
