@@ -50,6 +50,7 @@ from meta_evaluator.project_yaml import (
     check_project,
     dump_project_yaml,
     parse_project_yaml,
+    read_metrics_file,
     read_project_judges,
     read_project_metrics,
     read_project_yaml,
@@ -463,18 +464,29 @@ def sync_judges(evaluator: MetaEvaluator, *, save: bool) -> list[str]:
 def project_metrics(evaluator: MetaEvaluator, metrics: Path | None) -> MetricsConfig:
     """The metrics `score` computes: `--metrics`, else project.yaml's, else `metrics.yaml`.
 
+    `--metrics` may name a metrics file or a `project.yaml` (its `metrics:` is read, as
+    `add-task` reads its `task:`).
+
     Raises:
-        MetricConfigError: The metrics file (or project.yaml's metrics) has problems, all listed.
+        MetricConfigError: The metrics file (or project.yaml's metrics) has problems, all
+            listed, or the project has no metrics at all.
         ProjectFileError: The project's `project.yaml` is invalid.
     """
-    from meta_evaluator.scores.yaml_config import read_metrics_yaml
+    from meta_evaluator.errors import MetricConfigError
 
     if metrics is not None:
-        return read_metrics_yaml(metrics)
+        return read_metrics_file(metrics)
     found = read_project_metrics(evaluator.project_dir)
     if found is not None:
         return found
-    return read_metrics_yaml(evaluator.project_dir / METRICS_FILE)  # says it is missing
+    root = evaluator.project_dir
+    raise MetricConfigError(
+        f"{root}: the project has no metrics (no `metrics:` in a {PROJECT_FILE}, no "
+        f"{METRICS_FILE}); give them with --metrics FILE (a metrics YAML or a project.yaml), "
+        f"a `metrics:` section in {root / PROJECT_FILE}, or a file {root / METRICS_FILE}.",
+        path=root / METRICS_FILE,
+        field="metrics",
+    )
 
 
 # ----- files -----------------------------------------------------------------------------------

@@ -308,8 +308,8 @@ def _names(text: str | None, flag: str) -> list[str] | None:
 MetricsOption = Annotated[
     Path | None,
     typer.Option(
-        help="The metrics YAML file (default: project.yaml's metrics, else metrics.yaml in the "
-        "project).",
+        help="A metrics YAML file, or a project.yaml whose metrics: are read (default: the "
+        "project's project.yaml's metrics, else metrics.yaml in the project).",
         dir_okay=False,
     ),
 ]

@@ -310,6 +310,56 @@ def test_imports_name_the_tasks_they_take_with_and_without_tasks(
     assert annotators["one"]["tasks"] == ["rejection"]
 
 
+def test_all_without_metrics_names_the_three_ways_to_give_them(entry: Main, tmp_path: Path) -> None:
+    project = tmp_path / "p2"
+    made = entry("init", project, "--data", CONFIGS / "data/support_tickets.csv",
+                 "--id-column", "ticket_id")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    done = entry("all", project)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the project has no metrics" in done.stderr
+    for way in ("--metrics FILE", f"`metrics:` section in {project / 'project.yaml'}",
+                f"a file {project / 'metrics.yaml'}"):  # fmt: skip
+        assert way in done.stderr, done.stderr
+
+
+def test_metrics_of_a_project_yaml_are_read_as_add_task_reads_its_task(
+    entry: Main, project: Path, tmp_path: Path
+) -> None:
+    """--metrics project.yaml reads its metrics: (inline, or the file it names), no other key."""
+    assert entry("run", project, "--progress", "off").returncode == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    inline = other / "project.yaml"
+    inline.write_text(
+        "data: {file: nowhere.csv}\n"  # other sections are not read, nor their files
+        "task: {task_schemas: {x: [a, b]}}\n"
+        "metrics:\n"
+        "  - {scorer: accuracy, task_names: [rejection], aggregation_name: single,"
+        " display_name: from_project_yaml}\n"
+    )
+    done = entry("score", project, "--metrics", inline)
+    assert done.returncode == 0, done.stderr
+    assert "from_project_yaml" in done.stdout
+    (other / "m.yaml").write_text(
+        inline.read_text()
+        .split("\nmetrics:", 1)[1]
+        .join(["metrics:", ""])
+        .replace("from_project_yaml", "from_its_file")
+    )
+    named = other / "named.yaml"
+    named.write_text("task: {}\nmetrics: m.yaml\n")
+    done = entry("score", project, "--metrics", named)
+    assert done.returncode == 0, done.stderr
+    assert "from_its_file" in done.stdout
+    typo = other / "typo.yaml"
+    typo.write_text("task: {}\nmetric: []\n")
+    done = entry("score", project, "--metrics", typo)
+    assert done.returncode == 2
+    assert "metric: unknown key 'metric'; did you mean 'metrics'?" in done.stderr
+    assert "metrics: missing" in done.stderr and "2 problem(s)" in done.stderr
+
+
 def test_run_score_without_metrics_stops_before_any_call(entry: Main, project: Path) -> None:
     (project / "metrics.yaml").unlink()
     done = entry("run", project, "--score", "--json")
