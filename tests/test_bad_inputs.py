@@ -337,7 +337,14 @@ def test_duplicate_ids(tmp_path: Path) -> None:
     path = write(tmp_path / "dups.csv", "qid,response\na,1\nb,2\na,3\n")
     with pytest.raises(IdError) as info:
         DataLoader.load_csv("d", path, "qid")
-    exc = check(info, IdError, "dups.csv", "'qid'", "['a']", "row index [0, 2]")
+    exc = check(
+        info,
+        IdError,
+        "dups.csv",
+        "'qid'",
+        "['a']",
+        "rows [1, 3] (row 1: the line after the header)",
+    )
     assert exc.column == "qid"
     assert exc.row_id == "a"
     assert exc.path == path
@@ -347,7 +354,9 @@ def test_null_ids(tmp_path: Path) -> None:
     path = write(tmp_path / "nulls.csv", "qid,response\n1,a\n,b\n3,c\n")
     with pytest.raises(IdError) as info:
         DataLoader.load_csv("d", path, "qid")
-    exc = check(info, IdError, "nulls.csv", "'qid'", "null", "row index [1]")
+    exc = check(
+        info, IdError, "nulls.csv", "'qid'", "null", "row 2 (row 1: the line after the header)"
+    )
     assert exc.column == "qid"
     assert exc.row_id == 1
 
@@ -357,7 +366,7 @@ def test_empty_string_ids(tmp_path: Path) -> None:
     path = write(tmp_path / "blank_ids.json", json.dumps(records))
     with pytest.raises(IdError) as info:
         DataLoader.load_json("d", path, "qid")
-    exc = check(info, IdError, "blank_ids.json", "'qid'", "empty", "row index [1, 2]")
+    exc = check(info, IdError, "blank_ids.json", "'qid'", "empty", "rows [2, 3]")
     assert exc.column == "qid"
     assert exc.row_id == 1
 
@@ -374,7 +383,7 @@ def test_mixed_type_ids_in_json(tmp_path: Path, content: str) -> None:
     path = write(tmp_path / "mixed.json", content)
     with pytest.raises(IdError) as info:
         DataLoader.load_json("d", path, "qid")
-    exc = check(info, IdError, "mixed.json", "'qid'", "int at row index 0", "str at row index 1")
+    exc = check(info, IdError, "mixed.json", "'qid'", "int at row 1", "str at row 2")
     assert exc.column == "qid"
     assert exc.row_id == 1
 
@@ -383,7 +392,7 @@ def test_mixed_type_ids_in_jsonl(tmp_path: Path) -> None:
     path = write(tmp_path / "mixed.jsonl", '{"qid": "a"}\n{"qid": 2}\n')
     with pytest.raises(IdError) as info:
         DataLoader.load_jsonl("d", path, "qid")
-    exc = check(info, IdError, "mixed.jsonl", "'qid'", "str at row index 0", "int at row index 1")
+    exc = check(info, IdError, "mixed.jsonl", "'qid'", "str at row 1", "int at row 2")
     assert exc.column == "qid"
 
 
