@@ -259,6 +259,22 @@ def test_add_judges_lists_every_problem_in_the_commands_words(entry: Main, proje
     assert not (project / "judges").exists()
 
 
+def test_a_misspelt_list_key_gets_a_did_you_mean(entry: Main, project: Path) -> None:
+    path = project.parent / "j.yaml"
+    path.write_text("judge:\n  - {id: extra, llm_client: mock, model: m, prompt: 'See {prompt}'}\n")
+    done = entry("add-judges", project, path)
+    assert done.returncode == 2
+    assert "under 'judges:' (one entry per judge). It has 'judge:'; did you mean 'judges:'?" in (
+        done.stderr
+    )
+    metrics = project.parent / "m.yaml"
+    metrics.write_text("metric:\n  - {scorer: accuracy, task_names: [rejection]}\n")
+    done = entry("score", project, "--metrics", metrics)
+    assert done.returncode == 2 and "did you mean 'metrics:'?" in done.stderr
+    path.write_text("{}\n")
+    assert "did you mean" not in entry("add-judges", project, path).stderr
+
+
 def test_labels_into_a_project_without_project_yaml(entry: Main, project: Path) -> None:
     labels = project.parent / "dana.csv"
     pl.DataFrame({"original_id": [101, 102], "rejection": ["rejection", "maybe"]}).write_csv(labels)
