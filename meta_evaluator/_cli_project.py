@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ from meta_evaluator.project_yaml import (
     check_project,
     dump_project_yaml,
     parse_project_yaml,
+    read_metrics_file,
     read_project_judges,
     read_project_metrics,
     read_project_yaml,
@@ -60,6 +62,7 @@ from meta_evaluator.scores import MetricsConfig
 from meta_evaluator.storage import removed_on_error
 
 __all__ = [
+    "ImportedLabels",
     "add_data_file",
     "add_judges_file",
     "add_task_file",
@@ -293,6 +296,18 @@ def _project_judges(root: Path) -> list[str | dict[str, Any]]:
     return list(dump_project_yaml(model).get("judges", []))
 
 
+@dataclass(frozen=True)
+class ImportedLabels:
+    """What an import of labels saved, for the command to say."""
+
+    counts: dict[str, int]
+    """Rows per outcome."""
+    normalised: NormalisedLabels | None
+    """The labels normalised to an allowed label (None: unknown)."""
+    tasks: tuple[str, ...]
+    """The tasks whose labels were imported (the file's columns of other tasks are not)."""
+
+
 def import_labels(
     project_dir: Path,
     file: Path,
@@ -302,11 +317,8 @@ def import_labels(
     run_id: str | None = None,
     id_column: str = "original_id",
     tasks: list[str] | None = None,
-) -> tuple[dict[str, int], NormalisedLabels | None]:
+) -> ImportedLabels:
     """Import an annotator's labels (or a judge's results) made elsewhere.
-
-    Returns:
-        The rows per outcome, and the labels normalised to an allowed label (None: unknown).
 
     With a `project.yaml` in the project, the file is copied into `inputs/` and the project
     file lists it (an earlier entry of the same annotator or judge is replaced).
@@ -333,10 +345,10 @@ def _import_labels(
     run_id: str | None,
     id_column: str,
     tasks: list[str] | None,
-) -> tuple[dict[str, int], NormalisedLabels | None]:
+) -> ImportedLabels:
     evaluator = MetaEvaluator(project_dir, load=True)
     options: dict[str, Any] = {"run_id": run_id, "id_column": id_column, "tasks": tasks}
-    normalised = _normalised(evaluator, file, id_column, tasks)
+    normalised, imported = _preview(evaluator, file, id_column, tasks)
     if annotator_id is not None:
         owner, key, section = annotator_id, "annotator_id", "annotations"
         counts = evaluator.add_external_annotation_results(file, annotator_id, **options).counts()
@@ -357,27 +369,30 @@ def _import_labels(
             return {**raw, section: [*kept, entry]}
 
         _update_project_file(root, add)
-    return counts, normalised
+    return ImportedLabels(counts, normalised, tuple(imported))
 
 
-def _normalised(
+def _preview(
     evaluator: MetaEvaluator, file: Path, id_column: str, tasks: list[str] | None
-) -> NormalisedLabels | None:
-    """The file's labels that match an allowed label only once normalised (None: no task).
+) -> tuple[NormalisedLabels | None, list[str]]:
+    """The file's labels that match an allowed label only once normalised, and the tasks imported.
 
-    Read before the import, which checks the file and says what is wrong with it.
+    Read before the import, which checks the file and says what is wrong with it (then: None
+    and no tasks).
     """
     from meta_evaluator.data import DataLoader
     from meta_evaluator.eval_task.labels import normalised_labels
+    from meta_evaluator.results.external import imported_tasks
 
     task = evaluator.eval_task
     if task is None:
-        return None
+        return None, []
     try:
         frame = DataLoader.load("labels", file, id_column).data
     except MetaEvaluatorError:
-        return None  # the import says why
-    return normalised_labels(frame, task, tasks)
+        return None, []  # the import says why
+    imported = imported_tasks(frame.columns, task, tasks)
+    return normalised_labels(frame, task, imported), imported
 
 
 def sync_judges(evaluator: MetaEvaluator, *, save: bool) -> list[str]:
@@ -448,18 +463,29 @@ def sync_judges(evaluator: MetaEvaluator, *, save: bool) -> list[str]:
 def project_metrics(evaluator: MetaEvaluator, metrics: Path | None) -> MetricsConfig:
     """The metrics `score` computes: `--metrics`, else project.yaml's, else `metrics.yaml`.
 
+    `--metrics` may name a metrics file or a `project.yaml` (its `metrics:` is read, as
+    `add-task` reads its `task:`).
+
     Raises:
-        MetricConfigError: The metrics file (or project.yaml's metrics) has problems, all listed.
+        MetricConfigError: The metrics file (or project.yaml's metrics) has problems, all
+            listed, or the project has no metrics at all.
         ProjectFileError: The project's `project.yaml` is invalid.
     """
-    from meta_evaluator.scores.yaml_config import read_metrics_yaml
+    from meta_evaluator.errors import MetricConfigError
 
     if metrics is not None:
-        return read_metrics_yaml(metrics)
+        return read_metrics_file(metrics)
     found = read_project_metrics(evaluator.project_dir)
     if found is not None:
         return found
-    return read_metrics_yaml(evaluator.project_dir / METRICS_FILE)  # says it is missing
+    root = evaluator.project_dir
+    raise MetricConfigError(
+        f"{root}: the project has no metrics (no `metrics:` in a {PROJECT_FILE}, no "
+        f"{METRICS_FILE}); give them with --metrics FILE (a metrics YAML or a project.yaml), "
+        f"a `metrics:` section in {root / PROJECT_FILE}, or a file {root / METRICS_FILE}.",
+        path=root / METRICS_FILE,
+        field="metrics",
+    )
 
 
 # ----- files -----------------------------------------------------------------------------------

@@ -92,6 +92,8 @@ _ADDED_BY = {
     "--annotator NAME`, or label rows with `meta-evaluator annotate {folder}`",
     "results": "run the judges first (`meta-evaluator run {folder}`), or import a judge's "
     "labels (`meta-evaluator import-results {folder} FILE --judge NAME`)",
+    "state": "add `evaluator.save_state()` at the end of that Python script and run it again "
+    "(`meta-evaluator init {folder}` would make an empty project beside them)",
 }
 """The command that adds what a project lacks (an error's `needs`), instead of the Python call."""
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from meta_evaluator.judge.batch_ledger import BatchRecord
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.reports.freshness import StaleScores
+    from meta_evaluator.results.human_results import HumanAnnotationResults
 
 
 def print_status(project_dir: Path) -> None:
@@ -89,20 +90,43 @@ def print_status(project_dir: Path) -> None:
             if judge_id in latest and is_pair_votes_source(latest[judge_id].fingerprint):
                 line += "; the trait votes imported with preference pairs, not a judge"
             print(f"          {judge_id}: {line}")
-    from meta_evaluator.results.human_results import latest_annotations
-
-    # The outcomes alone: a million rows of labels and time stamps stay on disk.
-    humans = latest_annotations(evaluator.paths.annotations_dir, columns=("outcome",))
+    humans = _annotators(evaluator)
     print(f"  annotators: {len(humans) or 'none yet'}")
     for annotator_id, human in humans.items():
         counts = human.counts()
         of = f" of {rows} rows" if rows is not None else ""
+        tasks = _labelled_tasks(human, evaluator)
         print(
             f"          {annotator_id}: {counts['valid']} valid labels{of} "
             f"({counts['invalid']} invalid), run {human.run_id}"
+            + (f", labels of {', '.join(tasks)}" if tasks else "")
         )
     for line in _scores_lines(evaluator, project_dir, {h: r.run_id for h, r in humans.items()}):
         print(line)
+
+
+def _annotators(evaluator: MetaEvaluator) -> dict[str, HumanAnnotationResults]:
+    """Each annotator's outcomes and task columns (time stamps and messages stay on disk)."""
+    from meta_evaluator.results.human_results import latest_annotations
+
+    task = evaluator.eval_task
+    tasks = task.task_names if task is not None else []
+    return latest_annotations(
+        evaluator.paths.annotations_dir, columns=("outcome", *tasks), categories=tasks
+    )
+
+
+def _labelled_tasks(human: HumanAnnotationResults, evaluator: MetaEvaluator) -> list[str]:
+    """The tasks an annotator gave at least one label of (an import takes every task column)."""
+    import polars as pl
+
+    task = evaluator.eval_task
+    frame = human.results_data
+    names = [t for t in (task.task_names if task is not None else []) if t in frame.columns]
+    if not names:
+        return []
+    has = frame.select(pl.col(t).is_not_null().any() for t in names).row(0)
+    return [t for t, any_label in zip(names, has, strict=True) if any_label]
 
 
 def _stale(evaluator: MetaEvaluator, human_runs: dict[str, str]) -> tuple[int, list[StaleScores]]:
@@ -145,7 +169,6 @@ def status_json(project_dir: Path) -> dict[str, Any]:
     """
     from meta_evaluator.llm.prices import read_prices
     from meta_evaluator.project import MetaEvaluator
-    from meta_evaluator.results.human_results import latest_annotations
 
     evaluator = MetaEvaluator(project_dir, load=True)
     data, task = evaluator.data, evaluator.eval_task
@@ -161,7 +184,7 @@ def status_json(project_dir: Path) -> dict[str, Any]:
         info = latest_run_info(evaluator, judge_id)
         entry["latest_run"] = None if info is None else _run_json(judge_id, info, judge, prices)
         judges[judge_id] = entry
-    humans = latest_annotations(evaluator.paths.annotations_dir, columns=("outcome",))
+    humans = _annotators(evaluator)
     metrics, stale = _stale(evaluator, {h: r.run_id for h, r in humans.items()})
     return {
         "command": "status",
@@ -191,7 +214,11 @@ def status_json(project_dir: Path) -> dict[str, Any]:
         },
         "judges": judges,
         "annotators": {
-            annotator_id: {**human.counts(), "run_id": human.run_id}
+            annotator_id: {
+                **human.counts(),
+                "run_id": human.run_id,
+                "tasks": _labelled_tasks(human, evaluator),
+            }
             for annotator_id, human in humans.items()
         },
         "scores": {

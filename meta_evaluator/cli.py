@@ -227,7 +227,10 @@ RunIdOption = Annotated[
 ]
 TasksOption = Annotated[
     str | None,
-    typer.Option(help="Comma-separated tasks the file labels (default: the required ones)."),
+    typer.Option(
+        help="Comma-separated tasks to import (default: every task the file has a column for; "
+        "the required ones must have one)."
+    ),
 ]
 LabelsFileArgument = Annotated[
     Path, typer.Argument(help="CSV, JSON, JSON Lines or Parquet labels.", dir_okay=False)
@@ -246,12 +249,13 @@ def import_annotations(
     """Import one human annotator's labels made elsewhere (add_external_annotation_results)."""
     from meta_evaluator._cli_project import import_labels
 
-    counts, normalised = import_labels(
+    done = import_labels(
         project_dir, file, annotator_id=annotator, run_id=run_id, id_column=id_column,
         tasks=_names(tasks, "--tasks"),
     )  # fmt: skip
-    print(f"Imported the labels of {annotator!r}: {counts['valid']} valid, {counts['invalid']} "
-          f"invalid{_normalised_text(normalised)}.")  # fmt: skip
+    print(f"Imported the labels of {annotator!r}{_tasks_text(done.tasks)}: "
+          f"{done.counts['valid']} valid, {done.counts['invalid']} "
+          f"invalid{_normalised_text(done.normalised)}.")  # fmt: skip
 
 
 @app.command("import-results")
@@ -266,12 +270,18 @@ def import_results(
     """Import a judge's labels made elsewhere as its complete run (add_external_judge_results)."""
     from meta_evaluator._cli_project import import_labels
 
-    counts, normalised = import_labels(
+    done = import_labels(
         project_dir, file, judge_id=judge, run_id=run_id, id_column=id_column,
         tasks=_names(tasks, "--tasks"),
     )  # fmt: skip
-    print(f"Imported the results of judge {judge!r}: {counts['valid']} valid, "
-          f"{counts['invalid']} invalid{_normalised_text(normalised)}.")  # fmt: skip
+    print(f"Imported the results of judge {judge!r}{_tasks_text(done.tasks)}: "
+          f"{done.counts['valid']} valid, {done.counts['invalid']} "
+          f"invalid{_normalised_text(done.normalised)}.")  # fmt: skip
+
+
+def _tasks_text(tasks: tuple[str, ...]) -> str:
+    """` for tasks resolved, tone`: which task columns of the file were taken."""
+    return f" for task{'s' if len(tasks) > 1 else ''} {', '.join(tasks)}" if tasks else ""
 
 
 def _normalised_text(found: NormalisedLabels | None) -> str:
@@ -297,8 +307,8 @@ def _names(text: str | None, flag: str) -> list[str] | None:
 MetricsOption = Annotated[
     Path | None,
     typer.Option(
-        help="The metrics YAML file (default: project.yaml's metrics, else metrics.yaml in the "
-        "project).",
+        help="A metrics YAML file, or a project.yaml whose metrics: are read (default: the "
+        "project's project.yaml's metrics, else metrics.yaml in the project).",
         dir_okay=False,
     ),
 ]

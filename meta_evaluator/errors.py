@@ -99,8 +99,9 @@ def bounded_message(message: str) -> str:
     return "\n".join(lines)
 
 
-Needed = Literal["data", "task", "annotations", "results"]
-"""What a project may lack for a call: its data, its task, human annotations, a judge's run."""
+Needed = Literal["data", "task", "annotations", "results", "state"]
+"""What a project may lack for a call: its data, its task, human annotations, a judge's run,
+or its `main_state.json` (a script that wrote results but never called `save_state()`)."""
 
 
 class MetaEvaluatorError(Exception):

@@ -85,6 +85,18 @@ class ProjectPaths:
         paths.results_dir = results_dir
         return paths
 
+    def made_without_state(self) -> list[str]:
+        """The folders of a project's output (`results/`, `annotations/`, `scores/`) present.
+
+        In a folder without `main_state.json` they show a script that wrote its results but
+        never called `save_state()`.
+        """
+        return [
+            f"{path.name}/"
+            for path in (self.results_dir, self.annotations_dir, self.scores_dir)
+            if path.is_dir()
+        ]
+
     def check_inside(self) -> None:
         """Refuse to write while `main_state.json` or a folder written to links out of the project.
 
@@ -122,8 +134,13 @@ class MetaEvaluator:
     def __init__(self, project_dir: str | Path = "my_project", load: bool = False) -> None:
         """Create or open the project in `project_dir`.
 
-        With `load=False` nothing is written until `save_state`, so a script that fails before
-        saving can simply be run again.
+        Creating writes nothing. The data, task and judges (`add_data`, `add_eval_task`,
+        `add_judge`) are kept in memory until `save_state` writes them to `main_state.json`;
+        what a call produces is written at once: judge runs (`run_judges_async`) and imported
+        labels (`add_external_judge_results`, `add_external_annotation_results`,
+        `add_preference_pairs`) under `results/` and `annotations/`, scores (`compare_async`)
+        under `scores/`. Only a folder with `main_state.json` opens with `load=True` (and with
+        the commands), so a script ends with `save_state()`.
 
         Raises:
             ProjectExistsError: `load=False` and the folder already holds a project.
@@ -211,6 +228,20 @@ class MetaEvaluator:
                 project_dir=root,
             )
         if not state_file.is_file():
+            made = self._paths.made_without_state()
+            if made:
+                problem = (
+                    f"{root}: holds no project ({STATE_FILE} is missing) although it has "
+                    f"{', '.join(made)}: the script that made them never called save_state()"
+                )
+                raise ProjectNotFoundError(
+                    f"{problem}; add `evaluator.save_state()` at the end of that script and run "
+                    "it again, so its data, task and judges are saved with them.",
+                    path=state_file,
+                    problem=problem,
+                    project_dir=root,
+                    needs="state",
+                )
             problem = f"{root}: holds no project ({STATE_FILE} is missing)"
             raise ProjectNotFoundError(
                 f"{problem}; check the path, or pass load=False to create a project there.",
@@ -777,8 +808,9 @@ class MetaEvaluator:
 
         The file needs `id_column` with ids of this project's data and one column per required
         task; labels are checked like a judge's answers. The import becomes the judge's latest
-        complete run, which `load_all_judge_results` returns. `tasks` limits the import to
-        some tasks (the others stay empty and are not required).
+        complete run, which `load_all_judge_results` returns. Every task the file has a column
+        for is imported; `tasks` limits the import to some tasks (the others stay empty and are
+        not required).
 
         meta-evaluator 0.3.3's keywords work too: `file_path=` (the path), `data_format=`
         (`csv`, `json`, `jsonl`, `parquet`; else from the extension), `llm_client=` and
@@ -846,10 +878,11 @@ class MetaEvaluator:
         """Import one human annotator's labels (CSV, JSON, JSON Lines, Parquet).
 
         The file needs `id_column` with ids of this project's data and one column per required
-        task; labels are checked against the task, and rows that fail are kept as invalid (never
-        scored). The import becomes the annotator's latest set, which `load_all_human_results`
-        returns. Saved under `annotations/<run_id>/<annotator_id>.parquet`. `tasks` limits the
-        import to the tasks the annotator labelled.
+        task; every task it has a column for is imported (as 0.3.3 did), or only those of
+        `tasks` when given (each needs a column). Labels are checked against the task, and rows
+        that fail are kept as invalid (never scored). The import becomes the annotator's latest
+        set, which `load_all_human_results` returns. Saved under
+        `annotations/<run_id>/<annotator_id>.parquet`.
 
         meta-evaluator 0.3.3's keywords work too: `file_path=`, `data_format=`, and the counts
         `succeeded_count=`, `error_count=`, `total_count=` (checked against the rows).

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import difflib
 import errno
 import io
 import json
@@ -498,8 +499,15 @@ def read_yaml_list(
     except MetaEvaluatorError as exc:
         raise error(exc.message, path=file) from exc
     if not isinstance(content, dict) or not isinstance(content.get(section), list):
+        near = (
+            difflib.get_close_matches(section, [str(k) for k in content if k != section], n=1)
+            if isinstance(content, dict)
+            else []
+        )
+        hint = f" It has '{near[0]}:'; did you mean '{section}:'?" if near else ""
         raise error(
-            f"{file}: must hold a mapping with a list under '{section}:' (one entry per {entry}).",
+            f"{file}: must hold a mapping with a list under '{section}:' (one entry per "
+            f"{entry}).{hint}",
             path=file,
             field=section,
         )

@@ -40,6 +40,7 @@ from meta_evaluator.errors import (
 )
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.judge import Judge, Prompt
+from tests.conftest import Main
 
 STATE = "main_state.json"
 
@@ -336,7 +337,14 @@ def test_duplicate_ids(tmp_path: Path) -> None:
     path = write(tmp_path / "dups.csv", "qid,response\na,1\nb,2\na,3\n")
     with pytest.raises(IdError) as info:
         DataLoader.load_csv("d", path, "qid")
-    exc = check(info, IdError, "dups.csv", "'qid'", "['a']", "row index [0, 2]")
+    exc = check(
+        info,
+        IdError,
+        "dups.csv",
+        "'qid'",
+        "['a']",
+        "rows [1, 3] (row 1: the line after the header)",
+    )
     assert exc.column == "qid"
     assert exc.row_id == "a"
     assert exc.path == path
@@ -346,7 +354,9 @@ def test_null_ids(tmp_path: Path) -> None:
     path = write(tmp_path / "nulls.csv", "qid,response\n1,a\n,b\n3,c\n")
     with pytest.raises(IdError) as info:
         DataLoader.load_csv("d", path, "qid")
-    exc = check(info, IdError, "nulls.csv", "'qid'", "null", "row index [1]")
+    exc = check(
+        info, IdError, "nulls.csv", "'qid'", "null", "row 2 (row 1: the line after the header)"
+    )
     assert exc.column == "qid"
     assert exc.row_id == 1
 
@@ -356,7 +366,7 @@ def test_empty_string_ids(tmp_path: Path) -> None:
     path = write(tmp_path / "blank_ids.json", json.dumps(records))
     with pytest.raises(IdError) as info:
         DataLoader.load_json("d", path, "qid")
-    exc = check(info, IdError, "blank_ids.json", "'qid'", "empty", "row index [1, 2]")
+    exc = check(info, IdError, "blank_ids.json", "'qid'", "empty", "rows [2, 3]")
     assert exc.column == "qid"
     assert exc.row_id == 1
 
@@ -373,7 +383,7 @@ def test_mixed_type_ids_in_json(tmp_path: Path, content: str) -> None:
     path = write(tmp_path / "mixed.json", content)
     with pytest.raises(IdError) as info:
         DataLoader.load_json("d", path, "qid")
-    exc = check(info, IdError, "mixed.json", "'qid'", "int at row index 0", "str at row index 1")
+    exc = check(info, IdError, "mixed.json", "'qid'", "int at row 1", "str at row 2")
     assert exc.column == "qid"
     assert exc.row_id == 1
 
@@ -382,7 +392,7 @@ def test_mixed_type_ids_in_jsonl(tmp_path: Path) -> None:
     path = write(tmp_path / "mixed.jsonl", '{"qid": "a"}\n{"qid": 2}\n')
     with pytest.raises(IdError) as info:
         DataLoader.load_jsonl("d", path, "qid")
-    exc = check(info, IdError, "mixed.jsonl", "'qid'", "str at row index 0", "int at row index 1")
+    exc = check(info, IdError, "mixed.jsonl", "'qid'", "str at row 1", "int at row 2")
     assert exc.column == "qid"
 
 
@@ -805,6 +815,30 @@ def test_load_on_empty_folder(tmp_path: Path) -> None:
     exc = check(info, ProjectNotFoundError, str(root), STATE, "load=False")
     assert exc.path == root / STATE
     assert list(root.iterdir()) == []
+
+
+def test_load_of_results_without_state_says_save_state_was_never_called(
+    tmp_path: Path, entry: Main
+) -> None:
+    """A script that wrote results but never called save_state(): said as such, with the fix."""
+    root = tmp_path / "scripted"
+    evaluator = MetaEvaluator(root)
+    frame = pl.DataFrame({"id": [1, 2], "r": ["x", "y"]})
+    evaluator.add_data(DataLoader.load_from_dataframe("d", frame, "id"))
+    evaluator.add_eval_task(EvalTask({"ok": ["yes", "no"]}, None, ["r"]))
+    labels = write(tmp_path / "a.csv", "original_id,ok\n1,yes\n2,no\n")
+    evaluator.add_external_annotation_results(labels, "ana")
+    with pytest.raises(ProjectNotFoundError) as info:
+        MetaEvaluator(root, load=True)
+    exc = check(info, ProjectNotFoundError, STATE, "annotations/", "never called save_state()")
+    assert "`evaluator.save_state()` at the end of that script" in exc.message
+    assert "load=False" not in exc.message
+    done = entry("report", root)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "never called save_state()" in done.stderr
+    assert "add `evaluator.save_state()` at the end of that Python script" in done.stderr
+    assert f"`meta-evaluator init {root}` would make an empty project" in done.stderr
+    assert not (root / STATE).exists()
 
 
 def test_load_on_missing_folder(tmp_path: Path) -> None:

@@ -259,23 +259,121 @@ def test_add_judges_lists_every_problem_in_the_commands_words(entry: Main, proje
     assert not (project / "judges").exists()
 
 
+def test_a_misspelt_list_key_gets_a_did_you_mean(entry: Main, project: Path) -> None:
+    path = project.parent / "j.yaml"
+    path.write_text("judge:\n  - {id: extra, llm_client: mock, model: m, prompt: 'See {prompt}'}\n")
+    done = entry("add-judges", project, path)
+    assert done.returncode == 2
+    assert "under 'judges:' (one entry per judge). It has 'judge:'; did you mean 'judges:'?" in (
+        done.stderr
+    )
+    metrics = project.parent / "m.yaml"
+    metrics.write_text("metric:\n  - {scorer: accuracy, task_names: [rejection]}\n")
+    done = entry("score", project, "--metrics", metrics)
+    assert done.returncode == 2 and "did you mean 'metrics:'?" in done.stderr
+    path.write_text("{}\n")
+    assert "did you mean" not in entry("add-judges", project, path).stderr
+
+
 def test_labels_into_a_project_without_project_yaml(entry: Main, project: Path) -> None:
     labels = project.parent / "dana.csv"
     pl.DataFrame({"original_id": [101, 102], "rejection": ["rejection", "maybe"]}).write_csv(labels)
     done = entry("import-annotations", project, labels, "--annotator", "dana")
     assert done.returncode == 0, done.stderr
-    assert "Imported the labels of 'dana': 1 valid, 1 invalid." in done.stdout
+    assert "Imported the labels of 'dana' for task rejection: 1 valid, 1 invalid." in done.stdout
     assert not (project / "project.yaml").exists() and not (project / "inputs").exists()
     pl.DataFrame({"original_id": [103, 104], "rejection": ["Rejection", "rejection"]}).write_csv(
         labels
     )
     done = entry("import-annotations", project, labels, "--annotator", "erin")
     assert done.stdout == (
-        "Imported the labels of 'erin': 2 valid, 0 invalid; 1 label normalised ('Rejection' → "
+        "Imported the labels of 'erin' for task rejection: 2 valid, 0 invalid; 1 label normalised "
+        "('Rejection' → "
         "'rejection') to the allowed labels (case, white space and accent encoding ignored).\n"
     )
     done = entry("import-results", project, labels, "--judge", "../x")
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_imports_name_the_tasks_they_take_with_and_without_tasks(
+    entry: Main, project: Path
+) -> None:
+    """Every task column of the file is imported unless --tasks names some; both are said."""
+    labels = project.parent / "both.csv"
+    pl.DataFrame(
+        {"original_id": [101, 102], "rejection": ["rejection"] * 2, "explanation": ["x", "y"]}
+    ).write_csv(labels)
+    done = entry("import-annotations", project, labels, "--annotator", "every")
+    assert done.stdout.startswith(
+        "Imported the labels of 'every' for tasks rejection, explanation: 2 valid"
+    ), done.stdout
+    done = entry(
+        "import-annotations", project, labels, "--annotator", "one", "--tasks", "rejection"
+    )
+    assert done.stdout.startswith("Imported the labels of 'one' for task rejection: 2 valid")
+    done = entry("import-results", project, labels, "--judge", "rule", "--tasks", "rejection")
+    assert done.stdout.startswith("Imported the results of judge 'rule' for task rejection:")
+    saved = MetaEvaluator(project, load=True).load_all_human_results()
+    assert saved["every"].results_data["explanation"].to_list() == ["x", "y"]
+    assert saved["one"].results_data["explanation"].to_list() == [None, None]
+    judged = MetaEvaluator(project, load=True).load_all_judge_results()["rule"].results_data
+    assert judged["explanation"].to_list() == [None, None]
+    status = entry("status", project).stdout
+    assert "run " in status and ", labels of rejection, explanation\n" in status
+    assert re.search(r"one: 2 valid labels .*, labels of rejection\n", status), status
+    annotators = json.loads(entry("status", project, "--json").stdout)["annotators"]
+    assert annotators["every"]["tasks"] == ["rejection", "explanation"]
+    assert annotators["one"]["tasks"] == ["rejection"]
+
+
+def test_all_without_metrics_names_the_three_ways_to_give_them(entry: Main, tmp_path: Path) -> None:
+    project = tmp_path / "p2"
+    made = entry("init", project, "--data", CONFIGS / "data/support_tickets.csv",
+                 "--id-column", "ticket_id")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    done = entry("all", project)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the project has no metrics" in done.stderr
+    for way in ("--metrics FILE", f"`metrics:` section in {project / 'project.yaml'}",
+                f"a file {project / 'metrics.yaml'}"):  # fmt: skip
+        assert way in done.stderr, done.stderr
+
+
+def test_metrics_of_a_project_yaml_are_read_as_add_task_reads_its_task(
+    entry: Main, project: Path, tmp_path: Path
+) -> None:
+    """--metrics project.yaml reads its metrics: (inline, or the file it names), no other key."""
+    assert entry("run", project, "--progress", "off").returncode == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    inline = other / "project.yaml"
+    inline.write_text(
+        "data: {file: nowhere.csv}\n"  # other sections are not read, nor their files
+        "task: {task_schemas: {x: [a, b]}}\n"
+        "metrics:\n"
+        "  - {scorer: accuracy, task_names: [rejection], aggregation_name: single,"
+        " display_name: from_project_yaml}\n"
+    )
+    done = entry("score", project, "--metrics", inline)
+    assert done.returncode == 0, done.stderr
+    assert "from_project_yaml" in done.stdout
+    (other / "m.yaml").write_text(
+        inline.read_text()
+        .split("\nmetrics:", 1)[1]
+        .join(["metrics:", ""])
+        .replace("from_project_yaml", "from_its_file")
+    )
+    named = other / "named.yaml"
+    named.write_text("task: {}\nmetrics: m.yaml\n")
+    done = entry("score", project, "--metrics", named)
+    assert done.returncode == 0, done.stderr
+    assert "from_its_file" in done.stdout
+    typo = other / "typo.yaml"
+    typo.write_text("task: {}\nmetric: []\n")
+    done = entry("score", project, "--metrics", typo)
+    assert done.returncode == 2
+    assert "metric: unknown key 'metric'; did you mean 'metrics'?" in done.stderr
+    assert "metrics: missing" in done.stderr and "2 problem(s)" in done.stderr
 
 
 def test_run_score_without_metrics_stops_before_any_call(entry: Main, project: Path) -> None:

@@ -111,3 +111,25 @@ def test_a_path_that_is_no_path_is_a_data_error(tmp_path: Path, method: str) -> 
     evaluator = create_example_project("refusal", tmp_path / "p")
     with pytest.raises(DataError, match=r"file_path must be a str or pathlib\.Path, got int"):
         getattr(evaluator, method)(5, "someone")
+
+
+@pytest.mark.parametrize("kind", ["annotations", "judge"])
+def test_every_task_column_is_imported_unless_tasks_limits_it(tmp_path: Path, kind: str) -> None:
+    """0.3.3 imported every task column; `tasks` imports those tasks only, the others stay null."""
+    evaluator = project(tmp_path, [5, 7])
+    file = tmp_path / "labels.csv"
+    file.write_text('original_id,rejection,harms\n5,rejection,"a,b"\n7,not rejection,a\n')
+    add = (
+        evaluator.add_external_annotation_results
+        if kind == "annotations"
+        else evaluator.add_external_judge_results
+    )
+    every = add(file, "x").results_data
+    assert every["harms"].to_list() == [["a", "b"], ["a"]]
+    limited = add(file, "y", tasks=["rejection"]).results_data
+    assert limited["rejection"].to_list() == ["rejection", "not rejection"]
+    assert limited["harms"].to_list() == [None, None]
+    assert limited["outcome"].to_list() == ["valid", "valid"]
+    only_harms = add(file, "z", tasks=["harms"]).results_data
+    assert only_harms["rejection"].to_list() == [None, None]
+    assert only_harms["harms"].to_list() == [["a", "b"], ["a"]]

@@ -110,7 +110,7 @@ def check_ids(frame: pl.DataFrame, id_column: str, *, source: str | None) -> Non
     nulls = _row_indices(ids.is_null())
     if nulls:
         raise IdError(
-            f"{prefix} has {len(nulls)} null id(s) at row index {list_some(nulls)}; "
+            f"{prefix} has {len(nulls)} null id(s) at {_rows_text(nulls, source)}; "
             "give every row an id.",
             path=source,
             column=id_column,
@@ -120,7 +120,7 @@ def check_ids(frame: pl.DataFrame, id_column: str, *, source: str | None) -> Non
         empty = _row_indices(ids.str.strip_chars() == "")
         if empty:
             raise IdError(
-                f"{prefix} has {len(empty)} empty id(s) at row index {list_some(empty)}; "
+                f"{prefix} has {len(empty)} empty id(s) at {_rows_text(empty, source)}; "
                 "give every row a non-empty id.",
                 path=source,
                 column=id_column,
@@ -133,8 +133,8 @@ def check_ids(frame: pl.DataFrame, id_column: str, *, source: str | None) -> Non
         values = ids.filter(repeated).unique(maintain_order=True).to_list()
         rows = _row_indices(repeated)
         raise IdError(
-            f"{prefix} repeats {len(values)} id(s) {list_some(values)} (row index "
-            f"{list_some(rows)}); ids must be unique.",
+            f"{prefix} repeats {len(values)} id(s) {list_some(values)} at "
+            f"{_rows_text(rows, source)}; ids must be unique.",
             path=source,
             column=id_column,
             row_id=values[0],
@@ -152,7 +152,7 @@ def check_single_type(values: Sequence[Any], id_column: str, *, source: str | No
             first_of[kind] = index
     if len(first_of) > 1:
         seen = ", ".join(
-            f"{kind} at row index {index} ({_shown(values[index])})"
+            f"{kind} at {_rows_text([index], source)} ({_shown(values[index])})"
             for kind, index in first_of.items()
         )
         raise IdError(
@@ -166,9 +166,9 @@ def check_single_type(values: Sequence[Any], id_column: str, *, source: str | No
     if kinds and not kinds <= {"int", "str"}:
         kind = kinds.pop()
         raise IdError(
-            f"{where(source)}id column {id_column!r} holds {kind} values (row index "
-            f"{first_of[kind]}: {_shown(values[first_of[kind]])}); ids must be integers or "
-            "strings.",
+            f"{where(source)}id column {id_column!r} holds {kind} values "
+            f"({_rows_text([first_of[kind]], source)}: {_shown(values[first_of[kind]])}); ids "
+            "must be integers or strings.",
             path=source,
             column=id_column,
             row_id=first_of[kind],
@@ -196,6 +196,20 @@ def check_has_rows(frame: pl.DataFrame, *, source: str | None) -> None:
             f"{where(source)}has columns {list_some(frame.columns)} but no rows; add data.",
             path=source,
         )
+
+
+def _rows_text(indices: Sequence[int], source: str | None) -> str:
+    """Where rows are, as the user counts them: a frame's index, a file's rows from 1.
+
+    `row index [0, 2]` of a frame (polars' own 0-based index); `rows [1, 3]` of a file, counted
+    from 1 as its lines and records are (in a CSV the line after the header is row 1).
+    """
+    if source is None:
+        return f"row index {list_some(indices)}"
+    header = " (row 1: the line after the header)" if source.lower().endswith(".csv") else ""
+    if len(indices) == 1:
+        return f"row {indices[0] + 1}{header}"
+    return f"rows {list_some([i + 1 for i in indices])}{header}"
 
 
 def _row_indices(mask: pl.Series) -> list[int]:

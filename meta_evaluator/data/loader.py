@@ -480,9 +480,10 @@ def _from_records(
         raise DataFileError(f"{path}: holds an empty list; it holds no data.", path=path)
     for index, record in enumerate(records):
         if not isinstance(record, dict):
-            # row_id is the line number in JSON Lines (as for parse errors), the index in JSON.
+            # row_id is the line number in JSON Lines (as for parse errors), the index in JSON;
+            # messages count records from 1, as lines and the id checks' rows are.
             row = line_of[index] if line_of else index
-            place = f"line {row}" if line_of else f"record {index}"
+            place = f"line {row}" if line_of else f"record {index + 1}"
             raise DataFileError(
                 f"{path}: {place} is a JSON {type(record).__name__}, not an object; every "
                 "record must be an object of column values.",

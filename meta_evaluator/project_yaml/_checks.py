@@ -111,10 +111,18 @@ def check_task(task: EvalTask, data: EvalData, problems: Problems) -> None:
             problems.append(problem("task", exc.message))
 
 
-def columns_of(data: EvalData | None, task: EvalTask | None) -> list[str] | None:
-    """What prompt placeholders may name: the data's columns, else the task's."""
+def columns_of(
+    data: EvalData | None, task: EvalTask | None, *, data_given: bool
+) -> list[str] | None:
+    """What prompt placeholders may name: the data's columns; without a data section, the task's.
+
+    None (placeholders unchecked) when the data section names data that could not be read:
+    its columns are unknown, and the task's shown columns are not all of them.
+    """
     if data is not None:
         return data.columns
+    if data_given:
+        return None
     return task.columns_shown() if task is not None else None
 
 

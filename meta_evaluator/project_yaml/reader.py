@@ -18,7 +18,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from meta_evaluator.errors import MetaEvaluatorError, ProjectFileError
+from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ProjectFileError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.project_yaml._checks import (
     Problems,
@@ -35,12 +35,15 @@ from meta_evaluator.project_yaml._checks import (
 from meta_evaluator.project_yaml._recover import DROP, Repair, recovered
 from meta_evaluator.project_yaml.schema import DataSection, ProjectFile
 from meta_evaluator.project_yaml.spec import JudgesSource, ProjectSpec
+from meta_evaluator.scores import MetricsConfig
+from meta_evaluator.scores.yaml_config import read_metric_entries, read_metrics_yaml
 from meta_evaluator.storage import path_argument, raise_problems, read_yaml, yaml_mapping
 
 __all__ = [
     "PROJECT_FILE",
     "check_project",
     "parse_project_yaml",
+    "read_metrics_file",
     "read_project_judges",
     "read_project_yaml",
     "read_task_yaml",
@@ -92,7 +95,7 @@ def check_project(raw: dict[str, Any], *, file: Path, base: Path | None = None) 
     task = model.task or _recovered("task", raw, problems)
     if task is not None and data is not None:
         check_task(task, data, problems)
-    columns = columns_of(data, task)
+    columns = columns_of(data, task, data_given=data_section is not None)
     judges = check_judges(judge_entries(raw, model), base, columns, problems)
     labelled = [s for s in ("annotations", "results") if raw.get(s)]
     if labelled and (raw.get("data") is None or raw.get("task") is None):
@@ -137,13 +140,7 @@ def read_task_yaml(path: str | Path) -> EvalTask:
             neither `task` nor a section of `project.yaml`.
     """
     file, raw = _read_mapping(path)
-    problems: Problems = []
-    for key in raw:
-        if key not in ProjectFile.model_fields:
-            try:
-                ProjectFile(**{str(key): raw[key]})
-            except ProjectFileError as exc:
-                problems += exc.errors
+    problems = _unknown_sections(raw)
     task = None
     if raw.get("task") is None:
         problems.append(problem("task", "missing: the file must hold a `task:` mapping"))
@@ -155,6 +152,55 @@ def read_task_yaml(path: str | Path) -> EvalTask:
     raise_problems(file, problems, what="task", error=ProjectFileError)
     assert task is not None, "no problem, so a task"
     return task
+
+
+def read_metrics_file(path: str | Path) -> MetricsConfig:
+    """The metrics of a YAML file: a metrics file, or a `project.yaml` read as `read_task_yaml`.
+
+    A file with a section of `project.yaml` other than `metrics` is a `project.yaml`: its
+    `metrics:` is read (inline, or the metrics file it names, relative to it) and its other
+    sections are not; any other file is a metrics file (`read_metrics_yaml`).
+
+    Raises:
+        MetricConfigError: The file is unusable, a `project.yaml` has no `metrics:` or a key
+            that is no section, or a metric is invalid; every problem is listed.
+    """
+    try:
+        file, raw = _read_mapping(path)
+    except ProjectFileError:
+        return read_metrics_yaml(path)  # says what is wrong, as a metrics file
+    if not any(key != "metrics" and key in ProjectFile.model_fields for key in raw):
+        return read_metrics_yaml(file)
+    problems = _unknown_sections(raw)
+    metrics: list[Any] | str | None = None
+    if raw.get("metrics") is None:
+        problems.append(
+            problem("metrics", "missing: the file must hold a `metrics:` list (or a file's path)")
+        )
+    else:
+        try:
+            metrics = ProjectFile(metrics=raw["metrics"]).metrics
+        except ProjectFileError as exc:
+            problems += exc.errors
+    if isinstance(metrics, str):
+        raise_problems(file, problems, what="metrics", error=MetricConfigError)
+        return read_metrics_yaml(file.parent / metrics)
+    config, found = read_metric_entries(metrics) if metrics is not None else (None, [])
+    raise_problems(file, problems + found, what="metrics", error=MetricConfigError)
+    assert config is not None, "no problem, so a config"
+    return config
+
+
+def _unknown_sections(raw: dict[str, Any]) -> Problems:
+    """A problem per top-level key that is no section of `project.yaml` (did you mean ...)."""
+    problems: Problems = []
+    for key in raw:
+        if key not in ProjectFile.model_fields:
+            try:
+                ProjectFile(**{str(key): raw[key]})
+            except ProjectFileError as exc:
+                problems += exc.errors
+    return problems
 
 
 # ----- the sections -----------------------------------------------------------------------------

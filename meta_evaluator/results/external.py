@@ -30,6 +30,7 @@ __all__ = [
     "import_judge_frame",
     "import_judge_results",
     "import_scope",
+    "imported_tasks",
     "read_import_file",
 ]
 
@@ -59,7 +60,8 @@ class ImportOptions(TypedDict, total=False):
     id_column: str
     """The column holding the data's ids (default `original_id`)."""
     tasks: Sequence[str] | None
-    """Only these tasks (labels made for some tasks only); None: the task's required tasks."""
+    """Only these tasks are imported (each needs a column; labels made for some tasks only);
+    None: every task the file has a column for, the required tasks at least."""
     data_format: FileFormat | None
     """The file's format (`csv`, `json`, `jsonl`, `parquet`); None: from its extension."""
 
@@ -76,11 +78,12 @@ def import_judge_results(
     """Read a CSV/JSON/JSON Lines/Parquet file of labels per row and save it as a complete run.
 
     The file needs `id_column` (ids of the project's data, of the data's id type; integer-looking
-    text ids are converted when that is exact) and one column per required task. Each row is
-    checked like a judge's answer: `valid` when every required task has an allowed label,
-    otherwise `invalid` with the reason.
+    text ids are converted when that is exact) and one column per required task; every task it
+    has a column for is imported (`imported_tasks`). Each row is checked like a judge's answer:
+    `valid` when every required task has an allowed label, otherwise `invalid` with the reason.
 
-    `tasks` limits the check to those tasks (labels made for some tasks only). `llm_client` and
+    `tasks` limits the import to those tasks (labels made for some tasks only; the file's
+    columns of other tasks are left out). `llm_client` and
     `model` say where the labels came from; the run's state keeps them.
 
     Raises:
@@ -191,20 +194,24 @@ def checked_frame(
 
     The frame has a row per imported row, in its order: `original_id` (in the data's id
     dtype), then `check_frame`'s columns (`outcome`, `status`, `error_message`, a column per
-    task); each row as `check_values` checks it.
+    task); each row as `check_values` checks it. Tasks not imported (`imported_tasks`) are null.
 
     Raises:
         TaskError: A task needs a column the frame lacks, or `tasks` is unusable.
         ColumnError, IdError: The ids do not convert to, or are not in, the project's data.
     """
-    task = options["task"]
-    required, columns = import_scope(task, options.get("tasks"), where)
+    task, tasks = options["task"], options.get("tasks")
+    required, columns = import_scope(task, tasks, where)
     check_task_columns(frame, columns, where)
     id_column = options.get("id_column", ID_COLUMN)
     frame = align_ids(frame, id_column, options["data"], where)
+    imported = imported_tasks(frame.columns, task, tasks)
+    frame = frame.drop(
+        t for t in task.task_names if t in frame.columns and t not in imported and t != id_column
+    )
     checked = check_frame(frame, task, required=required)
     checked = checked.insert_column(0, frame.get_column(id_column).alias("original_id"))
-    _say_normalised(normalised_labels(frame, task, columns), where)
+    _say_normalised(normalised_labels(frame, task, imported), where)
     _say_invalid(checked, where)
     return checked, options.get("run_id") or new_run_id()
 
@@ -277,6 +284,19 @@ def import_scope(
             field="tasks",
         )
     return [t for t in task.get_required_tasks() if t in tasks], list(tasks)
+
+
+def imported_tasks(
+    columns: Sequence[str], task: EvalTask, tasks: Sequence[str] | None
+) -> list[str]:
+    """The tasks an import of a file with `columns` takes labels of, in the task's order.
+
+    `tasks` when given (the file's columns of other tasks are left out); otherwise every task
+    the file has a column for, as meta-evaluator 0.3.3 did (it required them all), so a column
+    the import would take is named rather than taken silently.
+    """
+    wanted = task.task_names if tasks is None else tasks
+    return [t for t in task.task_names if t in wanted and t in columns]
 
 
 def import_judge_frame(

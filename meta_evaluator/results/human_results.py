@@ -96,10 +96,11 @@ def import_annotations(
 ) -> HumanAnnotationResults:
     """Read one annotator's labels from CSV/JSON/JSON Lines/Parquet and save them.
 
-    The file needs `id_column` (ids of the project's data) and one column per required task.
-    Labels are checked against the task like a judge's: rows missing a required task or with a
-    label the task does not allow are kept as `invalid`, with the reason, and never scored.
-    `tasks` limits the labels to those tasks (an annotator who labelled some tasks only).
+    The file needs `id_column` (ids of the project's data) and one column per required task;
+    every task it has a column for is imported, or only those of `tasks` when given (an
+    annotator who labelled some tasks only). Labels are checked against the task like a
+    judge's: rows missing a required task or with a label the task does not allow are kept as
+    `invalid`, with the reason, and never scored.
 
     Raises:
         UnsafeNameError: The annotator or run id is not a safe file name.

@@ -175,10 +175,15 @@ def _project(tmp_path: Path) -> MetaEvaluator:
 def _former_rows(
     evaluator: MetaEvaluator, file: Path, tasks: list[str] | None
 ) -> list[dict[str, Any]]:
-    """The rows as the per-row import made them: `label_row` of each row."""
+    """The rows as the per-row import made them: `label_row` of each row.
+
+    With `tasks`, the file's columns of other tasks are not imported (null in every row).
+    """
     data, task = evaluator.data, evaluator.eval_task
     assert data is not None and task is not None
     frame = align_ids(DataLoader.load("x", file, "original_id").data, "original_id", data, file)
+    if tasks is not None:
+        frame = frame.drop(t for t in task.task_names if t in frame.columns and t not in tasks)
     required, _ = import_scope(task, tasks, file)
     return [label_row(r, "original_id", task, required) for r in frame.iter_rows(named=True)]
 

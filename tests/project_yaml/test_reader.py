@@ -198,6 +198,23 @@ def test_data_problems(configs: Path, data: str, loc: str, fragment: str) -> Non
     assert fragment in caught.value.errors[0]["msg"]
 
 
+def test_data_that_cannot_be_read_leaves_the_placeholders_unchecked(configs: Path) -> None:
+    """Not against the task's shown columns: the data's other columns are unknown (trial #4)."""
+    text = (configs / "project.yaml").read_text(encoding="utf-8")
+    assert "{product}" in (configs / "prompts" / "support.md").read_text(encoding="utf-8")
+    path = write(configs, text.replace("data/support_tickets.csv", "data/missing.csv"), "m.yaml")
+    with pytest.raises(ProjectFileError) as caught:
+        read_project_yaml(path)
+    assert [(p["loc"], p["msg"]) for p in caught.value.errors] == [
+        ("data.file", f"{configs / 'data/missing.csv'}: no such file; check the path.")
+    ]
+    # Without a data section the task's shown columns are what the prompts may name.
+    no_data = text.split("\ntask:", 1)[1].split("\nannotations:", 1)[0]
+    with pytest.raises(ProjectFileError) as caught:
+        read_project_yaml(write(configs, "task:" + no_data, "n.yaml"))
+    assert "['{product}'] name no column" in caught.value.errors[0]["msg"]
+
+
 def test_a_sample_is_drawn(configs: Path) -> None:
     path = write(
         configs,
