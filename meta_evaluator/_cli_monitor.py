@@ -2,7 +2,7 @@
 
 `plan-labels`: the grid of power (and kappa width) by items x annotators, the smallest design
 that reaches the power or why none does, where the plan went. `drift`: the label shift, the
-change in agreement with the humans, each threshold and whether it was passed (exit 5), where
+change in agreement with the humans, each threshold and whether it was exceeded (exit 5), where
 the history went. With `--json` either prints one JSON object instead (an error too).
 """
 
@@ -128,7 +128,7 @@ def drift_command(
     task: str | None,
     json_output: bool,
 ) -> int:
-    """Check the judge for drift, print the check (or its JSON); 5 when a threshold passed."""
+    """Check the judge for drift, print the check (or its JSON); 5 when a threshold was exceeded."""
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.scores.drift_history import (
         DRIFT_HISTORY_FILE,
@@ -196,13 +196,13 @@ def print_drift(check: DriftCheck, history: Path, plot: Path) -> None:
         elif t.value is None:
             verdict = f"not checked: {t.reason}"
         else:
-            verdict = "PASSED" if t.exceeded else "ok"
+            verdict = "EXCEEDED" if t.exceeded else "ok"
         print(f"  {t.name} {limit}: {_figure(t.value)}  {verdict}")
     if c.drifted:
-        print(f"Drifted: {len(c.exceeded)} threshold(s) passed ({', '.join(c.exceeded)}); "
+        print(f"Drifted: {len(c.exceeded)} threshold(s) exceeded ({', '.join(c.exceeded)}); "
               f"exit status {EXIT_DRIFT}.")  # fmt: skip
     else:
-        print("No threshold passed.")
+        print("No threshold exceeded.")
     print(f"Appended to {history} (plot: {plot.name})")
 
 

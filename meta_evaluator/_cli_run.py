@@ -82,7 +82,7 @@ EXIT_BAD_INPUT = 2
 EXIT_BATCHES_RUNNING = 3
 EXIT_ENVIRONMENT = 4
 EXIT_COST_CEILING = 5
-EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
+EXIT_DRIFT = 5  # `drift`: a threshold was exceeded (each command gives 5 for its own reason)
 
 
 _ADDED_BY = {

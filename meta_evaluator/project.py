@@ -1347,7 +1347,7 @@ class MetaEvaluator:
             bootstrap: How the interval is drawn (default `BootstrapConfig()`).
 
         Returns:
-            The check; `check.exceeded` names the thresholds passed (`check.drifted`).
+            The check; `check.exceeded` names the thresholds exceeded (`check.drifted`).
 
         Warns:
             DamagedHistoryWarning: Lines of the history are not drift checks (they are kept).

@@ -117,9 +117,9 @@ def test_a_drifting_judge_exits_with_5(tmp_path: Path, entry: Main) -> None:
         "Label shift: 100 of 200 rows changed their label (share 0.500); PSI "
     )
     assert float(lines[2].rsplit(" ", 1)[1]) > 0.25
-    assert "  max_psi 0.1: " in done.stdout and "PASSED" in done.stdout
+    assert "  max_psi 0.1: " in done.stdout and "EXCEEDED" in done.stdout
     assert lines[-2] == (
-        "Drifted: 3 threshold(s) passed (max_psi, max_changed_share, max_agreement_drop); "
+        "Drifted: 3 threshold(s) exceeded (max_psi, max_changed_share, max_agreement_drop); "
         "exit status 5."
     )
     assert lines[-1].startswith("Appended to ") and lines[-1].endswith("(plot: drift_history.png)")
@@ -136,7 +136,7 @@ def test_its_steady_twin_exits_with_0(tmp_path: Path, entry: Main) -> None:
     root = evaluator.project_dir  # type: ignore[attr-defined]
     done = entry("drift", root, "--judge", "j", "--baseline", "first", "--against", "latest")
     assert done.returncode == 0, done.stderr
-    assert "No threshold passed." in done.stdout and "PASSED" not in done.stdout
+    assert "No threshold exceeded." in done.stdout and "EXCEEDED" not in done.stdout
     assert json.loads(entry("drift", root, "--judge", "j", "--json").stdout)["exit_status"] == 0
 
 
