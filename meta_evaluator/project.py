@@ -25,7 +25,7 @@ import polars as pl
 
 from meta_evaluator import _project_data
 from meta_evaluator._state import STATE_FILE, DataState, dump_state, parse_state
-from meta_evaluator._util import shown
+from meta_evaluator._util import listed, shown
 from meta_evaluator.data import EvalData
 from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import (
@@ -1542,7 +1542,7 @@ def _placeholder_problems(
             placeholders = shown(["{" + u + "}" for u in unknown])
             problems.append(
                 f"judge {judge.id!r}: prompt placeholder(s) {placeholders} "
-                f"name no column (columns: {shown(known, limit=400)}); fix the prompt or the data."
+                f"name no column (columns: {listed(known)}); fix the prompt or the data."
             )
     return problems
 

@@ -241,3 +241,18 @@ def test_the_one_json_time_helper() -> None:
     assert json_time(None) is None
     with pytest.raises(ValueError):
         json_time("yesterday")
+
+
+def test_the_projects_own_names_are_listed_whole_and_a_long_list_says_how_many_more() -> None:
+    from meta_evaluator._util import listed, shown
+
+    names = [f"run_{i:02d}_with_a_rather_long_name" for i in range(20)]
+    assert listed(names) == repr(names)  # 20 names: every one, past shown's 80 characters
+    assert shown(names).endswith("...") and names[-1] not in shown(names)
+    many = [*names, "the_last_run"]
+    text = listed(many)
+    assert text.startswith(repr(names[:10])[:-1] + ", ... 1 more ..., ")
+    assert text.endswith(f"{repr(names[11:])[1:-1]}, 'the_last_run']")
+    assert listed([]) == "[]"
+    long = "x" * 500  # a name is still bounded as a value is
+    assert listed([long]) == f"[{shown(long)}]" and len(listed([long])) < 100

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from meta_evaluator._util import json_time, shown
+from meta_evaluator._util import json_time, listed
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ProjectError
 from meta_evaluator.eval_task import EvalTask
@@ -274,7 +274,7 @@ def _run_pair(
             {j for r in run_ids(results_dir) for j, done in run_judges(results_dir, r).items()
              if done}
         )  # fmt: skip
-        there = f"judges with one: {shown(judges)}" if judges else "no judge has one yet"
+        there = f"judges with one: {listed(judges)}" if judges else "no judge has one yet"
         raise ProjectError(
             f"judge {judge_id!r} has no complete run in {results_dir}; {there}.",
             path=results_dir,
@@ -287,7 +287,7 @@ def _run_pair(
             f"it has one complete run ({first!r}); run it again (`meta-evaluator run PROJECT "
             f"--judges {judge_id} --no-cache`) and check that run"
             if len(runs) == 1
-            else f"name two runs of its {shown(runs)}"
+            else f"name two runs of its {listed(runs)}"
         )
         raise ProjectError(
             f"drift compares two runs of judge {judge_id!r}, but the baseline and the run "

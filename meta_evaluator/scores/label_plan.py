@@ -20,7 +20,7 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from meta_evaluator._util import shown
+from meta_evaluator._util import listed
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import ProjectError, ScoringError, StateError, TaskError
 from meta_evaluator.eval_task import EvalTask
@@ -166,7 +166,7 @@ def read_pilot(
         a for a in table.annotators if frame.get_column(HUMAN_PREFIX + a).null_count() < len(frame)
     )
     if len(annotators) < 2:
-        have = f"only {shown(list(annotators))}" if annotators else "none"
+        have = f"only {listed(annotators)}" if annotators else "none"
         raise ScoringError(
             f"task {name!r}: a label plan needs the labels of at least two annotators (the "
             f"alt-test compares the judge with each human against the others); the project has "
@@ -202,14 +202,14 @@ def _judge(sources: RowSources, judge_id: str | None, results_dir: Path) -> str:
     if judge_id is None:
         if len(judges) > 1:
             raise ProjectError(
-                f"several judges have complete runs ({shown(judges)}); name one with --judge J "
+                f"several judges have complete runs ({listed(judges)}); name one with --judge J "
                 "(judge_id=...).",
                 field="judge_id",
             )
         return judges[0]
     if judge_id not in sources.judges:
         raise ProjectError(
-            f"judge {judge_id!r} has no complete run; judges with one: {shown(judges)}.",
+            f"judge {judge_id!r} has no complete run; judges with one: {listed(judges)}.",
             field="judge_id",
             judge_id=judge_id,
         )

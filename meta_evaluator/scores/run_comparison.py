@@ -18,7 +18,7 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from meta_evaluator._util import json_time, shown
+from meta_evaluator._util import json_time, listed
 from meta_evaluator.errors import ScoringError, StateError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.human_results import latest_annotations
@@ -204,23 +204,23 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
     if task is not None:
         if not isinstance(task, str) or task not in names:
             raise TaskError(
-                f"task: the project has no task {task!r}; its tasks: {shown(names)}.", field="task"
+                f"task: the project has no task {task!r}; its tasks: {listed(names)}.", field="task"
             )
         if task not in labelled:
             raise TaskError(
                 f"task: {task!r} is free text; runs are compared on labels: choose one of "
-                f"{shown(labelled)}.",
+                f"{listed(labelled)}.",
                 field="task",
             )
         return task
     if not labelled:
         raise TaskError(
-            f"the project's tasks {shown(names)} are all free text; runs are compared on labels.",
+            f"the project's tasks {listed(names)} are all free text; runs are compared on labels.",
             field="task",
         )
     if len(labelled) > 1:
         raise TaskError(
-            f"the project has several labelled tasks {shown(labelled)}; choose one with --task T "
+            f"the project has several labelled tasks {listed(labelled)}; choose one with --task T "
             "(task=...).",
             field="task",
         )
