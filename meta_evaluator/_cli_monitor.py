@@ -8,35 +8,20 @@ the history went. With `--json` either prints one JSON object instead (an error 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from meta_evaluator._cli_output import print_score_changes
-from meta_evaluator._cli_run import EXIT_DRIFT, cli_message, exit_code_of, print_json
-from meta_evaluator.errors import MetaEvaluatorError
+from meta_evaluator._cli_run import EXIT_DRIFT, json_errors, print_json
 
 if TYPE_CHECKING:
     from meta_evaluator.scores.drift import DriftCheck
     from meta_evaluator.scores.label_plan import LabelPlanReport
 
 __all__ = ["drift_command", "plan_labels_command", "print_drift", "print_label_plan"]
-
-
-@contextlib.contextmanager
-def _json_errors(command: str, json_output: bool) -> Iterator[None]:
-    """With --json, an error is also printed as one JSON object (then raised as usual)."""
-    try:
-        yield
-    except MetaEvaluatorError as exc:
-        if json_output:
-            print_json(sys.stdout, {"command": command, "exit_status": exit_code_of(exc),
-                                    "error": cli_message(exc)})  # fmt: skip
-        raise
 
 
 def plan_labels_command(
@@ -54,7 +39,7 @@ def plan_labels_command(
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.scores.label_plan import LABEL_PLAN_FILE, LABEL_PLAN_PLOT
 
-    with _json_errors("plan-labels", json_output):
+    with json_errors("plan-labels", json_output):
         evaluator = MetaEvaluator(project_dir, load=True)
         report = evaluator.plan_labels(
             judge_id=judge, task=task, epsilon=epsilon, power=power, simulations=simulations,
@@ -136,7 +121,7 @@ def drift_command(
         DamagedHistoryWarning,
     )
 
-    with _json_errors("drift", json_output):
+    with json_errors("drift", json_output):
         evaluator = MetaEvaluator(project_dir, load=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DamagedHistoryWarning)

@@ -72,6 +72,7 @@ __all__ = [
     "RunRequest",
     "cli_message",
     "exit_code_of",
+    "json_errors",
     "print_json",
     "run_command",
     "score_project",
@@ -135,6 +136,18 @@ def print_json(out: IO[str], summary: dict[str, Any]) -> None:
     out.flush()
 
 
+@contextlib.contextmanager
+def json_errors(command: str, json_output: bool) -> Iterator[None]:
+    """With --json, an error is also printed as one JSON object (then raised as usual)."""
+    try:
+        yield
+    except MetaEvaluatorError as exc:
+        if json_output:
+            print_json(sys.stdout, {"command": command, "exit_status": exit_code_of(exc),
+                                    "error": cli_message(exc)})  # fmt: skip
+        raise
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What the command line asked of `run` (the run's own settings in `settings`)."""
@@ -150,6 +163,8 @@ class RunRequest:
     """Write the report once the run is done (after scoring, when asked)."""
     metrics: Path | None = None
     json_output: bool = False
+    command: str = "run"
+    """The command asked, as the JSON summary names it (`run`, or `all`)."""
 
 
 def run_command(project_dir: Path, request: RunRequest) -> None:
@@ -161,7 +176,7 @@ def run_command(project_dir: Path, request: RunRequest) -> None:
     """
     out = sys.stdout
     summary: dict[str, Any] = {
-        "command": "run",
+        "command": request.command,
         "project": str(Path(project_dir).resolve()),
         "exit_status": None,
         "error": None,

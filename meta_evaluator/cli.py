@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 
@@ -33,6 +33,7 @@ from meta_evaluator._cli_run import (
     RunRequest,
     cli_message,
     exit_code_of,
+    json_errors,
     print_json,
     run_command,
     score_project,
@@ -633,8 +634,9 @@ def all_steps(
     """
     settings = _flags_as_settings(progress=progress)
     request = RunRequest(
-        None, None, settings, score=True, report=True, metrics=metrics, json_output=json_output
-    )
+        None, None, settings, score=True, report=True, metrics=metrics, json_output=json_output,
+        command="all",
+    )  # fmt: skip
     run_command(project_dir, request)
 
 
@@ -689,9 +691,10 @@ def compare_runs(
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.scores.run_comparison import COMPARISONS_FOLDER
 
-    evaluator = MetaEvaluator(project_dir, load=True)
-    with _what_is_kept("compare-runs"):
-        comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
+    with json_errors("compare-runs", as_json):
+        evaluator = MetaEvaluator(project_dir, load=True)
+        with _what_is_kept("compare-runs"):
+            comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
     saved = evaluator.paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
     if as_json:
         print(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
@@ -917,15 +920,52 @@ def main() -> None:
     """Run the command line; a `MetaEvaluatorError` prints its message and exits with 2 or 4.
 
     4 when the file system stopped the command (`DiskFullError`, `PermissionDeniedError`,
-    `OutsideProjectError`), 2 for every other error in the input.
+    `OutsideProjectError`), 2 for every other error in the input. A usage error the parser
+    finds (an unknown option, a file given as the project folder) is shown as typer shows it
+    and exits with 2; with `--json` among the arguments it also ends standard output with
+    `{"command": ..., "exit_status": 2, "error": ...}`, as the commands' own errors do.
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = sys.argv[1:]
     try:
         with _progress_lines_shown():
-            app()
+            code = app(args=args, standalone_mode=False)
     except MetaEvaluatorError as exc:
         print(f"error: {cli_message(exc)}", file=sys.stderr)
         raise SystemExit(exit_code_of(exc)) from None
+    except _USAGE_ERROR as exc:
+        _usage_error(exc, args)
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
+        raise SystemExit(1) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+_USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+"""The base of the parser's errors: click's, or that of the copy of click typer 0.29 ships."""
+
+
+def _usage_error(exc: Any, args: list[str]) -> NoReturn:
+    """Show a usage error as typer does (and as JSON with --json); exit with its status."""
+    from typer import rich_utils
+
+    given = args[: args.index("--")] if "--" in args else args
+    if "--json" in given:
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None and ctx.parent is not None:
+            command: str | None = ctx.info_name
+        else:  # the parser stopped before choosing the command
+            command = next((a for a in given if a in _command_names()), None)
+        print_json(sys.stdout, {"command": command, "exit_status": exc.exit_code,
+                                "error": exc.format_message()})  # fmt: skip
+    rich_utils.rich_format_error(exc)
+    raise SystemExit(exc.exit_code) from None
+
+
+def _command_names() -> set[str]:
+    return {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
 
 
 if __name__ == "__main__":
