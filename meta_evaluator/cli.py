@@ -16,6 +16,7 @@ This module reads the options and wires the commands; what they do lives in `_cl
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import re
 import sys
@@ -671,7 +672,11 @@ def compare_runs(
         typer.Option(help="The judge of a run given without one (needed when it holds several)."),
     ] = None,
     task: Annotated[
-        str | None, typer.Option(help="The task compared (default: the only task with labels).")
+        str | None,
+        typer.Option(
+            help="The task compared (default: the only task with labels, else the "
+            "project's one required task)."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the comparison as JSON instead of a table.")
@@ -711,7 +716,10 @@ def plan_labels(
     ] = None,
     task: Annotated[
         str | None,
-        typer.Option(help="The single-choice task planned (default: the only task with labels)."),
+        typer.Option(
+            help="The single-choice task planned (default: the only task with labels, else the "
+            "project's one required task)."
+        ),
     ] = None,
     epsilon: Annotated[
         float | None,
@@ -763,7 +771,11 @@ def drift(
         typer.Option(help="The run checked: a run id, or 'latest' (the default)."),
     ] = None,
     task: Annotated[
-        str | None, typer.Option(help="The task compared (default: the only task with labels).")
+        str | None,
+        typer.Option(
+            help="The task compared (default: the only task with labels, else the "
+            "project's one required task)."
+        ),
     ] = None,
     json_output: Annotated[
         bool,
@@ -774,11 +786,13 @@ def drift(
 
     Compares two complete runs of the judge over the same rows: the label shift (chi-square,
     Stuart-Maxwell, PSI, share of rows changed) and the change in agreement with the humans
-    with a paired bootstrap interval. Each is held against the thresholds of the `drift:`
-    section of the project's project.yaml (default: max_psi 0.1, max_changed_share 0.1,
-    max_agreement_drop 0.05). Each check is appended to reports/drift_history.jsonl, whose plot
-    reports/drift_history.png the report shows. Exit status: 0, 5 when a threshold is exceeded, 2
-    when a run or the judge is unknown or has one complete run (what exists is named).
+    with a paired bootstrap interval, on --task (default: the only task with labels, else the
+    project's one required task, named in the output). Each is held against the thresholds of
+    the `drift:` section of the project's project.yaml (default: max_psi 0.1,
+    max_changed_share 0.1, max_agreement_drop 0.05). Each check is appended to
+    reports/drift_history.jsonl, whose plot reports/drift_history.png the report shows. Exit
+    status: 0, 5 when a threshold is exceeded, 2 when a run or the judge is unknown or has one
+    complete run (what exists is named).
     """
     from meta_evaluator._cli_monitor import drift_command
 
@@ -880,6 +894,21 @@ def migrate(
     report = migrate_project(project_dir, dry_run=dry_run)
     for line in report.lines():
         print(line)
+
+
+def _flowing(doc: str) -> str:
+    """A command's docstring as its --help: each paragraph one line, wrapped by the terminal.
+
+    Typer keeps a docstring's line breaks and wraps each line again at the terminal's width,
+    which leaves a stub on every other line in an 80-column terminal.
+    """
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+for _command in app.registered_commands:
+    if _command.help is None and _command.callback is not None and _command.callback.__doc__:
+        _command.help = _flowing(_command.callback.__doc__)
 
 
 @contextlib.contextmanager

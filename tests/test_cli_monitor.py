@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Main
 from tests.scores.monitor_projects import (
     add_labels,
@@ -167,3 +169,32 @@ def test_drift_errors(tmp_path: Path, entry: Main) -> None:
     error = json.loads(done.stdout)
     assert error["command"] == "drift" and error["exit_status"] == 2 and "max_psi" in error["error"]
     _fails(entry("drift", root), 2, "Missing option '--judge'")
+
+
+def test_two_labelled_tasks_default_to_the_one_required(tmp_path: Path, entry: Main) -> None:
+    """drift, plan-labels and compare-runs work without --task on a project like the shipped
+    configs/project.yaml (two labelled tasks, one required), naming the task used (trial #8)."""
+    from tests.scores.test_run_comparison import make_project as two_runs_project
+
+    root = two_runs_project(tmp_path, extra_task={"tone": ["calm", "rude"]}).project_dir
+    compared = entry("compare-runs", root, "mon", "tue")
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.startswith("Runs mon -> tue, judge j, task verdict")
+    drifted = entry("drift", root, "--judge", "j")
+    assert drifted.returncode in (0, 5), drifted.stderr
+    assert drifted.stdout.startswith("Drift of judge j, task verdict: baseline mon -> tue")
+    planned = entry("plan-labels", root, "--simulations", "10", "--json")
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads(planned.stdout)["task"] == "verdict"
+
+
+def test_drift_help_is_wrapped_by_paragraph(entry: Main, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    done = entry("drift", "--help")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "the label shift (chi-square, Stuart-Maxwell, PSI, share of rows changed)" in text
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("Compares two complete"))
+    paragraph = lines[start : lines.index("", start)]
+    assert all(len(line) > 30 for line in paragraph[:-1]), paragraph  # no stub lines

@@ -188,11 +188,14 @@ def read_comparisons(folder: Path) -> list[RunComparison]:
 
 
 def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
-    """The task whose labels two runs are compared on: `task`, or the only labelled one.
+    """The task whose labels two runs are compared on: `task`, else the only labelled one.
+
+    Of several labelled tasks, the default is the project's required task when it names
+    exactly one (set as `required_tasks`): the task its judges are asked for first.
 
     Raises:
         TaskError: No task; `task` is not one of the project's tasks, or is free text; no task
-            given while several have labels (they are listed).
+            given while several have labels and not one alone is required (they are listed).
     """
     if eval_task is None:
         problem = "the project has no task yet"
@@ -218,6 +221,9 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
             f"the project's tasks {listed(names)} are all free text; runs are compared on labels.",
             field="task",
         )
+    required = eval_task.required_tasks or []
+    if len(labelled) > 1 and len(required) == 1 and required[0] in labelled:
+        return required[0]
     if len(labelled) > 1:
         raise TaskError(
             f"the project has several labelled tasks {listed(labelled)}; choose one with --task T "
