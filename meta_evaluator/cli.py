@@ -688,8 +688,8 @@ def compare_runs(
     McNemar's exact test. RUN_B may be the same judge run again (a new prompt, a re-run) or,
     as RUN:JUDGE, another judge. Every call also saves the comparison as
     reports/compare-runs/<A>__<B>[__<judge>].json, which the report shows. Exit status: 0, or 2
-    when a run, judge or task is unknown (what exists is named) or the runs share no labelled
-    row.
+    when a run, judge or task is unknown (what exists is named), the two are the same run of
+    the same judge, or the runs share no labelled row.
     """
     import json
 

@@ -1227,7 +1227,8 @@ class MetaEvaluator:
 
         Raises:
             ProjectError: An unknown run (the runs there are listed), a judge not in a run (its
-                judges are listed), several judges and none named, or an unfinished run.
+                judges are listed), several judges and none named, an unfinished run, or the
+                same run of the same judge twice.
             UnsafeNameError: A run or judge id is not a safe file name.
             TaskError: No such labelled task, several and none named, or a run without it.
             ScoringError: The runs share no labelled row, or `bootstrap` is not a

@@ -144,3 +144,13 @@ def test_every_run_is_named_however_long_the_list(tmp_path: Path, entry: Main) -
     expected = repr(sorted(["mon", "tue", *runs]))
     assert len(expected) > 80
     _fails(done, 2, f"runs there: {expected}.")
+
+
+def test_a_run_compared_with_itself_is_refused(tmp_path: Path, entry: Main) -> None:
+    """`compare-runs p r2 r2` said nothing and saved r2__r2.json (trial #10)."""
+    root = make_project(tmp_path).project_dir
+    for b in ("mon", "mon:j"):
+        _fails(entry("compare-runs", root, "mon", b), 2,
+               f"run_b: '{b}' is the same run as run_a 'mon' (judge 'j')")  # fmt: skip
+    assert not (root / "reports" / "compare-runs").exists()
+    assert entry("compare-runs", root, "mon", "tue").returncode == 0

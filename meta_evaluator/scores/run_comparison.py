@@ -19,7 +19,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from meta_evaluator._util import json_time, listed
-from meta_evaluator.errors import ScoringError, StateError, TaskError
+from meta_evaluator.errors import ProjectError, ScoringError, StateError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.human_results import latest_annotations
 from meta_evaluator.results.runs import RunRef, RunRows, read_run
@@ -285,6 +285,14 @@ def read_run_pair(
         read_run(results_dir, ref, judge_id=judge_id, field=field, ids=ids, columns=columns)
         for ref, field in zip(refs, fields, strict=True)
     ]
+    a, b = sides
+    if (a.run_id, a.judge_id) == (b.run_id, b.judge_id):
+        raise ProjectError(
+            f"{fields[1]}: {run_b!r} is the same run as {fields[0]} {run_a!r} (judge "
+            f"{a.judge_id!r}); name another run, or another judge of it as {a.run_id}:JUDGE.",
+            field=fields[1],
+            judge_id=a.judge_id,
+        )
     labels = [_labels(side, name) for side in sides]
     items = _aligned(labels[0], labels[1], sides)
     humans, human_labels = _human_columns(annotations_dir, name, items)
@@ -326,7 +334,8 @@ def compare_runs(
         ids: The data's ids, to order a sharded run's rows.
 
     Raises:
-        ProjectError: An unknown run or judge (what exists is listed), or an unfinished run.
+        ProjectError: An unknown run or judge (what exists is listed), an unfinished run, or
+            the same run of the same judge twice.
         TaskError: No such labelled task, or a run without labels of it.
         ScoringError: The runs share no row with a label, or their ids differ in type.
     """

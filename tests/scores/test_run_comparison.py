@@ -262,8 +262,8 @@ def test_a_changed_prompt_against_a_sharded_rerun(project: Path) -> None:
     evaluator = MetaEvaluator(project, load=True)
     for k in (1, 2):
         evaluator.run_judges_async(run_id="before", shard=(k, 2))
-    same = evaluator.compare_runs("before", "before", bootstrap=BootstrapConfig(n_resamples=20))
-    assert same.flipped == () and same.items == 38
+    with pytest.raises(ProjectError, match="'before' is the same run as run_a 'before'"):
+        evaluator.compare_runs("before", "before")  # a run against itself says nothing
     judge = evaluator.judge_registry["mock_refusal_judge"]
     evaluator.add_judge(
         judge.id, "mock", judge.model, prompt=judge.prompt.prompt + "\nBe strict.",
@@ -272,6 +272,7 @@ def test_a_changed_prompt_against_a_sharded_rerun(project: Path) -> None:
     evaluator.run_judges_async(run_id="after")
     result = evaluator.compare_runs("before", "after", bootstrap=BootstrapConfig(n_resamples=50))
     assert result.run_a.fingerprint != result.run_b.fingerprint
+    assert result.run_a.rows == 40  # both shards of `before`, merged
     assert result.humans == ("ana", "ben", "chen")
     assert 0 < len(result.flipped) < result.items
     counted = (result.toward or 0) + (result.away or 0) + (result.neither or 0) + result.unrated
