@@ -191,8 +191,10 @@ def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
 
 
 def _against_humans(result: BaseScoringResult, baseline: HumanBaseline) -> str | None:
-    """The judge's score held against the humans' interval (`stats.verdict.interval_verdict`):
-    "stands in", "does not" or "undecided"; None without intervals on both sides."""
+    """The score held against the humans' interval: stands in, does not, or undecided.
+
+    The rule of `stats.verdict.interval_verdict`; None without intervals on both sides.
+    """
     value = result.scores.get(baseline.score)
     number = float(value) if _number(value) else None
     interval = (result.confidence_intervals or {}).get(baseline.score)
