@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator._util import finite_number
 from meta_evaluator.llm.prices import Price
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.scores.human_baseline import HumanBaseline
@@ -196,7 +197,7 @@ def _against_humans(result: BaseScoringResult, baseline: HumanBaseline) -> str |
     The rule of `stats.verdict.interval_verdict`; None without intervals on both sides.
     """
     value = result.scores.get(baseline.score)
-    number = float(value) if _number(value) else None
+    number = float(value) if finite_number(value) else None
     interval = (result.confidence_intervals or {}).get(baseline.score)
     return interval_verdict(number, interval, baseline.interval)
 
