@@ -103,9 +103,11 @@ def cli_message(exc: MetaEvaluatorError) -> str:
     A project folder missing or already there says `meta-evaluator init DIR` (or `status`)
     where Python callers read `load=False` (or `load=True`); a project without data, a task,
     human annotations or a judge's run names the command that adds it (`add-data`, `add-task`,
-    `import-annotations`, `run`) where they read `add_data`, `add_eval_task`, ...; any other
-    message as it is.
+    `import-annotations`, `run`) where they read `add_data`, `add_eval_task`, ...; a fix that
+    is an argument names its flag (`--task T`, not `task=...`); any other message as it is.
     """
+    if exc.problem is not None and exc.cli_advice is not None:
+        return f"{exc.problem}; {exc.cli_advice}"
     if exc.problem is not None and exc.needs is not None:
         folder = shlex.quote(str(exc.project_dir)) if exc.project_dir is not None else "DIR"
         return f"{exc.problem}; {_ADDED_BY[exc.needs].format(folder=folder)}."

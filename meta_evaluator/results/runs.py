@@ -114,11 +114,13 @@ def read_run(
     chosen = ref.judge_id or judge_id
     if chosen is None:
         if len(judges) > 1:
+            problem = f"{field}: run {ref.run_id!r} holds the judges {listed(judges)}"
             raise ProjectError(
-                f"{field}: run {ref.run_id!r} holds the judges {listed(judges)}; name one "
-                f"with --judge J (judge_id=...) or as {ref.run_id}:JUDGE.",
+                f"{problem}; name one with judge_id=... or as {ref.run_id}:JUDGE.",
                 path=where,
                 field="judge_id",
+                problem=problem,
+                cli_advice=f"name one with --judge J or as {ref.run_id}:JUDGE.",
             )
         chosen = next(iter(judges))
     if chosen not in judges:

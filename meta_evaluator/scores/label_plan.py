@@ -153,10 +153,15 @@ def read_pilot(
     name = comparable_task(eval_task, task)
     assert eval_task is not None  # comparable_task raised otherwise
     if eval_task.task_kind(name) != "single":
-        raise TaskError(
+        problem = (
             f"task: {name!r} is a multi-label task; a label plan simulates the alt-test of "
-            "single-choice labels: choose a single-choice task with --task T (task=...).",
+            "single-choice labels"
+        )
+        raise TaskError(
+            f"{problem}: choose a single-choice task with task=...",
             field="task",
+            problem=problem,
+            cli_advice="choose a single-choice task with --task T.",
         )
     sources = read_row_sources(results_dir, annotations_dir, eval_task, data.ids, raw_answers=False)
     chosen = _judge(sources, judge_id, results_dir)
@@ -201,10 +206,12 @@ def _judge(sources: RowSources, judge_id: str | None, results_dir: Path) -> str:
         )
     if judge_id is None:
         if len(judges) > 1:
+            problem = f"several judges have complete runs ({listed(judges)})"
             raise ProjectError(
-                f"several judges have complete runs ({listed(judges)}); name one with --judge J "
-                "(judge_id=...).",
+                f"{problem}; name one with judge_id=...",
                 field="judge_id",
+                problem=problem,
+                cli_advice="name one with --judge J.",
             )
         return judges[0]
     if judge_id not in sources.judges:

@@ -225,10 +225,14 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
     if len(labelled) > 1 and len(required) == 1 and required[0] in labelled:
         return required[0]
     if len(labelled) > 1:
+        problem = (
+            f"the project has several labelled tasks {listed(labelled)} and no single required one"
+        )
         raise TaskError(
-            f"the project has several labelled tasks {listed(labelled)}; choose one with --task T "
-            "(task=...).",
+            f"{problem}; choose one with task=...",
             field="task",
+            problem=problem,
+            cli_advice="choose one with --task T.",
         )
     return labelled[0]
 

@@ -215,7 +215,10 @@ def test_several_labelled_tasks_none_alone_required_need_one_chosen(tmp_path: Pa
     evaluator = make_project(
         tmp_path, extra_task={"tone": ["calm", "rude"]}, required=["verdict", "tone"]
     )
-    with pytest.raises(TaskError, match=r"several labelled tasks \['verdict', 'tone'\]; choose"):
+    with pytest.raises(
+        TaskError,
+        match=r"several labelled tasks \['verdict', 'tone'\] and no single required one; choose",
+    ):
         evaluator.compare_runs("mon", "tue")
     assert evaluator.compare_runs("mon", "tue", task="verdict").key == "mon__tue__verdict"
 
