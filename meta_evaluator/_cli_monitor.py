@@ -2,41 +2,26 @@
 
 `plan-labels`: the grid of power (and kappa width) by items x annotators, the smallest design
 that reaches the power or why none does, where the plan went. `drift`: the label shift, the
-change in agreement with the humans, each threshold and whether it was passed (exit 5), where
+change in agreement with the humans, each threshold and whether it was exceeded (exit 5), where
 the history went. With `--json` either prints one JSON object instead (an error too).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from meta_evaluator._cli_output import print_score_changes
-from meta_evaluator._cli_run import EXIT_DRIFT, cli_message, exit_code_of, print_json
-from meta_evaluator.errors import MetaEvaluatorError
+from meta_evaluator._cli_run import EXIT_DRIFT, json_errors, print_json
 
 if TYPE_CHECKING:
     from meta_evaluator.scores.drift import DriftCheck
     from meta_evaluator.scores.label_plan import LabelPlanReport
 
 __all__ = ["drift_command", "plan_labels_command", "print_drift", "print_label_plan"]
-
-
-@contextlib.contextmanager
-def _json_errors(command: str, json_output: bool) -> Iterator[None]:
-    """With --json, an error is also printed as one JSON object (then raised as usual)."""
-    try:
-        yield
-    except MetaEvaluatorError as exc:
-        if json_output:
-            print_json(sys.stdout, {"command": command, "exit_status": exit_code_of(exc),
-                                    "error": cli_message(exc)})  # fmt: skip
-        raise
 
 
 def plan_labels_command(
@@ -54,7 +39,7 @@ def plan_labels_command(
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.scores.label_plan import LABEL_PLAN_FILE, LABEL_PLAN_PLOT
 
-    with _json_errors("plan-labels", json_output):
+    with json_errors("plan-labels", json_output):
         evaluator = MetaEvaluator(project_dir, load=True)
         report = evaluator.plan_labels(
             judge_id=judge, task=task, epsilon=epsilon, power=power, simulations=simulations,
@@ -128,7 +113,7 @@ def drift_command(
     task: str | None,
     json_output: bool,
 ) -> int:
-    """Check the judge for drift, print the check (or its JSON); 5 when a threshold passed."""
+    """Check the judge for drift, print the check (or its JSON); 5 when a threshold was exceeded."""
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.scores.drift_history import (
         DRIFT_HISTORY_FILE,
@@ -136,7 +121,7 @@ def drift_command(
         DamagedHistoryWarning,
     )
 
-    with _json_errors("drift", json_output):
+    with json_errors("drift", json_output):
         evaluator = MetaEvaluator(project_dir, load=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DamagedHistoryWarning)
@@ -196,13 +181,13 @@ def print_drift(check: DriftCheck, history: Path, plot: Path) -> None:
         elif t.value is None:
             verdict = f"not checked: {t.reason}"
         else:
-            verdict = "PASSED" if t.exceeded else "ok"
+            verdict = "EXCEEDED" if t.exceeded else "ok"
         print(f"  {t.name} {limit}: {_figure(t.value)}  {verdict}")
     if c.drifted:
-        print(f"Drifted: {len(c.exceeded)} threshold(s) passed ({', '.join(c.exceeded)}); "
+        print(f"Drifted: {len(c.exceeded)} threshold(s) exceeded ({', '.join(c.exceeded)}); "
               f"exit status {EXIT_DRIFT}.")  # fmt: skip
     else:
-        print("No threshold passed.")
+        print("No threshold exceeded.")
     print(f"Appended to {history} (plot: {plot.name})")
 
 

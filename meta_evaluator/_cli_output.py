@@ -214,8 +214,9 @@ def print_scores(
                 failed += 1
                 print(f"  {result.judge_id}: not scored: {result.error}")
                 continue
+            intervals = result.confidence_intervals or {}
             shown = ", ".join(
-                f"{key}={_number(value)}"
+                f"{key}={_number(value)}{_interval_text(intervals.get(key))}"
                 for key, value in result.scores.items()
                 if not isinstance(value, dict)
             )
@@ -250,6 +251,13 @@ def _spread_text(result: ScoringResult) -> str:
         f"; mean of {spread.tasks} {noun}: {key} from {_number(spread.low)} ({spread.low_task}) "
         f"to {_number(spread.high)} ({spread.high_task})"
     )
+
+
+def _interval_text(bounds: tuple[float | None, float | None] | None) -> str:
+    """` [0.632, 0.842]`: a score's bootstrap interval, printed as the humans' is; or nothing."""
+    if bounds is None or bounds[0] is None or bounds[1] is None:
+        return ""
+    return f" [{_number(bounds[0])}, {_number(bounds[1])}]"
 
 
 def _baseline_text(metadata: dict[str, object]) -> str:

@@ -72,6 +72,7 @@ __all__ = [
     "RunRequest",
     "cli_message",
     "exit_code_of",
+    "json_errors",
     "print_json",
     "run_command",
     "score_project",
@@ -82,7 +83,7 @@ EXIT_BAD_INPUT = 2
 EXIT_BATCHES_RUNNING = 3
 EXIT_ENVIRONMENT = 4
 EXIT_COST_CEILING = 5
-EXIT_DRIFT = 5  # `drift`: a threshold was passed (each command gives 5 for its own reason)
+EXIT_DRIFT = 5  # `drift`: a threshold was exceeded (each command gives 5 for its own reason)
 
 
 _ADDED_BY = {
@@ -104,9 +105,11 @@ def cli_message(exc: MetaEvaluatorError) -> str:
     A project folder missing or already there says `meta-evaluator init DIR` (or `status`)
     where Python callers read `load=False` (or `load=True`); a project without data, a task,
     human annotations or a judge's run names the command that adds it (`add-data`, `add-task`,
-    `import-annotations`, `run`) where they read `add_data`, `add_eval_task`, ...; any other
-    message as it is.
+    `import-annotations`, `run`) where they read `add_data`, `add_eval_task`, ...; a fix that
+    is an argument names its flag (`--task T`, not `task=...`); any other message as it is.
     """
+    if exc.problem is not None and exc.cli_advice is not None:
+        return f"{exc.problem}; {exc.cli_advice}"
     if exc.problem is not None and exc.needs is not None:
         folder = shlex.quote(str(exc.project_dir)) if exc.project_dir is not None else "DIR"
         return f"{exc.problem}; {_ADDED_BY[exc.needs].format(folder=folder)}."
@@ -137,6 +140,18 @@ def print_json(out: IO[str], summary: dict[str, Any]) -> None:
     out.flush()
 
 
+@contextlib.contextmanager
+def json_errors(command: str, json_output: bool) -> Iterator[None]:
+    """With --json, an error is also printed as one JSON object (then raised as usual)."""
+    try:
+        yield
+    except MetaEvaluatorError as exc:
+        if json_output:
+            print_json(sys.stdout, {"command": command, "exit_status": exit_code_of(exc),
+                                    "error": cli_message(exc)})  # fmt: skip
+        raise
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What the command line asked of `run` (the run's own settings in `settings`)."""
@@ -152,6 +167,8 @@ class RunRequest:
     """Write the report once the run is done (after scoring, when asked)."""
     metrics: Path | None = None
     json_output: bool = False
+    command: str = "run"
+    """The command asked, as the JSON summary names it (`run`, or `all`)."""
 
 
 def run_command(project_dir: Path, request: RunRequest) -> None:
@@ -163,7 +180,7 @@ def run_command(project_dir: Path, request: RunRequest) -> None:
     """
     out = sys.stdout
     summary: dict[str, Any] = {
-        "command": "run",
+        "command": request.command,
         "project": str(Path(project_dir).resolve()),
         "exit_status": None,
         "error": None,

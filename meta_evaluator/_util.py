@@ -10,7 +10,7 @@ from typing import Any, TypeGuard, TypeVar, overload
 
 from meta_evaluator.api_keys import redact_keys
 
-__all__ = ["finite_number", "json_time", "repeated", "shown"]
+__all__ = ["LISTED_LIMIT", "finite_number", "json_time", "listed", "repeated", "shown"]
 
 T = TypeVar("T", bound=Hashable)
 
@@ -32,6 +32,31 @@ def shown(value: object, *, limit: int = SHOWN_LIMIT) -> str:
     """
     text = redact_keys(_SHORT.repr(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+LISTED_LIMIT = 20
+"""The most names `listed` shows; a longer list shows its first and last halves of that."""
+
+
+def listed(names: Iterable[object], *, most: int = LISTED_LIMIT) -> str:
+    """The project's own names (runs, judges, tasks, columns) as an error message lists them.
+
+    Unlike `shown`, which bounds a value the user gave, the list is not cut at a number of
+    characters: what exists is the answer to the mistake, so every name is shown, each quoted
+    and bounded as `shown` does. Past `most` names, the first and last `most // 2` are shown
+    with the number left out between them.
+
+    >>> listed(["r1", "r2"])
+    "['r1', 'r2']"
+    >>> listed([f"r{i}" for i in range(30)], most=4)
+    "['r0', 'r1', ... 26 more ..., 'r28', 'r29']"
+    """
+    items = [shown(name) for name in names]
+    if len(items) <= most:
+        return f"[{', '.join(items)}]"
+    half = max(most // 2, 1)
+    hidden = len(items) - 2 * half
+    return f"[{', '.join(items[:half])}, ... {hidden} more ..., {', '.join(items[-half:])}]"
 
 
 def repeated(items: Iterable[T]) -> list[T]:

@@ -16,12 +16,13 @@ This module reads the options and wires the commands; what they do lives in `_cl
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 
@@ -33,6 +34,7 @@ from meta_evaluator._cli_run import (
     RunRequest,
     cli_message,
     exit_code_of,
+    json_errors,
     print_json,
     run_command,
     score_project,
@@ -642,8 +644,9 @@ def all_steps(
     """
     settings = _flags_as_settings(progress=progress)
     request = RunRequest(
-        None, None, settings, score=True, report=True, metrics=metrics, json_output=json_output
-    )
+        None, None, settings, score=True, report=True, metrics=metrics, json_output=json_output,
+        command="all",
+    )  # fmt: skip
     run_command(project_dir, request)
 
 
@@ -669,7 +672,11 @@ def score(project_dir: ProjectDir = Path("."), metrics: MetricsOption = None) ->
 
 
 ComparedTaskOption = Annotated[
-    str | None, typer.Option(help="The task compared (default: the only task with labels).")
+    str | None,
+    typer.Option(
+        help="The task compared (default: the only task with labels, else the project's one "
+        "required task)."
+    ),
 ]
 
 
@@ -693,17 +700,18 @@ def compare_runs(
     McNemar's exact test. RUN_B may be the same judge run again (a new prompt, a re-run) or,
     as RUN:JUDGE, another judge. Every call also saves the comparison as
     reports/compare-runs/<A>__<B>[__<judge>].json, which the report shows. Exit status: 0, or 2
-    when a run, judge or task is unknown (what exists is named) or the runs share no labelled
-    row.
+    when a run, judge or task is unknown (what exists is named), the two are the same run of
+    the same judge, or the runs share no labelled row.
     """
     import json
 
     from meta_evaluator.project import MetaEvaluator
     from meta_evaluator.scores.run_comparison import COMPARISONS_FOLDER
 
-    evaluator = MetaEvaluator(project_dir, load=True)
-    with _what_is_kept("compare-runs"):
-        comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
+    with json_errors("compare-runs", as_json):
+        evaluator = MetaEvaluator(project_dir, load=True)
+        with _what_is_kept("compare-runs"):
+            comparison = evaluator.compare_runs(run_a, run_b, judge_id=judge, task=task)
     saved = evaluator.paths.reports_dir / COMPARISONS_FOLDER / f"{comparison.key}.json"
     if as_json:
         print(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
@@ -720,7 +728,10 @@ def plan_labels(
     ] = None,
     task: Annotated[
         str | None,
-        typer.Option(help="The single-choice task planned (default: the only task with labels)."),
+        typer.Option(
+            help="The single-choice task planned (default: the only task with labels, else the "
+            "project's one required task)."
+        ),
     ] = None,
     epsilon: Annotated[
         float | None,
@@ -781,11 +792,13 @@ def drift(
 
     Compares two complete runs of the judge over the same rows: the label shift (chi-square,
     Stuart-Maxwell, PSI, share of rows changed) and the change in agreement with the humans
-    with a paired bootstrap interval. Each is held against the thresholds of the `drift:`
-    section of the project's project.yaml (default: max_psi 0.1, max_changed_share 0.1,
-    max_agreement_drop 0.05). Each check is appended to reports/drift_history.jsonl, whose plot
-    reports/drift_history.png the report shows. Exit status: 0, 5 when a threshold is passed, 2
-    when a run or the judge is unknown or has one complete run (what exists is named).
+    with a paired bootstrap interval, on --task (default: the only task with labels, else the
+    project's one required task, named in the output). Each is held against the thresholds of
+    the `drift:` section of the project's project.yaml (default: max_psi 0.1,
+    max_changed_share 0.1, max_agreement_drop 0.05). Each check is appended to
+    reports/drift_history.jsonl, whose plot reports/drift_history.png the report shows. Exit
+    status: 0, 5 when a threshold is exceeded, 2 when a run or the judge is unknown or has one
+    complete run (what exists is named).
     """
     from meta_evaluator._cli_monitor import drift_command
 
@@ -889,6 +902,21 @@ def migrate(
         print(line)
 
 
+def _flowing(doc: str) -> str:
+    """A command's docstring as its --help: each paragraph one line, wrapped by the terminal.
+
+    Typer keeps a docstring's line breaks and wraps each line again at the terminal's width,
+    which leaves a stub on every other line in an 80-column terminal.
+    """
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+for _command in app.registered_commands:
+    if _command.help is None and _command.callback is not None and _command.callback.__doc__:
+        _command.help = _flowing(_command.callback.__doc__)
+
+
 @contextlib.contextmanager
 def _progress_lines_shown() -> Iterator[None]:
     """Show a run's progress lines (INFO of the progress logger) on standard error meanwhile.
@@ -927,15 +955,52 @@ def main() -> None:
     """Run the command line; a `MetaEvaluatorError` prints its message and exits with 2 or 4.
 
     4 when the file system stopped the command (`DiskFullError`, `PermissionDeniedError`,
-    `OutsideProjectError`), 2 for every other error in the input.
+    `OutsideProjectError`), 2 for every other error in the input. A usage error the parser
+    finds (an unknown option, a file given as the project folder) is shown as typer shows it
+    and exits with 2; with `--json` among the arguments it also ends standard output with
+    `{"command": ..., "exit_status": 2, "error": ...}`, as the commands' own errors do.
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = sys.argv[1:]
     try:
         with _progress_lines_shown():
-            app()
+            code = app(args=args, standalone_mode=False)
     except MetaEvaluatorError as exc:
         print(f"error: {cli_message(exc)}", file=sys.stderr)
         raise SystemExit(exit_code_of(exc)) from None
+    except _USAGE_ERROR as exc:
+        _usage_error(exc, args)
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
+        raise SystemExit(1) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+_USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+"""The base of the parser's errors: click's, or that of the copy of click typer 0.29 ships."""
+
+
+def _usage_error(exc: Any, args: list[str]) -> NoReturn:
+    """Show a usage error as typer does (and as JSON with --json); exit with its status."""
+    from typer import rich_utils
+
+    given = args[: args.index("--")] if "--" in args else args
+    if "--json" in given:
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None and ctx.parent is not None:
+            command: str | None = ctx.info_name
+        else:  # the parser stopped before choosing the command
+            command = next((a for a in given if a in _command_names()), None)
+        print_json(sys.stdout, {"command": command, "exit_status": exc.exit_code,
+                                "error": exc.format_message()})  # fmt: skip
+    rich_utils.rich_format_error(exc)
+    raise SystemExit(exc.exit_code) from None
+
+
+def _command_names() -> set[str]:
+    return {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
 
 
 if __name__ == "__main__":

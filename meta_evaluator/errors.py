@@ -33,7 +33,8 @@ Every error carries the place at fault as attributes (`path`, `column`, `row_id`
 `judge_id`; `None` when not relevant) and a message in three parts: what failed, where, and how
 to fix it. Where the fix is a Python call (`load=False`, `add_eval_task`), `problem` holds the
 message without it and `needs` what the project lacks, so the command line gives its command
-instead (`meta-evaluator add-task DIR task.yaml`). Warnings we issue derive from
+instead (`meta-evaluator add-task DIR task.yaml`); where it is a Python argument (`task=...`),
+`cli_advice` holds the flag to give instead (`--task T`). Warnings we issue derive from
 `MetaEvaluatorWarning`; `warn_deprecated` says that a name still works but is going, with both
 versions.
 """
@@ -127,6 +128,7 @@ class MetaEvaluatorError(Exception):
         problem: str | None = None,
         needs: Needed | None = None,
         project_dir: str | Path | None = None,
+        cli_advice: str | None = None,
     ) -> None:
         message = bounded_message(message)
         super().__init__(message)
@@ -140,6 +142,10 @@ class MetaEvaluatorError(Exception):
         """What the project lacks, which the advice adds (None: an error of another kind)."""
         self.project_dir = Path(project_dir) if project_dir is not None else None
         """The project folder the error is about, when known."""
+        self.cli_advice = cli_advice
+        """The fix as the command line says it (`choose one with --task T`), where `message`
+        names a Python argument (`task=...`): the command line prints `problem` with it. None
+        when the message fits both."""
         self.path = Path(path) if path is not None else None
         self.column = column
         self.row_id = row_id

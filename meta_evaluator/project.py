@@ -25,7 +25,7 @@ import polars as pl
 
 from meta_evaluator import _project_data
 from meta_evaluator._state import STATE_FILE, DataState, dump_state, parse_state
-from meta_evaluator._util import shown
+from meta_evaluator._util import listed, shown
 from meta_evaluator.data import EvalData
 from meta_evaluator.data.persist import DataFormat
 from meta_evaluator.errors import (
@@ -1260,7 +1260,8 @@ class MetaEvaluator:
 
         Raises:
             ProjectError: An unknown run (the runs there are listed), a judge not in a run (its
-                judges are listed), several judges and none named, or an unfinished run.
+                judges are listed), several judges and none named, an unfinished run, or the
+                same run of the same judge twice.
             UnsafeNameError: A run or judge id is not a safe file name.
             TaskError: No such labelled task, several and none named, or a run without it.
             ScoringError: The runs share no labelled row, or `bootstrap` is not a
@@ -1380,7 +1381,7 @@ class MetaEvaluator:
             bootstrap: How the interval is drawn (default `BootstrapConfig()`).
 
         Returns:
-            The check; `check.exceeded` names the thresholds passed (`check.drifted`).
+            The check; `check.exceeded` names the thresholds exceeded (`check.drifted`).
 
         Warns:
             DamagedHistoryWarning: Lines of the history are not drift checks (they are kept).
@@ -1575,7 +1576,7 @@ def _placeholder_problems(
             placeholders = shown(["{" + u + "}" for u in unknown])
             problems.append(
                 f"judge {judge.id!r}: prompt placeholder(s) {placeholders} "
-                f"name no column (columns: {shown(known, limit=400)}); fix the prompt or the data."
+                f"name no column (columns: {listed(known)}); fix the prompt or the data."
             )
     return problems
 

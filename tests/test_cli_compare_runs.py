@@ -131,3 +131,26 @@ def test_a_folder_linked_out_of_the_project_exits_4(tmp_path: Path, entry: Main)
     (evaluator.project_dir / "reports" / "compare-runs").symlink_to(outside)
     _fails(entry("compare-runs", evaluator.project_dir, "mon", "tue"), 4, "compare-runs")
     assert list(outside.iterdir()) == []
+
+
+def test_every_run_is_named_however_long_the_list(tmp_path: Path, entry: Main) -> None:
+    """The runs that exist are the answer to a mistyped run: none is cut off (trial #5)."""
+    evaluator = make_project(tmp_path)
+    runs = [f"run_20261128_16081{i}_b0567a" for i in range(5)] + ["sc5"]
+    for run in runs:
+        source = _write(tmp_path / f"{run}.csv", IDS, "verdict", ["no"] * 6)
+        evaluator.add_external_judge_results(source, "j", run_id=run, tasks=["verdict"])
+    done = entry("compare-runs", evaluator.project_dir, "mon", "nope")
+    expected = repr(sorted(["mon", "tue", *runs]))
+    assert len(expected) > 80
+    _fails(done, 2, f"runs there: {expected}.")
+
+
+def test_a_run_compared_with_itself_is_refused(tmp_path: Path, entry: Main) -> None:
+    """`compare-runs p r2 r2` said nothing and saved r2__r2.json (trial #10)."""
+    root = make_project(tmp_path).project_dir
+    for b in ("mon", "mon:j"):
+        _fails(entry("compare-runs", root, "mon", b), 2,
+               f"run_b: '{b}' is the same run as run_a 'mon' (judge 'j')")  # fmt: skip
+    assert not (root / "reports" / "compare-runs").exists()
+    assert entry("compare-runs", root, "mon", "tue").returncode == 0

@@ -241,3 +241,52 @@ def test_the_one_json_time_helper() -> None:
     assert json_time(None) is None
     with pytest.raises(ValueError):
         json_time("yesterday")
+
+
+def test_the_projects_own_names_are_listed_whole_and_a_long_list_says_how_many_more() -> None:
+    from meta_evaluator._util import listed, shown
+
+    names = [f"run_{i:02d}_with_a_rather_long_name" for i in range(20)]
+    assert listed(names) == repr(names)  # 20 names: every one, past shown's 80 characters
+    assert shown(names).endswith("...") and names[-1] not in shown(names)
+    many = [*names, "the_last_run"]
+    text = listed(many)
+    assert text.startswith(repr(names[:10])[:-1] + ", ... 1 more ..., ")
+    assert text.endswith(f"{repr(names[11:])[1:-1]}, 'the_last_run']")
+    assert listed([]) == "[]"
+    long = "x" * 500  # a name is still bounded as a value is
+    assert listed([long]) == f"[{shown(long)}]" and len(listed([long])) < 100
+
+
+def test_the_command_line_names_flags_and_python_callers_arguments(
+    entry: Main, tmp_path: Path
+) -> None:
+    """`choose one with --task T (task=...)` spoke both languages at once (trial #9)."""
+    from meta_evaluator.errors import TaskError
+    from tests.scores.test_run_comparison import IDS, _write, make_project
+
+    evaluator = make_project(
+        tmp_path, extra_task={"tone": ["calm", "rude"]}, required=["verdict", "tone"]
+    )
+    root = evaluator.project_dir
+    done = entry("compare-runs", root, "mon", "tue")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: the project has several labelled tasks ['verdict', 'tone'] and no single "
+        "required one; choose one with --task T.\n"
+    )
+    with pytest.raises(TaskError, match=r"; choose one with task=\.\.\.$") as raised:
+        evaluator.compare_runs("mon", "tue")
+    assert "--task" not in str(raised.value)
+    source = _write(tmp_path / "k.csv", IDS, "verdict", ["no"] * 6)
+    evaluator.add_external_judge_results(source, "k", run_id="tue", tasks=["verdict"])
+    done = entry("compare-runs", root, "mon", "tue", "--task", "verdict")
+    assert done.stderr == (
+        "error: run_b: run 'tue' holds the judges ['j', 'k']; name one with --judge J or as "
+        "tue:JUDGE.\n"
+    )
+    with pytest.raises(ProjectError, match=r"name one with judge_id=\.\.\. or as tue:JUDGE"):
+        evaluator.compare_runs("mon", "tue", task="verdict")
+    done = entry("plan-labels", root, "--task", "verdict", "--json")
+    error = json.loads(done.stdout)["error"]
+    assert error == "several judges have complete runs (['j', 'k']); name one with --judge J."

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Main
 from tests.scores.monitor_projects import (
     add_labels,
@@ -117,9 +119,9 @@ def test_a_drifting_judge_exits_with_5(tmp_path: Path, entry: Main) -> None:
         "Label shift: 100 of 200 rows changed their label (share 0.500); PSI "
     )
     assert float(lines[2].rsplit(" ", 1)[1]) > 0.25
-    assert "  max_psi 0.1: " in done.stdout and "PASSED" in done.stdout
+    assert "  max_psi 0.1: " in done.stdout and "EXCEEDED" in done.stdout
     assert lines[-2] == (
-        "Drifted: 3 threshold(s) passed (max_psi, max_changed_share, max_agreement_drop); "
+        "Drifted: 3 threshold(s) exceeded (max_psi, max_changed_share, max_agreement_drop); "
         "exit status 5."
     )
     assert lines[-1].startswith("Appended to ") and lines[-1].endswith("(plot: drift_history.png)")
@@ -136,7 +138,7 @@ def test_its_steady_twin_exits_with_0(tmp_path: Path, entry: Main) -> None:
     root = evaluator.project_dir  # type: ignore[attr-defined]
     done = entry("drift", root, "--judge", "j", "--baseline", "first", "--against", "latest")
     assert done.returncode == 0, done.stderr
-    assert "No threshold passed." in done.stdout and "PASSED" not in done.stdout
+    assert "No threshold exceeded." in done.stdout and "EXCEEDED" not in done.stdout
     assert json.loads(entry("drift", root, "--judge", "j", "--json").stdout)["exit_status"] == 0
 
 
@@ -167,3 +169,32 @@ def test_drift_errors(tmp_path: Path, entry: Main) -> None:
     error = json.loads(done.stdout)
     assert error["command"] == "drift" and error["exit_status"] == 2 and "max_psi" in error["error"]
     _fails(entry("drift", root), 2, "Missing option '--judge'")
+
+
+def test_two_labelled_tasks_default_to_the_one_required(tmp_path: Path, entry: Main) -> None:
+    """drift, plan-labels and compare-runs work without --task on a project like the shipped
+    configs/project.yaml (two labelled tasks, one required), naming the task used (trial #8)."""
+    from tests.scores.test_run_comparison import make_project as two_runs_project
+
+    root = two_runs_project(tmp_path, extra_task={"tone": ["calm", "rude"]}).project_dir
+    compared = entry("compare-runs", root, "mon", "tue")
+    assert compared.returncode == 0, compared.stderr
+    assert compared.stdout.startswith("Runs mon -> tue, judge j, task verdict")
+    drifted = entry("drift", root, "--judge", "j")
+    assert drifted.returncode in (0, 5), drifted.stderr
+    assert drifted.stdout.startswith("Drift of judge j, task verdict: baseline mon -> tue")
+    planned = entry("plan-labels", root, "--simulations", "10", "--json")
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads(planned.stdout)["task"] == "verdict"
+
+
+def test_drift_help_is_wrapped_by_paragraph(entry: Main, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    done = entry("drift", "--help")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "the label shift (chi-square, Stuart-Maxwell, PSI, share of rows changed)" in text
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("Compares two complete"))
+    paragraph = lines[start : lines.index("", start)]
+    assert all(len(line) > 30 for line in paragraph[:-1]), paragraph  # no stub lines

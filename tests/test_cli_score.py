@@ -310,8 +310,10 @@ def test_score_prints_what_a_mean_over_tasks_hides(project: Path) -> None:
         )
         (low, low_task), (high, high_task) = per_task[0], per_task[-1]
         line = next(x for x in done.stdout.splitlines() if x.startswith(f"  {judge}: "))
+        low_ci, high_ci = (saved.get("confidence_intervals") or {}).get("strength", (None, None))
+        bounds = f" [{low_ci:.3f}, {high_ci:.3f}]" if low_ci is not None else ""
         assert line.endswith(
-            f"strength={saved['scores']['strength']:.3f}; mean of 4 traits: strength from "
+            f"strength={saved['scores']['strength']:.3f}{bounds}; mean of 4 traits: strength from "
             f"{low:.3f} ({low_task}) to {high:.3f} ({high_task})"
         ), line
 
@@ -325,18 +327,26 @@ def test_score_prints_the_humans_baseline_beside_each_agreement_score(
     from meta_evaluator.scores.enums import TaskAggregationMode
     from meta_evaluator.scores.metrics import CohensKappaScorer
 
-    def result(judge: str, baseline: dict[str, object]) -> ScoringResult:
+    def result(
+        judge: str, baseline: dict[str, object], interval: tuple[float, float] | None = None
+    ) -> ScoringResult:
         return ScoringResult(
             scorer_name="cohens_kappa", task_name="t", judge_id=judge,
             scores={"cohens_kappa": -0.1114}, metadata={"human_baseline": baseline},
             aggregation_mode=TaskAggregationMode.SINGLE, num_comparisons=40,
+            confidence_intervals={"cohens_kappa": interval} if interval else None,
         )  # fmt: skip
 
     metric = MetricConfig(scorer=CohensKappaScorer(), task_names=["t"], aggregation_name="single")
     defined = {"score": "cohens_kappa", "value": 0.8573, "interval": [0.7178, 0.9647]}
     undefined = {"score": "cohens_kappa", "value": None, "reason": "1 human annotator(s)"}
-    table = {"k": (metric, [result("a", defined), result("b", undefined)])}
+    with_interval = result("c", defined, (-0.4021, 0.1873))  # the judge's, as the humans'
+    table = {"k": (metric, [result("a", defined), result("b", undefined), with_interval])}
     assert print_scores(table, tmp_path) == 0
     out = capsys.readouterr().out
+    assert (
+        "  c: cohens_kappa=-0.111 [-0.402, 0.187]; humans' own cohens_kappa=0.857 [0.718, 0.965]"
+        in out
+    )
     assert "  a: cohens_kappa=-0.111; humans' own cohens_kappa=0.857 [0.718, 0.965]\n" in out
     assert "  b: cohens_kappa=-0.111; humans' own: n/a (1 human annotator(s))\n" in out

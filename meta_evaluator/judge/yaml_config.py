@@ -22,7 +22,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from meta_evaluator._util import shown
+from meta_evaluator._util import listed, shown
 from meta_evaluator._validation import unknown_key
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.config import Judge, Prompt
@@ -204,7 +204,7 @@ def _check_placeholders(
         {
             "loc": at,
             "msg": f"{who}prompt placeholder(s) {placeholders} name no column (columns: "
-            f"{shown(list(columns), limit=400)}); fix the prompt or the data",
+            f"{listed(columns)}); fix the prompt or the data",
             "type": "placeholder",
             **({"judge_id": judge_id} if judge_id is not None else {}),
         }

@@ -12,10 +12,12 @@ from typing import Any
 
 import polars as pl
 
+from meta_evaluator._util import finite_number
 from meta_evaluator.llm.prices import Price
 from meta_evaluator.scores.base_scoring_result import BaseScoringResult
 from meta_evaluator.scores.human_baseline import HumanBaseline
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
+from meta_evaluator.stats.verdict import interval_verdict
 
 __all__ = [
     "MAIN_SCORES",
@@ -189,6 +191,17 @@ def reason_rows(results: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
     return rows
 
 
+def _against_humans(result: BaseScoringResult, baseline: HumanBaseline) -> str | None:
+    """The score held against the humans' interval: stands in, does not, or undecided.
+
+    The rule of `stats.verdict.interval_verdict`; None without intervals on both sides.
+    """
+    value = result.scores.get(baseline.score)
+    number = float(value) if finite_number(value) else None
+    interval = (result.confidence_intervals or {}).get(baseline.score)
+    return interval_verdict(number, interval, baseline.interval)
+
+
 def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[str, Any]]:
     """Per metric and judge: the main score with its interval, the verdict, or the error.
 
@@ -223,6 +236,8 @@ def score_rows(table: Mapping[str, Sequence[BaseScoringResult]]) -> list[dict[st
                     f"(winning rate {rate if rate is None else f'{rate:.2f}'} at ε = {epsilon})"
                 )
             baseline = HumanBaseline.from_metadata(result.metadata.get("human_baseline"))
+            if verdict is None and baseline is not None and result.error is None:
+                verdict = _against_humans(result, baseline)
             human = (baseline.interval if baseline else None) or (None, None)
             number = value if _number(value) else None
             rows.append(

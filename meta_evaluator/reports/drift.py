@@ -3,7 +3,7 @@
 `meta-evaluator drift` (`MetaEvaluator.drift`) appends each check to
 `reports/drift_history.jsonl` and redraws `reports/drift_history.png`; this section reads them
 itself (they are not in `ReportInputs`) and shows the latest checks, newest first, with the
-thresholds each passed, and the plot. A damaged line of the history is named, not fatal.
+thresholds each exceeded, and the plot. A damaged line of the history is named, not fatal.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def drift_section(inputs: ReportInputs) -> str:
         "label changed, the population stability index (PSI) of its label shares, "
         "Stuart-Maxwell's test of paired labels, and the change in agreement with the humans "
         "with its paired bootstrap interval. A check <span class='fail'>drifted</span> when a "
-        "threshold of the project's <code>drift:</code> settings was passed.</p>",
+        "threshold of the project's <code>drift:</code> settings was exceeded.</p>",
     ]
     if history.damaged:
         lines = "; ".join(f"line {d.line}: {d.reason}" for d in history.damaged)

@@ -61,6 +61,11 @@ def heading(inputs: ReportInputs) -> str:
     )
 
 
+_VERDICT_CLASS = {"passed": "pass", "stands in": "pass", "failed": "fail", "does not": "fail"}
+"""The colour of a verdict in the Scores table (an alt-test's, or a score's against the
+humans'); "undecided" stays muted."""
+
+
 def scores(inputs: ReportInputs) -> str:
     """The main score of every metric and judge, with its interval and verdict."""
     parts = ["<h2>Scores</h2>"]
@@ -77,7 +82,7 @@ def scores(inputs: ReportInputs) -> str:
         if row["error"]:
             verdict = f"<span class='err'>not scored: {escape(row['error'])}</span>"
         elif row["verdict"]:
-            kind = "pass" if row["verdict"].startswith("passed") else "fail"
+            kind = _VERDICT_CLASS.get(row["verdict"].split(" (")[0], "muted")
             verdict = f"<span class='{kind}'>{escape(row['verdict'])}</span>"
         else:
             verdict = ""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from meta_evaluator._util import shown
+from meta_evaluator._util import listed
 from meta_evaluator.errors import ProjectError
 from meta_evaluator.judge.run_files import (
     RunFiles,
@@ -106,7 +106,7 @@ def read_run(
     if not judges:
         runs = run_ids(results_dir)
         there = (
-            f"runs there: {shown(runs)}" if runs else "it holds no run yet (`meta-evaluator run`)"
+            f"runs there: {listed(runs)}" if runs else "it holds no run yet (`meta-evaluator run`)"
         )
         raise ProjectError(
             f"{field}: no run {ref.run_id!r} in {results_dir}; {there}.", path=where, field=field
@@ -114,17 +114,18 @@ def read_run(
     chosen = ref.judge_id or judge_id
     if chosen is None:
         if len(judges) > 1:
+            problem = f"{field}: run {ref.run_id!r} holds the judges {listed(judges)}"
             raise ProjectError(
-                f"{field}: run {ref.run_id!r} holds the judges {shown(list(judges))}; name one "
-                f"with --judge J (judge_id=...) or as {ref.run_id}:JUDGE.",
+                f"{problem}; name one with judge_id=... or as {ref.run_id}:JUDGE.",
                 path=where,
                 field="judge_id",
+                problem=problem,
+                cli_advice=f"name one with --judge J or as {ref.run_id}:JUDGE.",
             )
         chosen = next(iter(judges))
     if chosen not in judges:
         raise ProjectError(
-            f"{field}: run {ref.run_id!r} has no judge {chosen!r}; its judges: "
-            f"{shown(list(judges))}.",
+            f"{field}: run {ref.run_id!r} has no judge {chosen!r}; its judges: {listed(judges)}.",
             path=where,
             field=field,
             judge_id=chosen,

@@ -4,7 +4,7 @@
 the label shift between them (`stats.drift.label_shift`: chi-square, Stuart-Maxwell, PSI, share
 changed) and the change in agreement with the humans with its paired bootstrap interval
 (`run_comparison.compare_pair`), and holds each figure against the project's `DriftThresholds`
-(the `drift:` section of `project.yaml`). The record is a `DriftCheck`; a threshold passed is a
+(the `drift:` section of `project.yaml`). The record is a `DriftCheck`; a threshold exceeded is a
 drift a scheduler acts on (`meta-evaluator drift` exits with 5). Nothing is written here.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from meta_evaluator._util import json_time, shown
+from meta_evaluator._util import json_time, listed
 from meta_evaluator._validation import ConfigModel
 from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ProjectError
 from meta_evaluator.eval_task import EvalTask
@@ -51,7 +51,7 @@ AgreementScore = Literal[
 class DriftThresholds(ConfigModel):
     """When a judge counts as drifted: the most each figure may move (null: not checked).
 
-    The `drift:` section of `project.yaml`. A figure above its limit is a threshold passed.
+    The `drift:` section of `project.yaml`. A figure above its limit is a threshold exceeded.
     """
 
     model_config = ConfigDict(
@@ -112,13 +112,13 @@ class ThresholdCheck(BaseModel):
     value: float | None
     """The figure (None: undefined; `reason` says why)."""
     exceeded: bool
-    """Whether the figure is above the limit: the threshold is passed."""
+    """Whether the figure is above the limit: the threshold is exceeded."""
     reason: str | None = None
     """Why the threshold was not checked."""
 
 
 class DriftCheck(BaseModel):
-    """One drift check of a judge: its two runs, the figures, the thresholds passed.
+    """One drift check of a judge: its two runs, the figures, the thresholds exceeded.
 
     One line of `reports/drift_history.jsonl` each; undefined figures are None, never 0.
     """
@@ -150,7 +150,7 @@ class DriftCheck(BaseModel):
     thresholds: DriftThresholds
     checks: tuple[ThresholdCheck, ...]
     exceeded: tuple[str, ...]
-    """The names of the thresholds passed: the judge drifted when there is one."""
+    """The names of the thresholds exceeded: the judge drifted when there is one."""
     bootstrap: BootstrapConfig
 
     @field_validator("time")
@@ -169,7 +169,7 @@ class DriftCheck(BaseModel):
 
     @property
     def drifted(self) -> bool:
-        """Whether a threshold was passed."""
+        """Whether a threshold was exceeded."""
         return bool(self.exceeded)
 
     def watched(self) -> ScoreChange | None:
@@ -274,7 +274,7 @@ def _run_pair(
             {j for r in run_ids(results_dir) for j, done in run_judges(results_dir, r).items()
              if done}
         )  # fmt: skip
-        there = f"judges with one: {shown(judges)}" if judges else "no judge has one yet"
+        there = f"judges with one: {listed(judges)}" if judges else "no judge has one yet"
         raise ProjectError(
             f"judge {judge_id!r} has no complete run in {results_dir}; {there}.",
             path=results_dir,
@@ -287,7 +287,7 @@ def _run_pair(
             f"it has one complete run ({first!r}); run it again (`meta-evaluator run PROJECT "
             f"--judges {judge_id} --no-cache`) and check that run"
             if len(runs) == 1
-            else f"name two runs of its {shown(runs)}"
+            else f"name two runs of its {listed(runs)}"
         )
         raise ProjectError(
             f"drift compares two runs of judge {judge_id!r}, but the baseline and the run "
@@ -304,7 +304,7 @@ def _checks(
     scores: tuple[ScoreChange, ...],
     human_reason: str | None,
 ) -> tuple[ThresholdCheck, ...]:
-    """Each threshold against its figure; one whose figure is undefined is not passed."""
+    """Each threshold against its figure; one whose figure is undefined is not exceeded."""
     watched = next(s for s in scores if s.name == limits.agreement)
     drop = None if watched.difference is None else 0.0 - watched.difference  # never -0.0
     drop_reason = human_reason or watched.reason

@@ -20,7 +20,7 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from meta_evaluator._util import shown
+from meta_evaluator._util import listed
 from meta_evaluator.data import EvalData
 from meta_evaluator.errors import ProjectError, ScoringError, StateError, TaskError
 from meta_evaluator.eval_task import EvalTask
@@ -153,10 +153,15 @@ def read_pilot(
     name = comparable_task(eval_task, task)
     assert eval_task is not None  # comparable_task raised otherwise
     if eval_task.task_kind(name) != "single":
-        raise TaskError(
+        problem = (
             f"task: {name!r} is a multi-label task; a label plan simulates the alt-test of "
-            "single-choice labels: choose a single-choice task with --task T (task=...).",
+            "single-choice labels"
+        )
+        raise TaskError(
+            f"{problem}: choose a single-choice task with task=...",
             field="task",
+            problem=problem,
+            cli_advice="choose a single-choice task with --task T.",
         )
     sources = read_row_sources(results_dir, annotations_dir, eval_task, data.ids, raw_answers=False)
     chosen = _judge(sources, judge_id, results_dir)
@@ -166,7 +171,7 @@ def read_pilot(
         a for a in table.annotators if frame.get_column(HUMAN_PREFIX + a).null_count() < len(frame)
     )
     if len(annotators) < 2:
-        have = f"only {shown(list(annotators))}" if annotators else "none"
+        have = f"only {listed(annotators)}" if annotators else "none"
         raise ScoringError(
             f"task {name!r}: a label plan needs the labels of at least two annotators (the "
             f"alt-test compares the judge with each human against the others); the project has "
@@ -201,15 +206,17 @@ def _judge(sources: RowSources, judge_id: str | None, results_dir: Path) -> str:
         )
     if judge_id is None:
         if len(judges) > 1:
+            problem = f"several judges have complete runs ({listed(judges)})"
             raise ProjectError(
-                f"several judges have complete runs ({shown(judges)}); name one with --judge J "
-                "(judge_id=...).",
+                f"{problem}; name one with judge_id=...",
                 field="judge_id",
+                problem=problem,
+                cli_advice="name one with --judge J.",
             )
         return judges[0]
     if judge_id not in sources.judges:
         raise ProjectError(
-            f"judge {judge_id!r} has no complete run; judges with one: {shown(judges)}.",
+            f"judge {judge_id!r} has no complete run; judges with one: {listed(judges)}.",
             field="judge_id",
             judge_id=judge_id,
         )

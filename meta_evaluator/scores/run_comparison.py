@@ -18,8 +18,8 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from meta_evaluator._util import json_time, shown
-from meta_evaluator.errors import ScoringError, StateError, TaskError
+from meta_evaluator._util import json_time, listed
+from meta_evaluator.errors import ProjectError, ScoringError, StateError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.results.human_results import latest_annotations
 from meta_evaluator.results.runs import RunRef, RunRows, read_run
@@ -188,11 +188,14 @@ def read_comparisons(folder: Path) -> list[RunComparison]:
 
 
 def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
-    """The task whose labels two runs are compared on: `task`, or the only labelled one.
+    """The task whose labels two runs are compared on: `task`, else the only labelled one.
+
+    Of several labelled tasks, the default is the project's required task when it names
+    exactly one (set as `required_tasks`): the task its judges are asked for first.
 
     Raises:
         TaskError: No task; `task` is not one of the project's tasks, or is free text; no task
-            given while several have labels (they are listed).
+            given while several have labels and not one alone is required (they are listed).
     """
     if eval_task is None:
         problem = "the project has no task yet"
@@ -204,25 +207,32 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
     if task is not None:
         if not isinstance(task, str) or task not in names:
             raise TaskError(
-                f"task: the project has no task {task!r}; its tasks: {shown(names)}.", field="task"
+                f"task: the project has no task {task!r}; its tasks: {listed(names)}.", field="task"
             )
         if task not in labelled:
             raise TaskError(
                 f"task: {task!r} is free text; runs are compared on labels: choose one of "
-                f"{shown(labelled)}.",
+                f"{listed(labelled)}.",
                 field="task",
             )
         return task
     if not labelled:
         raise TaskError(
-            f"the project's tasks {shown(names)} are all free text; runs are compared on labels.",
+            f"the project's tasks {listed(names)} are all free text; runs are compared on labels.",
             field="task",
         )
+    required = eval_task.required_tasks or []
+    if len(labelled) > 1 and len(required) == 1 and required[0] in labelled:
+        return required[0]
     if len(labelled) > 1:
+        problem = (
+            f"the project has several labelled tasks {listed(labelled)} and no single required one"
+        )
         raise TaskError(
-            f"the project has several labelled tasks {shown(labelled)}; choose one with --task T "
-            "(task=...).",
+            f"{problem}; choose one with task=...",
             field="task",
+            problem=problem,
+            cli_advice="choose one with --task T.",
         )
     return labelled[0]
 
@@ -279,6 +289,14 @@ def read_run_pair(
         read_run(results_dir, ref, judge_id=judge_id, field=field, ids=ids, columns=columns)
         for ref, field in zip(refs, fields, strict=True)
     ]
+    a, b = sides
+    if (a.run_id, a.judge_id) == (b.run_id, b.judge_id):
+        raise ProjectError(
+            f"{fields[1]}: {run_b!r} is the same run as {fields[0]} {run_a!r} (judge "
+            f"{a.judge_id!r}); name another run, or another judge of it as {a.run_id}:JUDGE.",
+            field=fields[1],
+            judge_id=a.judge_id,
+        )
     labels = [_labels(side, name) for side in sides]
     items = _aligned(labels[0], labels[1], sides)
     humans, human_labels = _human_columns(annotations_dir, name, items)
@@ -320,7 +338,8 @@ def compare_runs(
         ids: The data's ids, to order a sharded run's rows.
 
     Raises:
-        ProjectError: An unknown run or judge (what exists is listed), or an unfinished run.
+        ProjectError: An unknown run or judge (what exists is listed), an unfinished run, or
+            the same run of the same judge twice.
         TaskError: No such labelled task, or a run without labels of it.
         ScoringError: The runs share no row with a label, or their ids differ in type.
     """

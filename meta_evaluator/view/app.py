@@ -295,7 +295,12 @@ class ViewerApp:
                                   self.store.project.eval_task, choice)  # fmt: skip
         except (ProjectError, TaskError, ScoringError, UnsafeNameError) as exc:
             parameter = _COMPARE_PARAMETERS.get(exc.field or "", exc.field)
-            allowed = runs.run_choices(paths.results_dir) if parameter in ("a", "b") else []
+            task = self.store.project.eval_task
+            allowed = (
+                runs.run_choices(paths.results_dir) if parameter in ("a", "b")
+                else [t for t in task.task_names if task.task_kind(t) != "free_text"]
+                if parameter == "task" and task is not None else []
+            )  # fmt: skip
             error = {"error": exc.message, "parameter": parameter, "allowed": allowed}
             return 400, error, True
         return 200, found.to_json(), True

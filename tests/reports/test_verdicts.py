@@ -206,3 +206,42 @@ def test_report_in_headless_chromium(refusal: MetaEvaluator, browser: Any, tmp_p
         box = verdict.bounding_box()
         assert box is not None and box["y"] < 400  # above the fold
         screenshot(page, tmp_path, "report_verdict")
+
+
+def test_scores_table_gives_each_score_its_verdict_against_the_humans() -> None:
+    """The Scores table's verdict column was empty but for the alt-test (trial #10): each
+    agreement score is held against the humans' interval, by the rule of the verdict."""
+    from meta_evaluator.reports._tables import score_rows
+
+    table = {
+        "accuracy/a": [
+            agreement("within", 0.85, (0.80, 0.90), (0.75, 0.95)),  # j >= h_low
+            agreement("below", 0.50, (0.40, 0.60), (0.75, 0.95)),  # j_high < h_low
+            agreement("overlap", 0.72, (0.65, 0.80), (0.75, 0.95)),  # below, overlapping
+            agreement("no_interval", 0.85, None, (0.75, 0.95)),
+            agreement("failed", 0.85, (0.80, 0.90), (0.75, 0.95), error="no rows"),
+        ],
+        "alt_test/b": [alt_test("within", True)],
+    }
+    verdicts = {(r["metric"], r["judge"]): r["verdict"] for r in score_rows(table)}
+    assert verdicts == {
+        ("accuracy/a", "within"): "stands in",
+        ("accuracy/a", "below"): "does not",
+        ("accuracy/a", "overlap"): "undecided",
+        ("accuracy/a", "no_interval"): None,
+        ("accuracy/a", "failed"): None,
+        ("alt_test/b", "within"): "passed (winning rate 1.00 at ε = 0.2)",
+    }
+
+
+def test_the_reports_scores_table_fills_its_verdict_column(refusal: MetaEvaluator) -> None:
+    with (refusal.paths.reports_dir / "scores.csv").open(encoding="utf-8") as handle:
+        rows = {row["metric"]: row for row in csv.DictReader(handle)}
+    assert rows["alt_test/rejection_alt_test"]["verdict"].startswith("failed (winning rate")
+    judged = [m for m, row in rows.items() if row["human_low"] and row["low"]]
+    assert judged  # the example's agreement scores have intervals on both sides
+    for metric in judged:
+        assert rows[metric]["verdict"] in ("stands in", "does not", "undecided"), metric
+    page = (refusal.paths.reports_dir / "report.html").read_text(encoding="utf-8")
+    scores_section = page.split("<h2>Scores</h2>")[1].split("<h2>")[0]
+    assert scores_section.count("<td><span class='") >= len(judged) + 1

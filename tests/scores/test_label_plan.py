@@ -167,7 +167,7 @@ def test_errors_name_what_is_missing(tmp_path: Path) -> None:
         evaluator.plan_labels()
     add_labels(evaluator, tmp_path, "ben", list(range(1, 41)), truth)
     add_run(evaluator, tmp_path, "k", "r1", truth)
-    with pytest.raises(ProjectError, match=r"several judges.*\['j', 'k'\].*--judge J"):
+    with pytest.raises(ProjectError, match=r"several judges.*\['j', 'k'\].*judge_id="):
         evaluator.plan_labels()
     with pytest.raises(ProjectError, match=r"judge 'x' has no complete run; judges with one"):
         evaluator.plan_labels(judge_id="x")

@@ -42,6 +42,7 @@ def make_project(
     humans: bool = True,
     extra_task: dict[str, Any] | None = None,
     runs: tuple[list[Any], list[Any]] = (A, B),
+    required: list[str] | None = None,
 ) -> MetaEvaluator:
     """Six chats, the task `verdict` (yes/no) and free-text `note`; runs `mon` (A) and `tue`
     (B) of judge `j` imported (or the labels of `runs`); annotators ana and ben (unless `humans`
@@ -52,7 +53,7 @@ def make_project(
     schemas: dict[str, Any] = {"verdict": ["yes", "no"], "note": None, **(extra_task or {})}
     evaluator.add_eval_task(
         EvalTask(task_schemas=schemas, prompt_columns=None, response_columns=["text"],
-                 required_tasks=["verdict"])
+                 required_tasks=required or ["verdict"])
     )  # fmt: skip
     evaluator.save_state()
     for run, labels in zip(("mon", "tue"), runs, strict=True):
@@ -201,15 +202,25 @@ def test_task_errors_name_the_tasks(tmp_path: Path) -> None:
         evaluator.compare_runs("mon", "tue", task="note")
 
 
-def test_several_labelled_tasks_need_one_chosen(tmp_path: Path) -> None:
+def test_several_labelled_tasks_default_to_the_one_required(tmp_path: Path) -> None:
     evaluator = make_project(tmp_path, extra_task={"tone": ["calm", "rude"]})
-    with pytest.raises(TaskError, match=r"several labelled tasks \['verdict', 'tone'\]; choose"):
-        evaluator.compare_runs("mon", "tue")
-    result = evaluator.compare_runs("mon", "tue", task="verdict")
-    assert result.key == "mon__tue__verdict"
+    result = evaluator.compare_runs("mon", "tue")  # `verdict`, the one required task
+    assert (result.task, result.key) == ("verdict", "mon__tue__verdict")
     # the runs were imported without `tone`: its column is there, empty
     with pytest.raises(ScoringError, match="no row in common with a usable label"):
         evaluator.compare_runs("mon", "tue", task="tone")
+
+
+def test_several_labelled_tasks_none_alone_required_need_one_chosen(tmp_path: Path) -> None:
+    evaluator = make_project(
+        tmp_path, extra_task={"tone": ["calm", "rude"]}, required=["verdict", "tone"]
+    )
+    with pytest.raises(
+        TaskError,
+        match=r"several labelled tasks \['verdict', 'tone'\] and no single required one; choose",
+    ):
+        evaluator.compare_runs("mon", "tue")
+    assert evaluator.compare_runs("mon", "tue", task="verdict").key == "mon__tue__verdict"
 
 
 def test_no_common_rows(tmp_path: Path) -> None:
@@ -254,8 +265,8 @@ def test_a_changed_prompt_against_a_sharded_rerun(project: Path) -> None:
     evaluator = MetaEvaluator(project, load=True)
     for k in (1, 2):
         evaluator.run_judges_async(run_id="before", shard=(k, 2))
-    same = evaluator.compare_runs("before", "before", bootstrap=BootstrapConfig(n_resamples=20))
-    assert same.flipped == () and same.items == 38
+    with pytest.raises(ProjectError, match="'before' is the same run as run_a 'before'"):
+        evaluator.compare_runs("before", "before")  # a run against itself says nothing
     judge = evaluator.judge_registry["mock_refusal_judge"]
     evaluator.add_judge(
         judge.id, "mock", judge.model, prompt=judge.prompt.prompt + "\nBe strict.",
@@ -264,6 +275,7 @@ def test_a_changed_prompt_against_a_sharded_rerun(project: Path) -> None:
     evaluator.run_judges_async(run_id="after")
     result = evaluator.compare_runs("before", "after", bootstrap=BootstrapConfig(n_resamples=50))
     assert result.run_a.fingerprint != result.run_b.fingerprint
+    assert result.run_a.rows == 40  # both shards of `before`, merged
     assert result.humans == ("ana", "ben", "chen")
     assert 0 < len(result.flipped) < result.items
     counted = (result.toward or 0) + (result.away or 0) + (result.neither or 0) + result.unrated

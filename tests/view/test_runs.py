@@ -88,3 +88,17 @@ async def test_an_id_is_read_only_as_the_api_writes_it(refusal: Path) -> None:
     assert padded.status_code == 404 and signed.status_code == 404
     assert zero["error"] == "page: give a whole number 1 or more; got '0'."
     assert negative["error"] == "page: give a whole number 1 or more; got '-1'."
+
+
+async def test_a_bad_task_lists_the_tasks_and_speaks_of_the_task_parameter(
+    refusal: Path,
+) -> None:
+    """`allowed` was empty for the task although the tasks are known (trial #9)."""
+    run = MetaEvaluator(refusal, load=True).load_all_judge_results()[JUDGE].run_id
+    app = app_for(refusal)
+    async with client(app) as http:
+        found = await http.get("/api/compare", params={"a": run, "b": run, "task": "nope"})
+    answer = found.json()
+    assert found.status_code == 400
+    assert answer["parameter"] == "task" and answer["allowed"] == ["rejection"]
+    assert "--task" not in answer["error"]
