@@ -376,8 +376,8 @@ async def _run_judge(
         run.failure = (
             f"judge {judge.id!r}: stopped, its first {run.breaker.failures} calls failed to "
             f"connect ({cause}; {run.endpoint}); {fix}, then run again with --retry error "
-            f"(retry=['error']): it asks the {failed} rows that failed and the rows not asked "
-            "yet."
+            f"(from Python: retry=['error']): it asks the {failed} rows that failed and the "
+            "rows not asked yet."
         )
         logger.warning(  # at once: the run's error comes only when the other judges are done
             "judge=%s stopped: %s (its first %d calls failed to connect); the other judges go on",

@@ -38,9 +38,12 @@ def check_port(port: Any, *, who: str) -> int:
     if port is None:
         return 0
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= MAX_PORT:
-        raise ProjectError(
-            f"{who}: port must be a whole number from 0 to {MAX_PORT} (0 or none: "
-            f"a free one); got {port!r}. Give another (port=... or --port), or omit it.",
+        raise _socket_error(
+            who,
+            f"port must be a whole number from 0 to {MAX_PORT} (0 or none: a free one); got "
+            f"{port!r}",
+            python="give another with port=..., or omit it.",
+            cli="give another with --port, or omit --port.",
             field="port",
         )
     return port
@@ -68,10 +71,11 @@ def listen(host: str, port: int, *, who: str) -> list[socket.socket]:
             return sockets
         for sock in sockets:
             sock.close()
-    raise ProjectError(
-        f"{who}: found no port free on every address of {host!r} in "
-        f"{_FREE_PORT_TRIES} tries; give one with --port (port=...), or a single address as the "
-        "host.",
+    raise _socket_error(
+        who,
+        f"found no port free on every address of {host!r} in {_FREE_PORT_TRIES} tries",
+        python="give one with port=..., or a single address as the host.",
+        cli="give one with --port, or a single address as --host.",
         field="port",
     )
 
@@ -79,21 +83,22 @@ def listen(host: str, port: int, *, who: str) -> list[socket.socket]:
 def _resolve(host: str, port: int, who: str) -> list[tuple[int, Any]]:
     """The (family, address) pairs to bind for `host`, in the resolver's order, each once."""
     fix = (
-        "; give an address of this machine (127.0.0.1 for it alone, 0.0.0.0 for every "
-        "interface) or a name that resolves to one (host=... or --host)."
+        "give an address of this machine (127.0.0.1 for it alone, 0.0.0.0 for every "
+        "interface) or a name that resolves to one with {}."
     )
+    python, cli = fix.format("host=..."), fix.format("--host")
     if not host.strip():
-        raise ProjectError(f"{who}: host {host!r} is empty{fix}", field="host")
+        raise _socket_error(who, f"host {host!r} is empty", python=python, cli=cli, field="host")
     try:
         found = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
         )
     except (OSError, UnicodeError, ValueError) as exc:  # gaierror; idna; a NUL in the name
         cause = getattr(exc, "strerror", None) or str(exc)
-        raise ProjectError(
-            f"{who}: host {host!r} is no address and no name that resolves ({cause}){fix}",
-            field="host",
-        ) from exc
+        raise _socket_error(
+            who, f"host {host!r} is no address and no name that resolves ({cause})",
+            python=python, cli=cli, field="host",
+        ) from exc  # fmt: skip
     pairs: list[tuple[int, Any]] = []
     for family, _, _, _, address in found:
         if (family, address) not in pairs:
@@ -140,29 +145,34 @@ def _bind_all(
 def _bind_error(host: str, port: int, exc: OSError, who: str) -> ProjectError:
     shown = f"port {port} on {host}" if port else f"a free port on {host}"
     if exc.errno == errno.EADDRINUSE:
-        return ProjectError(
-            f"{who}: {shown} is in use; choose another with --port (port=...), "
-            "or omit --port to pick a free one.",
+        return _socket_error(
+            who, f"{shown} is in use",
+            python="choose another with port=..., or omit it to pick a free one.",
+            cli="choose another with --port, or omit --port to pick a free one.",
             field="port",
-        )
+        )  # fmt: skip
     if exc.errno in _UNAVAILABLE:
-        return ProjectError(
-            f"{who}: host {host!r} is not an address of this machine "
-            f"({exc.strerror}); give one of its addresses (127.0.0.1 for it alone, 0.0.0.0 for "
-            "every interface) with --host (host=...).",
-            field="host",
+        fix = (
+            "give one of its addresses (127.0.0.1 for it alone, 0.0.0.0 for every interface) "
+            "with {}."
         )
+        return _socket_error(
+            who, f"host {host!r} is not an address of this machine ({exc.strerror})",
+            python=fix.format("host=..."), cli=fix.format("--host"), field="host",
+        )  # fmt: skip
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return ProjectError(
-            f"{who}: {shown}: {exc.strerror} (ports below 1024 need administrator "
-            "rights); choose a port above 1023 with --port (port=...), or omit --port.",
+        return _socket_error(
+            who, f"{shown}: {exc.strerror} (ports below 1024 need administrator rights)",
+            python="choose a port above 1023 with port=..., or omit it.",
+            cli="choose a port above 1023 with --port, or omit --port.",
             field="port",
-        )
-    return ProjectError(
-        f"{who}: cannot listen on {shown} ({exc.strerror or exc}); choose another "
-        "--host or --port (host=..., port=...).",
+        )  # fmt: skip
+    return _socket_error(
+        who, f"cannot listen on {shown} ({exc.strerror or exc})",
+        python="choose another host or port (host=..., port=...).",
+        cli="choose another --host or --port.",
         field="port",
-    )
+    )  # fmt: skip
 
 
 def free_port(host: str = "127.0.0.1", *, who: str = "free_port") -> int:
@@ -178,3 +188,8 @@ def free_port(host: str = "127.0.0.1", *, who: str = "free_port") -> int:
     for sock in sockets:
         sock.close()
     return port
+
+
+def _socket_error(who: str, problem: str, *, python: str, cli: str, field: str) -> ProjectError:
+    """`who: problem; python`, which the command line says as `problem; cli` (its flags)."""
+    return ProjectError(f"{who}: {problem}; {python}", problem=problem, cli_advice=cli, field=field)

@@ -73,6 +73,7 @@ def test_a_port_in_use_exits_2_saying_so(refusal: Path, occupied: int) -> None:
     assert "Traceback" not in done.stderr
     assert f"port {occupied} on 127.0.0.1 is in use; choose another with --port" in done.stderr
     assert "omit --port to pick a free one" in done.stderr
+    assert "port=" not in done.stderr and "launch_annotator" not in done.stderr  # no Python
 
 
 def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Served], occupied: int) -> None:
@@ -80,6 +81,8 @@ def test_serve_names_a_port_in_use(refusal: Path, no_server: list[Served], occup
     with pytest.raises(ProjectError, match=f"port {occupied} on localhost is in use") as caught:
         serve(evaluator, host="localhost", port=occupied)
     assert caught.value.field == "port"
+    assert "choose another with port=..., or omit it" in caught.value.message  # Python's words
+    assert "--port" not in caught.value.message
     assert no_server == []
 
 
@@ -92,6 +95,7 @@ def test_a_host_that_does_not_resolve_exits_2_naming_it(refusal: Path, host: str
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"host {host!r}" in done.stderr and "--host" in done.stderr
+    assert "host=" not in done.stderr
 
 
 @pytest.mark.parametrize("port", [None, 8080])
