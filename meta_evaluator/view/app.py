@@ -100,18 +100,22 @@ def check_annotate_url(url: str | None) -> str | None:
     except ValueError:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ProjectError(
-            f"launch_viewer: annotate_url {url!r} is no http(s) address of an annotation page; "
+        problem = f"annotate_url {url!r} is no http(s) address of an annotation page"
+        fix = (
             "give the address `meta-evaluator annotate` printed (http://127.0.0.1:PORT), "
-            "or leave it out.",
-            field="annotate_url",
+            "or leave it out."
         )
-    if parts.query or parts.fragment:
         raise ProjectError(
-            f"launch_viewer: annotate_url {url!r} has a query or fragment; give the page's "
-            "address alone (a token goes in a cookie once the page was opened with it).",
-            field="annotate_url",
-        )
+            f"launch_viewer: {problem}; {fix}", field="annotate_url",
+            problem=problem.replace("annotate_url", "--annotate-url", 1), cli_advice=fix,
+        )  # fmt: skip
+    if parts.query or parts.fragment:
+        problem = f"annotate_url {url!r} has a query or fragment"
+        fix = "give the page's address alone (a token goes in a cookie once the page was opened)."
+        raise ProjectError(
+            f"launch_viewer: {problem}; {fix}", field="annotate_url",
+            problem=problem.replace("annotate_url", "--annotate-url", 1), cli_advice=fix,
+        )  # fmt: skip
     return url.strip().rstrip("/")
 
 

@@ -89,7 +89,8 @@ def test_a_port_out_of_range_exits_2(refusal: Path, args: list[str]) -> None:
 def test_a_bad_annotate_url_exits_2_naming_it(refusal: Path) -> None:
     done = view(refusal, "--annotate-url", "localhost:8000")
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "annotate_url 'localhost:8000' is no http(s) address" in done.stderr
+    assert "--annotate-url 'localhost:8000' is no http(s) address" in done.stderr
+    assert "launch_viewer" not in done.stderr  # the command's words, not the Python call's
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "example.org"])
