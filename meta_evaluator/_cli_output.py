@@ -215,10 +215,11 @@ def print_scores(
                 print(f"  {result.judge_id}: not scored: {result.error}")
                 continue
             intervals = result.confidence_intervals or {}
+            aliases = getattr(metric.scorer, "score_aliases", {})  # 0.3.3's keys, in the JSON
             shown = ", ".join(
                 f"{key}={_number(value)}{_interval_text(intervals.get(key))}"
                 for key, value in result.scores.items()
-                if not isinstance(value, dict)
+                if not isinstance(value, dict) and aliases.get(key) not in result.scores
             )
             print(
                 f"  {result.judge_id}: {shown}{_baseline_text(result.metadata)}"

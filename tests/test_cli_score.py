@@ -350,3 +350,24 @@ def test_score_prints_the_humans_baseline_beside_each_agreement_score(
     )
     assert "  a: cohens_kappa=-0.111; humans' own cohens_kappa=0.857 [0.718, 0.965]\n" in out
     assert "  b: cohens_kappa=-0.111; humans' own: n/a (1 human annotator(s))\n" in out
+
+
+def test_score_prints_each_score_once_not_its_0_3_3_alias(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The result JSON keeps 0.3.3's `kappa` beside `cohens_kappa`; the line says it once."""
+    from meta_evaluator._cli_output import print_scores
+    from meta_evaluator.scores import MetricConfig
+    from meta_evaluator.scores.base_scoring_result import ScoringResult
+    from meta_evaluator.scores.enums import TaskAggregationMode
+    from meta_evaluator.scores.metrics import CohensKappaScorer
+
+    result = ScoringResult(
+        scorer_name="cohens_kappa", task_name="t", judge_id="j",
+        scores={"cohens_kappa": 0.25, "kappa": 0.25},
+        aggregation_mode=TaskAggregationMode.SINGLE, num_comparisons=40,
+    )  # fmt: skip
+    metric = MetricConfig(scorer=CohensKappaScorer(), task_names=["t"], aggregation_name="single")
+    assert print_scores({"k": (metric, [result])}, tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "  j: cohens_kappa=0.250\n" in out and "kappa=0.250," not in out
