@@ -83,6 +83,12 @@ _REFUSALS = RefusalWording(
 #: The query parameter of `/api/compare` each field of a comparison's errors comes from.
 _COMPARE_PARAMETERS = {"run_a": "a", "run_b": "b", "judge_id": "judge", "task": "task"}
 
+#: How `/api/compare` says to choose what a comparison lacks (the flags are the command line's).
+_API_ADVICE = {
+    "judge": "name one with judge=JUDGE, or give a run as RUN:JUDGE.",
+    "task": "choose one with task=TASK.",
+}
+
 #: status, body (HTML text, or a value sent as JSON), whether it is JSON.
 _Reply = tuple[int, Any, bool]
 
@@ -303,9 +309,14 @@ class ViewerApp:
             allowed = (
                 runs.run_choices(paths.results_dir) if parameter in ("a", "b")
                 else [t for t in task.task_names if task.task_kind(t) != "free_text"]
-                if parameter == "task" and task is not None else []
+                if parameter == "task" and task is not None
+                else runs.judges_of_runs(paths.results_dir, choice) if parameter == "judge"
+                else []
             )  # fmt: skip
-            error = {"error": exc.message, "parameter": parameter, "allowed": allowed}
+            message = exc.message
+            if exc.problem is not None and parameter in _API_ADVICE:  # not a flag, not Python's
+                message = f"{exc.problem}; {_API_ADVICE[parameter]}"
+            error = {"error": message, "parameter": parameter, "allowed": allowed}
             return 400, error, True
         return 200, found.to_json(), True
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_evaluator.errors import QueryError
-from meta_evaluator.judge.run_files import run_ids
+from meta_evaluator.judge.run_files import run_ids, run_judges
 from meta_evaluator.scores.run_comparison import (
     COMPARISONS_FOLDER,
     RunComparison,
@@ -20,7 +20,14 @@ from meta_evaluator.scores.run_comparison import (
     read_comparisons,
 )
 
-__all__ = ["RunChoice", "compared", "parse_run_choice", "run_choices", "saved_comparisons"]
+__all__ = [
+    "RunChoice",
+    "compared",
+    "judges_of_runs",
+    "parse_run_choice",
+    "run_choices",
+    "saved_comparisons",
+]
 
 #: The parameters of a comparison on the Runs tab and `/api/compare`.
 RUN_PARAMETERS = ("a", "b", "judge", "task")
@@ -62,6 +69,16 @@ def parse_run_choice(params: Mapping[str, Sequence[str]]) -> RunChoice | None:
 def run_choices(results_dir: Path) -> list[str]:
     """The runs of the project, by name."""
     return run_ids(results_dir)
+
+
+def judges_of_runs(results_dir: Path, choice: RunChoice) -> list[str]:
+    """The judges either chosen run holds, sorted (for a 400 that names what exists)."""
+    judges: set[str] = set()
+    for ref in (choice.a, choice.b):
+        run_id = ref.split(":", 1)[0]
+        if run_id in run_ids(results_dir):
+            judges.update(run_judges(results_dir, run_id))
+    return sorted(judges)
 
 
 def saved_comparisons(reports_dir: Path) -> list[RunComparison]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from meta_evaluator import MetaEvaluator
@@ -102,3 +103,25 @@ async def test_a_bad_task_lists_the_tasks_and_speaks_of_the_task_parameter(
     assert found.status_code == 400
     assert answer["parameter"] == "task" and answer["allowed"] == ["rejection"]
     assert "--task" not in answer["error"]
+
+
+async def test_a_run_of_several_judges_lists_them_and_speaks_of_the_judge_parameter(
+    refusal: Path, tmp_path: Path
+) -> None:
+    """The API said `judge_id=...` (Python's words) with `allowed` empty (trial #9)."""
+    project = refusal
+    evaluator = MetaEvaluator(project, load=True)
+    ids = evaluator.data.ids.to_list() if evaluator.data is not None else []
+    for judge in ("j1", "j2"):
+        frame = pl.DataFrame({"original_id": ids, "rejection": ["rejection"] * len(ids)})
+        source = tmp_path / f"{judge}.csv"
+        frame.write_csv(source)
+        evaluator.add_external_judge_results(source, judge_id=judge, run_id="both")
+    app = app_for(project)
+    async with client(app) as http:
+        found = await http.get("/api/compare", params={"a": "both", "b": "both"})
+    answer = found.json()
+    assert found.status_code == 400, answer
+    assert answer["parameter"] == "judge" and answer["allowed"] == ["j1", "j2"]
+    assert "judge=JUDGE" in answer["error"]
+    assert "judge_id=" not in answer["error"] and "--judge" not in answer["error"]
