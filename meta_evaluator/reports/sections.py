@@ -103,11 +103,14 @@ def scores(inputs: ReportInputs) -> str:
 
 def _spread(row: dict[str, object]) -> str:
     """Under a mean over a metric's tasks: how many, and the highest and lowest task."""
-    noun = "traits" if row.get("scorer") == "preference" else "tasks"
+    preference = row.get("scorer") == "preference"
+    noun = "traits" if preference else "tasks"
+    low, high = float(row["task_low"]), float(row["task_high"])  # type: ignore[arg-type]
+    sign = "+" if preference or low < 0 else ""  # a strength is signed; an accuracy is not
     return (
         f"<br><span class='muted spread'>mean of {row['tasks_averaged']} {noun}<br>"
-        f"highest {row['task_high']:+.3f} {escape(row['task_high_name'])}<br>"
-        f"lowest {row['task_low']:+.3f} {escape(row['task_low_name'])}</span>"
+        f"highest {high:{sign}.3f} {escape(row['task_high_name'])}<br>"
+        f"lowest {low:{sign}.3f} {escape(row['task_low_name'])}</span>"
     )
 
 

@@ -540,3 +540,25 @@ def test_numbers_are_read_back_exactly() -> None:
     assert same("0.596 [0.467, 0.714]", 0.59649, [0.46651, 0.71449])
     assert not same("0.596 [0.467, 0.714]", 0.59651, [0.46651, 0.71449])
     assert not same("0.596", 0.596, [0.4, 0.7])
+
+
+@pytest.mark.parametrize(
+    ("scorer", "low", "high", "shown"),
+    [
+        ("accuracy", 0.75, 0.969, ("highest 0.969 tone", "lowest 0.750 resolved")),
+        ("preference", 0.1, 0.4, ("highest +0.400 tone", "lowest +0.100 resolved")),
+        ("cohens_kappa", -0.2, 0.3, ("highest +0.300 tone", "lowest -0.200 resolved")),
+    ],
+)
+def test_a_spread_is_signed_only_where_scores_can_be_negative(
+    scorer: str, low: float, high: float, shown: tuple[str, str]
+) -> None:
+    """An accuracy of +0.969 read as a change; strengths and negative values keep their sign."""
+    from meta_evaluator.reports.sections import _spread
+
+    row = {
+        "scorer": scorer, "tasks_averaged": 2, "task_low": low, "task_high": high,
+        "task_low_name": "resolved", "task_high_name": "tone",
+    }  # fmt: skip
+    text = _spread(row)
+    assert all(part in text for part in shown), text
