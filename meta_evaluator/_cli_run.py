@@ -342,16 +342,18 @@ def _unscored_not_logged() -> Iterator[None]:
 
 
 def _left_out(table: ScoreTable, judges: dict[str, JudgeResults]) -> dict[str, dict[str, str]]:
-    """Metric -> {judge: why}: the votes imported with preference pairs a metric left out."""
-    from meta_evaluator.results.pair_votes import is_pair_votes
+    """Metric -> {judge: why}: the judges a metric left out (`left_out_reason`).
+
+    The votes imported with preference pairs, and labels imported from a file where a metric
+    needs several answers per row.
+    """
     from meta_evaluator.scores.compare import left_out_reason
 
     frames = {j: r.results_data for j, r in judges.items()}
-    votes = {j: f for j, f in frames.items() if is_pair_votes(f)}
     found: dict[str, dict[str, str]] = {}
     for name, (metric, results) in table.items():
         scored = {r.judge_id for r in results}
-        for judge_id, frame in votes.items():
+        for judge_id, frame in frames.items():
             reason = left_out_reason(metric, frame)
             if judge_id not in scored and reason is not None:
                 found.setdefault(name, {})[judge_id] = reason

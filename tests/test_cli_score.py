@@ -371,3 +371,28 @@ def test_score_prints_each_score_once_not_its_0_3_3_alias(
     assert print_scores({"k": (metric, [result])}, tmp_path) == 0
     out = capsys.readouterr().out
     assert "  j: cohens_kappa=0.250\n" in out and "kappa=0.250," not in out
+
+
+def test_self_consistency_leaves_an_imported_judge_out(tmp_path: Path) -> None:
+    """An imported judge holds one label per row: a self-consistency metric leaves it out
+    (said, not failed), so a nightly `score` of a project with one exits 0 (trial #10)."""
+    project = tmp_path / "p"
+    config = Path(__file__).parents[1] / "configs" / "project.yaml"
+    assert cli("init", project, "--from", config).returncode == 0
+    ran = cli("run", project, "--consistency", "3", "--progress", "off", "--no-cache")
+    assert ran.returncode == 0, ran.stderr
+    metrics = write(
+        tmp_path / "sc.yaml",
+        "metrics:\n  - scorer: self_consistency\n    args: {n_resamples: 50}\n"
+        "    task_names: [resolved]\n    aggregation_name: single\n",
+    )
+    done = cli("score", project, "--metrics", metrics)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert (
+        "  keyword_rule: left out: labels imported from a file, one answer per row; this "
+        "metric needs a judge run with several answers per row (consistency)" in done.stdout
+    )
+    assert "not scored" not in done.stdout + done.stderr
+    assert re.search(r"  mock_support_judge: fleiss_kappa=", done.stdout), done.stdout
+    written = project / "scores" / "self_consistency"
+    assert not list(written.rglob("keyword_rule_result.json"))

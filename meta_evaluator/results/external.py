@@ -21,6 +21,7 @@ from meta_evaluator.storage import check_safe_name, sha256
 
 __all__ = [
     "ID_COLUMN",
+    "IMPORTED_PREFIX",
     "ImportOptions",
     "align_ids",
     "check_import",
@@ -31,6 +32,7 @@ __all__ = [
     "import_judge_results",
     "import_scope",
     "imported_tasks",
+    "is_imported_labels",
     "read_import_file",
 ]
 
@@ -42,6 +44,23 @@ _NAMED = 3
 
 ID_COLUMN = "original_id"
 """The column of an imported file that holds the data's ids, unless `id_column` says another."""
+
+
+IMPORTED_PREFIX = "external:"
+"""The start of the fingerprint of a run imported from a file (its hash follows)."""
+
+
+def is_imported_labels(frame: pl.DataFrame) -> bool:
+    """Whether a judge's rows were imported from a file (every fingerprint says so).
+
+    Such rows hold one label per row and task, never several answers to one prompt.
+    """
+    if "fingerprint" not in frame.columns or frame.height == 0:
+        return False
+    found = frame.get_column("fingerprint").cast(pl.String)
+    if found.null_count() == frame.height:
+        return False
+    return bool(found.drop_nulls().str.starts_with(IMPORTED_PREFIX).all())
 
 
 class ImportOptions(TypedDict, total=False):
@@ -184,7 +203,7 @@ def read_import_file(
         frame = DataLoader.load(owner_id, path, id_column).data
     else:
         frame = load_as(fmt, owner_id, path, id_column).data
-    return frame, f"external:{sha256(path)[:16]}"
+    return frame, f"{IMPORTED_PREFIX}{sha256(path)[:16]}"
 
 
 def checked_frame(

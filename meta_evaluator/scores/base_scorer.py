@@ -144,6 +144,10 @@ class BaseScorer(ABC):
     twin): the votes imported with preference pairs, cast on the original order only
     (`results.pair_votes`), are then left out of it rather than failed."""
 
+    needs_samples: bool = False
+    """Whether the scorer reads each row's several answers (`consistency=k`): labels imported
+    from a file, one per row, are then left out of it rather than failed."""
+
     aligns_items: bool = False
     """Whether the scorer lays labels out on the items both frames have by itself (the
     built-ins, through their items): compare then gives it the humans' frame whole, rather

@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from meta_evaluator.errors import MetaEvaluatorWarning, MetricConfigError, ScoringError
+from meta_evaluator.results.external import is_imported_labels
 from meta_evaluator.results.human_results import HumanAnnotationResults
 from meta_evaluator.results.judge_results import JudgeResults
 from meta_evaluator.results.pair_votes import is_pair_votes, voted_tasks
@@ -207,11 +208,17 @@ async def compare(
 def left_out_reason(metric: MetricConfig, frame: pl.DataFrame) -> str | None:
     """Why a metric leaves a judge's rows out, or None when it scores them.
 
-    Only the votes imported with preference pairs are left out (`results.pair_votes`): of a
+    Labels imported from a file (one per row) are left out of a scorer that needs several
+    answers per row; the votes imported with preference pairs (`results.pair_votes`) of a
     scorer that needs both orders of a pair (they were cast on the original order only), and
     of a metric on tasks they hold no vote for. A judge's own rows are always scored: a judge
     that cannot be is told so in its result's `error`.
     """
+    if metric.scorer.needs_samples and is_imported_labels(frame):
+        return (
+            "labels imported from a file, one answer per row; this metric needs a judge run "
+            "with several answers per row (consistency)"
+        )
     if not is_pair_votes(frame):
         return None
     if metric.scorer.needs_both_orders:

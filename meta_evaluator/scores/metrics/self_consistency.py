@@ -76,6 +76,7 @@ class SelfConsistencyScorer(ScorerWithOptions):
     """
 
     min_human_annotators = 0  # the judge against itself; humans only add what voting buys
+    needs_samples = True
     result_columns = (SAMPLES_COLUMN,)
 
     def __init__(
