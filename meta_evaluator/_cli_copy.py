@@ -118,11 +118,13 @@ class Copier:
 
         For `add-judges --overwrite`: the YAML files of `judges/` and those project.yaml names
         (`named`, its `judges:` entries) that give one of `ids`, so that no judge is given by
-        two files. A file that cannot be read is left to `run`, which says what is wrong.
+        two files; each resolved, and inside the project. A file that cannot be read is left to
+        `run`, which says what is wrong.
 
         Raises:
-            JudgeConfigError: Such a file also gives a judge `file` does not: it cannot go
-                whole, and is named with those judges.
+            JudgeConfigError: Such a file also gives a judge `file` does not (it cannot go
+                whole), or lies outside the project (it is never removed from here); it is
+                named with those judges.
         """
         own = Path(file).resolve()
         candidates = {p.resolve() for p in (self.root / "judges").glob("*.yaml")}
@@ -141,6 +143,15 @@ class Copier:
             given = {str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e}
             if not given & set(ids):
                 continue
+            if self.inside(path) is None:  # a shared file, or one a link in judges/ points at
+                raise JudgeConfigError(
+                    f"{file}: --overwrite would replace {path}, which gives "
+                    f"{shown(sorted(given & set(ids)))} but lies outside the project {self.root}; "
+                    "it is never changed from here: edit it there, or remove its entry from "
+                    "project.yaml (or its link from judges/) and add the file again.",
+                    path=file,
+                    field="id",
+                )
             others = sorted(given - set(ids))
             if others:
                 where = self.inside(path) or str(path)

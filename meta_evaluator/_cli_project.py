@@ -269,21 +269,23 @@ def _add_judges_file(project_dir: Path, file: Path, *, overwrite: bool) -> list[
     rel = copier.judges_file(Path(file), replace=replaced)
     evaluator.add_judges(judges, on_duplicate="overwrite" if overwrite else None)
     evaluator.save_state(include_data=False)
-    gone = {copier.inside(path) for path in replaced} - {rel}  # written over when it is rel
-    for path in replaced:
-        if copier.inside(path) in gone:
-            path.unlink(missing_ok=True)
+    # Files replaced whole (inside the project: `replaced_judges_files` refuses others), by
+    # resolved path, however project.yaml spells them; the new copy itself was written over.
+    gone = {path.resolve() for path in replaced} - {(root / rel).resolve()}
     inline_gone = ids if overwrite else set()  # project.yaml's own entries of those judges
 
+    def kept_entry(entry: str | dict[str, Any]) -> bool:
+        if isinstance(entry, str):
+            return (root / entry).resolve() not in gone
+        return entry.get("id") not in inline_gone
+
     def add(raw: dict[str, Any]) -> dict[str, Any]:
-        kept = [
-            entry
-            for entry in raw.get("judges", [])
-            if (entry not in gone if isinstance(entry, str) else entry.get("id") not in inline_gone)
-        ]
+        kept = [entry for entry in raw.get("judges", []) if kept_entry(entry)]
         return {**raw, "judges": kept if rel in kept else [*kept, rel]}
 
-    _update_project_file(root, add)
+    _update_project_file(root, add)  # first: a project.yaml that cannot be written keeps them
+    for path in gone:
+        path.unlink(missing_ok=True)
     return judges
 
 

@@ -234,3 +234,47 @@ def test_overwrite_refuses_a_file_that_would_drop_judges_of_an_earlier_copy(
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "judges/pair.yaml" in done.stderr and "'mock_other_judge'" in done.stderr
     assert snapshot(shipped) == before
+
+
+def test_overwrite_never_removes_a_judges_file_outside_the_project(
+    entry: Main, shipped: Path, tmp_path: Path
+) -> None:
+    """project.yaml naming a shared file outside the project (edited by hand): --overwrite of
+    a file giving its judge is refused, and the shared file stays (it was deleted, review)."""
+    from tests.conftest import snapshot
+
+    shared = judges_copy(tmp_path / "shared", "team.yaml", model="mock-brief-1")
+    (shipped / "judges" / "support-judges.yaml").unlink()
+    text = (shipped / "project.yaml").read_text(encoding="utf-8")
+    relative = os.path.relpath(shared, shipped)
+    (shipped / "project.yaml").write_text(
+        text.replace("- judges/support-judges.yaml", f"- {relative}"), encoding="utf-8"
+    )
+    before, shared_before = snapshot(shipped), shared.read_bytes()
+    edited = judges_copy(tmp_path / "mine", "brief.yaml", model="mock-brief-2")
+    done = entry("add-judges", shipped, edited, "--overwrite")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "lies outside the project" in done.stderr and "team.yaml" in done.stderr
+    assert shared.read_bytes() == shared_before
+    assert snapshot(shipped) == before
+
+
+def test_overwrite_drops_the_entry_of_a_replaced_file_however_it_is_spelt(
+    entry: Main, shipped: Path, tmp_path: Path
+) -> None:
+    """`./judges/support-judges.yaml` in project.yaml: the file went and its entry stayed, so
+    `run` failed on a missing file (review)."""
+    text = (shipped / "project.yaml").read_text(encoding="utf-8")
+    (shipped / "project.yaml").write_text(
+        text.replace("- judges/support-judges.yaml", "- ./judges/support-judges.yaml"),
+        encoding="utf-8",
+    )
+    renamed = judges_copy(tmp_path / "mine", "brief.yaml", model="mock-brief-3")
+    done = entry("add-judges", shipped, renamed, "--overwrite")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert sorted(p.name for p in (shipped / "judges").glob("*.yaml")) == ["brief.yaml"]
+    judges = own_yaml(shipped)["judges"]
+    assert isinstance(judges, list)
+    assert [j for j in judges if isinstance(j, str)] == ["judges/brief.yaml"]
+    done = entry("run", shipped, "--progress", "off", "--dry-run")
+    assert done.returncode == 0, (done.stdout, done.stderr)
