@@ -221,12 +221,13 @@ def comparable_task(eval_task: EvalTask | None, task: str | None) -> str:
             f"the project's tasks {listed(names)} are all free text; runs are compared on labels.",
             field="task",
         )
-    required = eval_task.required_tasks or []
-    if len(labelled) > 1 and len(required) == 1 and required[0] in labelled:
+    required = [t for t in eval_task.required_tasks or [] if t in labelled]  # not free text
+    if len(labelled) > 1 and len(required) == 1:
         return required[0]
     if len(labelled) > 1:
         problem = (
-            f"the project has several labelled tasks {listed(labelled)} and no single required one"
+            f"the project has several labelled tasks {listed(labelled)} and no single required "
+            "one among them"
         )
         raise TaskError(
             f"{problem}; choose one with task=...",

@@ -211,13 +211,22 @@ def test_several_labelled_tasks_default_to_the_one_required(tmp_path: Path) -> N
         evaluator.compare_runs("mon", "tue", task="tone")
 
 
+def test_a_required_free_text_task_does_not_hide_the_one_required_label(tmp_path: Path) -> None:
+    """`required_tasks: [verdict, note]` with `note` free text: `verdict` is the one (review)."""
+    evaluator = make_project(
+        tmp_path, extra_task={"tone": ["calm", "rude"]}, required=["verdict", "note"]
+    )
+    assert evaluator.compare_runs("mon", "tue").task == "verdict"
+
+
 def test_several_labelled_tasks_none_alone_required_need_one_chosen(tmp_path: Path) -> None:
     evaluator = make_project(
         tmp_path, extra_task={"tone": ["calm", "rude"]}, required=["verdict", "tone"]
     )
     with pytest.raises(
         TaskError,
-        match=r"several labelled tasks \['verdict', 'tone'\] and no single required one; choose",
+        match=r"several labelled tasks \['verdict', 'tone'\] and no single required one among "
+        r"them; choose",
     ):
         evaluator.compare_runs("mon", "tue")
     assert evaluator.compare_runs("mon", "tue", task="verdict").key == "mon__tue__verdict"
