@@ -127,7 +127,7 @@ def read_run(
         raise ProjectError(
             f"{field}: run {ref.run_id!r} has no judge {chosen!r}; its judges: {listed(judges)}.",
             path=where,
-            field=field,
+            field=field if ref.judge_id is not None else "judge_id",  # where the judge was named
             judge_id=chosen,
         )
     frame = run_table(results_dir, ref.run_id, chosen, ids, columns=columns)

@@ -316,6 +316,9 @@ class ViewerApp:
             message = exc.message
             if exc.problem is not None and parameter in _API_ADVICE:  # not a flag, not Python's
                 message = f"{exc.problem}; {_API_ADVICE[parameter]}"
+            for argument, own in (("run_a: ", "a: "), ("run_b: ", "b: ")):  # the API's names
+                if message.startswith(argument):
+                    message = own + message.removeprefix(argument)
             error = {"error": message, "parameter": parameter, "allowed": allowed}
             return 400, error, True
         return 200, found.to_json(), True

@@ -169,10 +169,12 @@ def test_a_judge_not_in_the_run_lists_its_judges(tmp_path: Path) -> None:
     evaluator = make_project(tmp_path)
     with pytest.raises(
         ProjectError, match=r"run_a: run 'mon' has no judge 'gpt'; its judges: \['j'\]"
-    ):
+    ) as caught:
         evaluator.compare_runs("mon:gpt", "tue")
-    with pytest.raises(ProjectError, match=r"has no judge 'gpt'; its judges: \['j'\]"):
+    assert caught.value.field == "run_a"
+    with pytest.raises(ProjectError, match=r"has no judge 'gpt'; its judges: \['j'\]") as given:
         evaluator.compare_runs("mon", "tue", judge_id="gpt")
+    assert given.value.field == "judge_id"  # the judge came from judge_id, not from the run
 
 
 def test_a_run_of_several_judges_needs_one_named(tmp_path: Path) -> None:

@@ -125,3 +125,17 @@ async def test_a_run_of_several_judges_lists_them_and_speaks_of_the_judge_parame
     assert answer["parameter"] == "judge" and answer["allowed"] == ["j1", "j2"]
     assert "judge=JUDGE" in answer["error"]
     assert "judge_id=" not in answer["error"] and "--judge" not in answer["error"]
+
+
+async def test_an_unknown_judge_is_the_judge_parameters_fault(refusal: Path) -> None:
+    """It was blamed on `a` with the runs as `allowed`, in Python's `run_a:` (review)."""
+    run = MetaEvaluator(refusal, load=True).load_all_judge_results()[JUDGE].run_id
+    app = app_for(refusal)
+    async with client(app) as http:
+        found = await http.get("/api/compare", params={"a": run, "b": run, "judge": "nosuch"})
+        named = await http.get("/api/compare", params={"a": f"{run}:nosuch", "b": run})
+    answer = found.json()
+    assert found.status_code == 400, answer
+    assert answer["parameter"] == "judge" and JUDGE in answer["allowed"]
+    assert answer["error"].startswith("a: run ") and "run_a" not in answer["error"]
+    assert named.json()["parameter"] == "a" and named.json()["error"].startswith("a: run ")
