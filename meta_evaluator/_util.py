@@ -37,6 +37,10 @@ def shown(value: object, *, limit: int = SHOWN_LIMIT) -> str:
 LISTED_LIMIT = 20
 """The most names `listed` shows; a longer list shows its first and last halves of that."""
 
+LISTED_CHARACTERS = 800
+"""The longest list `listed` writes: fewer names when long ones would pass it, so that the
+line stays under an error's line limit (`errors.MESSAGE_LINE_LIMIT`) with its advice after."""
+
 
 def listed(names: Iterable[object], *, most: int = LISTED_LIMIT) -> str:
     """The project's own names (runs, judges, tasks, columns) as an error message lists them.
@@ -44,7 +48,8 @@ def listed(names: Iterable[object], *, most: int = LISTED_LIMIT) -> str:
     Unlike `shown`, which bounds a value the user gave, the list is not cut at a number of
     characters: what exists is the answer to the mistake, so every name is shown, each quoted
     and bounded as `shown` does. Past `most` names, the first and last `most // 2` are shown
-    with the number left out between them.
+    with the number left out between them; long names show fewer, so that the list stays within
+    `LISTED_CHARACTERS` (at least the first and the last name).
 
     >>> listed(["r1", "r2"])
     "['r1', 'r2']"
@@ -52,11 +57,16 @@ def listed(names: Iterable[object], *, most: int = LISTED_LIMIT) -> str:
     "['r0', 'r1', ... 26 more ..., 'r28', 'r29']"
     """
     items = [shown(name) for name in names]
-    if len(items) <= most:
-        return f"[{', '.join(items)}]"
-    half = max(most // 2, 1)
-    hidden = len(items) - 2 * half
-    return f"[{', '.join(items[:half])}, ... {hidden} more ..., {', '.join(items[-half:])}]"
+    whole = f"[{', '.join(items)}]"
+    if len(items) <= most and len(whole) <= LISTED_CHARACTERS:
+        return whole
+    half = max(min(most, len(items) - 1) // 2, 1)
+    while True:
+        hidden = len(items) - 2 * half
+        text = f"[{', '.join(items[:half])}, ... {hidden} more ..., {', '.join(items[-half:])}]"
+        if len(text) <= LISTED_CHARACTERS or half == 1:
+            return text
+        half -= 1
 
 
 def repeated(items: Iterable[T]) -> list[T]:

@@ -273,7 +273,7 @@ def test_the_command_line_names_flags_and_python_callers_arguments(
     assert done.returncode == 2
     assert done.stderr == (
         "error: the project has several labelled tasks ['verdict', 'tone'] and no single "
-        "required one; choose one with --task T.\n"
+        "required one among them; choose one with --task T.\n"
     )
     with pytest.raises(TaskError, match=r"; choose one with task=\.\.\.$") as raised:
         evaluator.compare_runs("mon", "tue")
@@ -290,3 +290,17 @@ def test_the_command_line_names_flags_and_python_callers_arguments(
     done = entry("plan-labels", root, "--task", "verdict", "--json")
     error = json.loads(done.stdout)["error"]
     assert error == "several judges have complete runs (['j', 'k']); name one with --judge J."
+
+
+def test_a_list_of_long_names_stays_under_an_errors_line_limit() -> None:
+    """30 names of 48 characters passed the 1,000-character line limit: the message's end and
+    its advice were cut (review). Fewer names are shown instead, and how many are not."""
+    from meta_evaluator._util import LISTED_CHARACTERS, listed
+    from meta_evaluator.errors import ProjectError
+
+    names = [f"a_rather_long_column_name_variant_{i:02d}_with_suffix" for i in range(30)]
+    text = listed(names)
+    assert len(text) <= LISTED_CHARACTERS
+    assert repr(names[0]) in text and repr(names[-1]) in text and " more ..., " in text
+    message = ProjectError(f"no column 'x' (columns: {text}); fix the prompt or the data.").message
+    assert message.endswith("fix the prompt or the data.")
