@@ -39,6 +39,7 @@ from meta_evaluator._cli_output import (
     unscored_line,
 )
 from meta_evaluator._cli_project import project_metrics, sync_judges
+from meta_evaluator._stopped import EXIT_STOPPED
 from meta_evaluator.errors import (
     CostCeilingError,
     DiskFullError,
@@ -199,7 +200,9 @@ def run_command(project_dir: Path, request: RunRequest) -> None:
         if request.json_output:
             code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 130
             print_json(out, {**summary, "exit_status": code, "error": "stopped"})
-        raise
+        if isinstance(exc, KeyboardInterrupt) and request.json_output:  # said: exit 130
+            raise SystemExit(EXIT_STOPPED) from None
+        raise  # an interrupt before the run began is said by `cli.main`
     if request.json_output:
         print_json(out, {**summary, "exit_status": code})
     if code:
@@ -438,7 +441,7 @@ def _say_what_was_saved_if_stopped(
 
     The run's row files are those written since the run began; their counts and top error
     reasons are printed as at the end of a run, and put in `summary` (the JSON of `--json`)
-    as a finished run's are; the interrupt goes on (exit 130 or 143).
+    as a finished run's are; the run then exits with 130 or 143.
     """
     from meta_evaluator.results.unfinished import row_files, saved_since
 
@@ -459,6 +462,8 @@ def _say_what_was_saved_if_stopped(
         else:
             print_saved(saved, judge_ids, rows, how, results_dir)
             summary.update(_saved_json(saved, judge_ids, reused))
+        if isinstance(exc, KeyboardInterrupt):  # said: exit 130 without `cli.main` saying more
+            raise SystemExit(EXIT_STOPPED) from None
         raise
 
 

@@ -2,18 +2,17 @@
 
 The command line takes about a second to import; `meta_evaluator.cli` handles Ctrl-C only once
 it runs, so an interrupt landing during the import (or around the command) is caught here,
-without a traceback. Nothing but the standard library is imported before the `try`.
+without a traceback. Nothing but the standard library is imported before the `try`
+(`meta_evaluator._stopped` uses nothing else).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
-__all__ = ["main"]
+from meta_evaluator._stopped import EXIT_STOPPED, say_stopped
 
-EXIT_STOPPED = 130
-"""The exit status of a command stopped by Ctrl-C (128 + SIGINT), as `meta_evaluator.cli`'s."""
+__all__ = ["main"]
 
 
 def main() -> None:
@@ -23,19 +22,5 @@ def main() -> None:
 
         run_command_line()
     except KeyboardInterrupt:
-        _say_stopped(sys.argv[1:])
+        say_stopped(sys.argv[1:])
         raise SystemExit(EXIT_STOPPED) from None
-
-
-def _say_stopped(args: list[str]) -> None:
-    """`stopped by Ctrl-C` on standard error, and with --json the JSON object it promises."""
-    try:
-        sys.stderr.write("stopped by Ctrl-C\n")
-        sys.stderr.flush()
-        if "--json" in (args[: args.index("--")] if "--" in args else args):
-            command = next((a for a in args if not a.startswith("-")), None)
-            summary = {"command": command, "exit_status": EXIT_STOPPED, "error": "stopped"}
-            sys.stdout.write(json.dumps(summary) + "\n")
-            sys.stdout.flush()
-    except KeyboardInterrupt:  # a second Ctrl-C while saying it: just stop
-        pass

@@ -40,6 +40,7 @@ from meta_evaluator._cli_run import (
     score_project,
 )
 from meta_evaluator._cli_status import print_status, status_json
+from meta_evaluator._stopped import EXIT_STOPPED, say_stopped
 from meta_evaluator._version import __version__
 from meta_evaluator.errors import (
     DiskFullError,
@@ -958,7 +959,9 @@ def main() -> None:
     `OutsideProjectError`), 2 for every other error in the input. A usage error the parser
     finds (an unknown option, a file given as the project folder) is shown as typer shows it
     and exits with 2; with `--json` among the arguments it also ends standard output with
-    `{"command": ..., "exit_status": 2, "error": ...}`, as the commands' own errors do.
+    `{"command": ..., "exit_status": 2, "error": ...}`, as the commands' own errors do. Ctrl-C
+    exits with 130 saying `stopped by Ctrl-C` (and its JSON object with `--json`): `run` and
+    `all` say what was saved themselves.
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = sys.argv[1:]
@@ -973,6 +976,8 @@ def main() -> None:
     except typer.Abort:
         print("Aborted!", file=sys.stderr)
         raise SystemExit(1) from None
+    if code == EXIT_STOPPED:  # typer's silent exit for Ctrl-C in a command that did not say it
+        say_stopped(args)
     raise SystemExit(code if isinstance(code, int) else 0)
 
 

@@ -23,13 +23,13 @@ INTERRUPT_ON_IMPORT = """\
 import os, signal, sys
 class InterruptOnImport:
     def find_spec(self, name, path=None, target=None):
-        if name == "polars":
+        if name == {module!r}:
             sys.meta_path.remove(self)
             os.kill(os.getpid(), signal.SIGINT)
         return None
 sys.meta_path.insert(0, InterruptOnImport())
 """
-"""Ctrl-C (SIGINT) sent to itself when the command line starts importing polars."""
+"""Ctrl-C (SIGINT) sent to itself when the process starts importing `module`."""
 
 
 def _console_script() -> str:
@@ -39,11 +39,13 @@ def _console_script() -> str:
     return f"import sys\nfrom {module} import {function}\nsys.exit({function}())\n"
 
 
-def _interrupted(*args: str) -> subprocess.CompletedProcess[str]:
-    """The console script run with `args`, interrupted by Ctrl-C in the middle of its imports."""
+def _interrupted(*args: str | Path, at: str = "polars") -> subprocess.CompletedProcess[str]:
+    """The console script run with `args`, interrupted by Ctrl-C when it imports `at` (polars:
+    in the middle of the command line's imports)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    hook = INTERRUPT_ON_IMPORT.format(module=at)
     return subprocess.run(
-        [sys.executable, "-c", INTERRUPT_ON_IMPORT + _console_script(), *args],
+        [sys.executable, "-c", hook + _console_script(), *map(str, args)],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=60, check=False,
     )  # fmt: skip
 
@@ -61,3 +63,39 @@ def test_with_json_it_still_ends_stdout_with_one_json_object(tmp_path: Path) -> 
     assert done.returncode == 130, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     assert json.loads(done.stdout) == {"command": "run", "exit_status": 130, "error": "stopped"}
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "p"
+    made = subprocess.run(
+        [sys.executable, "-m", "meta_evaluator.cli", "init", str(project), "--from",
+         str(ROOT / "configs" / "project.yaml")],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return project
+
+
+def test_ctrl_c_during_a_command_says_stopped(tmp_path: Path) -> None:
+    """Once the command runs, typer made Ctrl-C a silent exit 130: nothing said, and under
+    --json no JSON object (review). Interrupted as plan-labels starts its work."""
+    project = _project(tmp_path)
+    done = _interrupted("plan-labels", project, at="meta_evaluator._cli_monitor")
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("stopped by Ctrl-C")
+    done = _interrupted("plan-labels", project, "--json", at="meta_evaluator._cli_monitor")
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert json.loads(done.stdout) == {
+        "command": "plan-labels", "exit_status": 130, "error": "stopped"
+    }  # fmt: skip
+
+
+def test_a_run_stopped_says_so_once(tmp_path: Path) -> None:
+    """`run` says what it saved when stopped; the command line adds no second "stopped"."""
+    project = _project(tmp_path)
+    done = _interrupted("run", project, "--progress", "off", at="meta_evaluator.judge.runner")
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    said = (done.stdout + done.stderr).lower().count("stopped by ctrl-c")
+    assert said == 1, (done.stdout, done.stderr)
