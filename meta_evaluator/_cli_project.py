@@ -73,6 +73,10 @@ __all__ = [
     "sync_judges",
 ]
 
+LOCK_WAIT = 10.0
+"""Seconds an add-* or import command waits for another command that holds the project's lock
+(another import started with it, say) before refusing."""
+
 _SAVED_AS: dict[str, DataFormat] = {"csv": "csv", "json": "json"}
 """The format the project's data is saved in, by the data file's; parquet for the others."""
 
@@ -123,7 +127,7 @@ def add_data_file(
     spec = _data_spec(data_file, id_column=id_column, data_format=data_format, label="add-data")
     assert spec.data is not None and spec.data_file is not None
     MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
-    with ProjectLock(Path(project_dir)):  # not while a run reads the data
+    with ProjectLock(Path(project_dir), wait=LOCK_WAIT):  # not while a run reads the data
         evaluator = MetaEvaluator(project_dir, load=True)
         with _said_as_flags():
             evaluator.add_data(spec.data, overwrite=overwrite)
@@ -219,7 +223,7 @@ def add_task_file(project_dir: Path, file: Path, *, overwrite: bool) -> MetaEval
     """
     task = read_task_yaml(file)
     MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
-    with ProjectLock(Path(project_dir)):  # not while a run saves the registry
+    with ProjectLock(Path(project_dir), wait=LOCK_WAIT):  # not while a run saves the registry
         evaluator = MetaEvaluator(project_dir, load=True)
         with _said_as_flags():
             evaluator.add_eval_task(task, overwrite=overwrite)
@@ -241,7 +245,7 @@ def add_judges_file(project_dir: Path, file: Path, *, overwrite: bool) -> list[J
         JudgeConfigError: The file has a problem, or (without `overwrite`) an id is taken.
     """
     MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
-    with ProjectLock(Path(project_dir)):  # not while a run saves the registry
+    with ProjectLock(Path(project_dir), wait=LOCK_WAIT):  # not while a run saves the registry
         return _add_judges_file(project_dir, file, overwrite=overwrite)
 
 
@@ -331,7 +335,8 @@ def import_labels(
         DataFileError, ColumnError, IdError, TaskError, UnsafeNameError: The file does not fit.
     """
     MetaEvaluator(project_dir, load=True)  # a folder without a project: said as such, first
-    with ProjectLock(Path(project_dir)):  # one change of project.yaml at a time; not in a run
+    # one change of project.yaml at a time; not in a run
+    with ProjectLock(Path(project_dir), wait=LOCK_WAIT):
         return _import_labels(
             project_dir, file, annotator_id=annotator_id, judge_id=judge_id, run_id=run_id,
             id_column=id_column, tasks=tasks,

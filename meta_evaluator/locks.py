@@ -330,17 +330,43 @@ class PidLock:
 
 
 class ProjectLock(PidLock):
-    """One `meta-evaluator run` per project at a time: `<project>/.meta-evaluator.lock`."""
+    """One command changing a project at a time: `<project>/.meta-evaluator.lock`.
 
-    def __init__(self, project_dir: Path) -> None:
-        """The lock of the project folder `project_dir`."""
+    Held by `run` (and `all`), the imports, `add-data`/`add-task`/`add-judges` and `migrate`.
+    A short command may `wait` a few seconds for another one to finish instead of refusing at
+    once: imports started together in a script then all land, one after the other.
+    """
+
+    def __init__(self, project_dir: Path, *, wait: float = 0.0) -> None:
+        """The lock of the project folder `project_dir`; `wait`: seconds to wait for it."""
         super().__init__(project_dir / LOCK_FILE, root=project_dir)
+        self.wait = wait
+
+    def acquire(self) -> None:
+        """Take the lock, waiting up to `wait` seconds while a live process holds it.
+
+        Raises:
+            ProjectError: Still held after `wait` seconds (naming the process that holds it).
+            OutsideProjectError: The lock file is a symbolic link.
+            DiskFullError, PermissionDeniedError, StorageError: The file system refused it.
+        """
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                super().acquire()
+                return
+            except ProjectError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(0.1, max(deadline - time.monotonic(), 0.0)))
 
     def _busy(self, owner: str) -> MetaEvaluatorError:
+        waited = f" (waited {self.wait:g} s)" if self.wait else ""
         return ProjectError(
-            f"{self.path}: another `meta-evaluator run` of this project is going on "
-            f"({describe_owner(owner)}); wait for it to finish. If that process is gone "
-            "(for instance on another machine), delete the lock file.",
+            f"{self.path}: another meta-evaluator command is changing this project (a run, an "
+            f"import, add-data, add-task, add-judges or migrate; {describe_owner(owner)})"
+            f"{waited}; wait for it to finish. If that process is gone (for instance on "
+            "another machine), delete the lock file.",
             path=self.path,
         )
 

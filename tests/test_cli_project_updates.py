@@ -21,7 +21,7 @@ from tests.conftest import Main
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
 LOCKED = (
-    "another `meta-evaluator run` of this project is going on",
+    "another meta-evaluator command is changing this project",
     "could not take the project's lock; try again",
 )
 """What a command refused by the project's lock says (the lock's own two messages)."""
@@ -110,23 +110,44 @@ def test_imports_at_once_each_keep_their_entry_or_are_refused(
 
 @pytest.mark.parametrize("command", ["import-annotations", "import-results"])
 def test_an_import_while_the_project_is_locked_is_refused_and_changes_nothing(
-    entry: Main, support: Path, command: str
+    entry: Main, support: Path, command: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.conftest import snapshot
 
+    monkeypatch.setattr("meta_evaluator._cli_project.LOCK_WAIT", 0.3)
     before = snapshot(support)
     owner = "--annotator" if command == "import-annotations" else "--judge"
     labels = CONFIGS / "annotations" / "ana.csv"
     with ProjectLock(support):  # as a run (or add-judges) of the project holds it
         done = entry(command, support, labels, owner, "extra")
         assert done.returncode == 2, (done.stdout, done.stderr)
-        assert LOCKED[0] in done.stderr
+        assert LOCKED[0] in done.stderr and "(waited 0.3 s)" in done.stderr
+        assert "meta-evaluator run` of this project" not in done.stderr  # not only runs hold it
         assert snapshot(support) == {**before, LOCK_FILE: (support / LOCK_FILE).read_bytes()}
     assert entry(command, support, labels, owner, "extra").returncode == 0  # once it is free
     section = "annotations" if command == "import-annotations" else "results"
     key = "annotator_id" if command == "import-annotations" else "judge_id"
     entries = own_yaml(support)[section]
     assert isinstance(entries, list) and [e[key] for e in entries] == ["extra"]
+
+
+def test_an_import_waits_for_a_lock_released_meanwhile(entry: Main, support: Path) -> None:
+    """Another command holding the lock a moment (an import started with this one): this one
+    waits for it instead of refusing at once (review)."""
+    import threading
+
+    lock = ProjectLock(support)
+    lock.acquire()
+    releaser = threading.Timer(0.5, lock.release)
+    releaser.start()
+    try:
+        done = entry("import-annotations", support, CONFIGS / "annotations" / "ana.csv",
+                     "--annotator", "late")  # fmt: skip
+    finally:
+        releaser.join(timeout=30)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    entries = own_yaml(support)["annotations"]
+    assert isinstance(entries, list) and [e["annotator_id"] for e in entries] == ["late"]
 
 
 # ----- add-judges --overwrite ------------------------------------------------------------------
