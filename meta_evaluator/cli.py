@@ -53,6 +53,10 @@ from meta_evaluator.judge.settings import RunSettings
 if TYPE_CHECKING:
     from meta_evaluator.eval_task.labels import NormalisedLabels
 
+EXAMPLE_NAMES = ("fairness", "pairwise", "refusal", "stereotype")
+"""The built-in examples `init --example` offers, named in its help without importing them
+(`meta_evaluator.examples.example_names()` is the list; a test keeps the two equal)."""
+
 app = typer.Typer(
     name="meta-evaluator",
     help="Tell whether an LLM judge can stand in for human annotators.",
@@ -98,7 +102,9 @@ def init(
     project_dir: ProjectDir = Path("."),
     example: Annotated[
         str | None,
-        typer.Option(help="Fill the project from a built-in example (for instance 'refusal')."),
+        typer.Option(
+            help="Fill the project from a built-in example: " + ", ".join(EXAMPLE_NAMES) + "."
+        ),
     ] = None,
     from_file: Annotated[
         Path | None,

@@ -70,3 +70,15 @@ def test_report_prints_the_path_of_report_html(tmp_path: Path) -> None:
     assert done.exit_code == 0, (done.output, done.exception)
     assert done.output.strip() == f"Report written to {elsewhere / 'report.html'}"
     assert (elsewhere / "report.html").is_file()
+
+
+def test_init_help_lists_the_examples() -> None:
+    """`init --help` names every built-in example, not only 'refusal' (trial 2 #12)."""
+    from meta_evaluator.cli import EXAMPLE_NAMES
+    from meta_evaluator.examples import example_names
+
+    assert list(EXAMPLE_NAMES) == example_names()
+    done = CliRunner().invoke(app, ["init", "--help"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.replace("│", " ").split())
+    assert "built-in example: fairness, pairwise, refusal, stereotype." in said

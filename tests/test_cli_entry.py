@@ -99,3 +99,30 @@ def test_a_run_stopped_says_so_once(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     said = (done.stdout + done.stderr).lower().count("stopped by ctrl-c")
     assert said == 1, (done.stdout, done.stderr)
+
+
+INTERRUPT_AT_TEARDOWN = """\
+import builtins, os, signal
+class InterruptAtTeardown:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+builtins._interrupt_at_teardown = InterruptAtTeardown()
+"""
+"""Ctrl-C (SIGINT) sent to itself as the interpreter tears its modules down, after the command
+returned: where Python has already put back the signal's default action (kill, silently)."""
+
+
+def test_ctrl_c_after_the_command_returned_keeps_its_exit_status(tmp_path: Path) -> None:
+    """A Ctrl-C landing just after a command finished exited 130 without a word although the
+    JSON object said `"exit_status": 0` (trial 2 #10): the status printed is the one returned."""
+    project = _project(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_AT_TEARDOWN + _console_script(), "status",
+         str(project), "--json"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=60, check=False,
+    )  # fmt: skip
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["exit_status"] == 0, done.stdout
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr

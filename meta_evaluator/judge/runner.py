@@ -260,7 +260,8 @@ def _ceiling_error(
     each = ", ".join(f"{judge}: {count}" for judge, count in remaining.items())
     return CostCeilingError(
         f"stopped at the cost ceiling: the run's calls cost ${spend.spent_usd:.4f} of max_cost "
-        f"${spend.max_cost:.4f} (priced by prices.yaml), and the next call would pass it; "
+        f"${spend.max_cost:.4f} (priced by prices.yaml), "
+        f"{spend.past_it('and the next call would pass it')}; "
         f"{left} rows not asked ({each}). Finished rows are kept: run again to go on (each run "
         "counts its own calls; a higher --max-cost / max_cost= asks more of them).",
         results=results,

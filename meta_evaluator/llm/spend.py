@@ -95,6 +95,15 @@ class Spend:
         """What the settled calls of one judge cost, in US dollars."""
         return self.by_judge.get(judge_id, 0) / PICO
 
+    def past_it(self, otherwise: str) -> str:
+        """How a stop at the ceiling reads: "which has passed it" past it, else `otherwise`.
+
+        Spent passes the ceiling when calls cost more than their estimates reserved.
+        """
+        if self.spent > self.ceiling:
+            return "which has passed it (the calls cost more than estimated)"
+        return otherwise
+
     def try_reserve(self, units: int) -> bool:
         """Reserve `units` if they fit under the ceiling now (a few tenths of a microsecond)."""
         if not self.reached and self.spent + self.reserved + units <= self.ceiling:
@@ -114,11 +123,11 @@ class Spend:
             if self.reached or self.in_flight == 0:
                 if not self.reached:  # said at once: the run's error comes when all are done
                     logger.warning(
-                        "cost ceiling reached: spent $%.4f of max_cost $%.4f, and the next call "
-                        "may cost up to $%.4f; no new call starts",
+                        "cost ceiling reached: spent $%.4f of max_cost $%.4f, %s; no new call "
+                        "starts",
                         self.spent / PICO,
                         self.max_cost,
-                        units / PICO,
+                        self.past_it(f"and the next call may cost up to ${units / PICO:.4f}"),
                     )
                 self.reached = True
                 self._wake()  # the others waiting learn it at once

@@ -199,7 +199,7 @@ def _judge_task(table: _Found, inputs: ReportInputs) -> str:
     matrix = (
         f"<table style='width:auto'><tr><th>judge ↓ · humans' majority →</th>{head}</tr>"
         f"{lines}</table><p class='muted'>{agreed:,} of {compared:,} rows agree "
-        f"({agreed / compared:.1%}); {table.rows - compared:,} rows lack a judge's "
+        f"({agreed / compared:.1%}); {_rows_lack(table.rows - compared)} a judge's "
         "label or a human label.</p>"
     )
     return f"<h3>{title}</h3>{matrix}{_rows(table)}"
@@ -259,3 +259,8 @@ def _label(value: Any) -> str:
 def _cut(value: Any, limit: int) -> str:
     text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _rows_lack(missing: int) -> str:
+    """`1 row lacks`, `3 rows lack`: the count with its noun and verb agreeing."""
+    return f"{missing:,} row lacks" if missing == 1 else f"{missing:,} rows lack"

@@ -102,10 +102,17 @@ def _counts(results: list[ScoringResult]) -> str:
     for r in results:
         counts = r.metadata.get("counts") or {}
         errors = (r.judge_outcomes or {}).get("error", 0)
+        variants = counts.get("counterfactual_variants") or 0
+        twins = (
+            f" {variants} counterfactual variant row(s) (made-up twins of the original rows) "
+            "left out: group fairness is about the original rows."
+            if variants
+            else ""
+        )
         lines.append(
             f"<li>{escape(r.judge_id)}: {counts.get('scored', r.num_comparisons)} valid answers "
             f"scored; {counts.get('invalid', 0)} invalid and {counts.get('no_reference', 0)} "
-            f"without a reference left out; {errors} failed calls (never scored).</li>"
+            f"without a reference left out; {errors} failed calls (never scored).{twins}</li>"
         )
     return f"<ul class='muted'>{''.join(lines)}</ul>"
 

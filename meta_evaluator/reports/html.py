@@ -10,7 +10,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["STYLE", "cell", "escape", "html_table", "markdown_table"]
+__all__ = ["STYLE", "breakable", "cell", "escape", "html_table", "markdown_table"]
 
 #: The report page's style sheet (sections use the classes num, muted, pass, fail, err, warn;
 #: stale frames the warning that scores are out of date).
@@ -22,6 +22,7 @@ border-bottom:1px solid #d8dde6;padding-bottom:.3rem}h3{font-size:1.02rem;margin
 .muted{color:#5b6475;font-size:.9rem}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem;width:100%}
 th,td{border:1px solid #d8dde6;padding:.35rem .55rem;text-align:left;vertical-align:top}
+td{overflow-wrap:anywhere}td.num{overflow-wrap:normal}
 th{background:#f3f5f9}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.err{color:#b42318}
 .warn{color:#9a6700;font-weight:600}
@@ -36,6 +37,18 @@ section.kind td.num{white-space:nowrap}
 def escape(value: Any) -> str:
     """`value` as text safe inside HTML (None is empty)."""
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+def breakable(value: Any) -> str:
+    """`value` escaped, with line-break chances after `/` and `_`.
+
+    A long metric name (`classification_accuracy/classification_accuracy_1tasks_22e76eaf_single`)
+    then wraps there instead of widening its table past the page.
+    """
+    text = escape(value)
+    for mark in ("/", "_"):
+        text = text.replace(mark, f"{mark}<wbr>")
+    return text
 
 
 def cell(value: Any) -> str:
@@ -56,7 +69,8 @@ def html_table(
 ) -> str:
     """An HTML table of `rows` (dicts) over `columns`; `numeric` columns align right.
 
-    `headers` renames columns in the header row. Every value is escaped.
+    `headers` renames columns in the header row. Every value is escaped; text may wrap after
+    `/` and `_` (`breakable`), and anywhere as a last resort, so the table fits the page.
     """
     names = headers or {}
     right = set(numeric)
@@ -68,7 +82,7 @@ def html_table(
     body = [
         "<tr>" + "".join(
             f"<td class='num'>{escape(cell(row.get(c)))}</td>" if c in right
-            else f"<td>{escape(cell(row.get(c)))}</td>"
+            else f"<td>{breakable(cell(row.get(c)))}</td>"
             for c in columns
         ) + "</tr>"
         for row in rows

@@ -94,6 +94,8 @@ class ReportInputs:
     vote_sets: frozenset[str] = frozenset()
     """The ids of `judges` that are the votes imported with preference pairs, not judges
     (`results.pair_votes`): not counted or tabled as judges."""
+    has_prices: bool = False
+    """Whether the project has a `prices.yaml` (the judges table says so where a cost is blank)."""
 
     @property
     def data(self) -> EvalData | None:

@@ -89,6 +89,7 @@ def read_report_inputs(evaluator: ReportedProject) -> ReportInputs:
         plots=sorted(scores_dir.glob("*/*/*.png")),
         judge_runs=runs,
         vote_sets=votes,
+        has_prices=prices is not None,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 from collections.abc import Callable
+from typing import Any
 
 from meta_evaluator.reports.counterfactual import counterfactual_section
 from meta_evaluator.reports.diagnostics import position_bias, self_consistency
@@ -15,7 +16,7 @@ from meta_evaluator.reports.disagreements import disagreements
 from meta_evaluator.reports.drift import drift_section
 from meta_evaluator.reports.fairness import fairness_section
 from meta_evaluator.reports.freshness import freshness
-from meta_evaluator.reports.html import escape, html_table
+from meta_evaluator.reports.html import breakable, escape, html_table
 from meta_evaluator.reports.inputs import ReportInputs
 from meta_evaluator.reports.label_plan import label_plan_section
 from meta_evaluator.reports.multiple_choice import multiple_choice_section
@@ -79,9 +80,17 @@ def scores(inputs: ReportInputs) -> str:
     )
     for row in inputs.score_table:
         interval = _interval(row["low"], row["high"])
-        if row["error"]:
-            verdict = f"<span class='err'>not scored: {escape(row['error'])}</span>"
-        elif row["verdict"]:
+        named = (
+            f"<tr><td>{breakable(row['metric'])}</td><td>{breakable(row['judge'])}</td>"
+            f"<td>{_run(row['run_id'])}</td><td>{breakable(row['score_name'])}</td>"
+        )
+        if row["error"]:  # the reason fills the value's cells, where the eye looks for one
+            parts.append(
+                f"{named}<td colspan='4'><span class='err'>not scored: "
+                f"{escape(row['error'])}</span></td></tr>"
+            )
+            continue
+        if row["verdict"]:
             kind = _VERDICT_CLASS.get(row["verdict"].split(" (")[0], "muted")
             verdict = f"<span class='{kind}'>{escape(row['verdict'])}</span>"
         else:
@@ -92,8 +101,7 @@ def scores(inputs: ReportInputs) -> str:
         if row.get("tasks_averaged") and row["score"] is not None:
             value += _spread(row)
         parts.append(
-            f"<tr><td>{escape(row['metric'])}</td><td>{escape(row['judge'])}</td>"
-            f"<td>{_run(row['run_id'])}</td><td>{escape(row['score_name'])}</td>"
+            f"{named}"
             f"<td class='num'>{value}</td><td>{interval}</td><td>{_baseline_cell(row)}</td>"
             f"<td>{verdict}</td></tr>"
         )
@@ -149,9 +157,9 @@ def judges(inputs: ReportInputs) -> str:
         return "".join(parts)
     numeric = [c for c in JUDGE_COLUMNS if c != "judge"]
     numeric.remove("run_id")
+    shown = [{**row, "cost_usd": _cost_cell(row, inputs.has_prices)} for row in inputs.judge_table]
     parts.append(
-        html_table(JUDGE_COLUMNS, inputs.judge_table, numeric=numeric,
-                   headers=_JUDGE_HEADERS)
+        html_table(JUDGE_COLUMNS, shown, numeric=numeric, headers=_JUDGE_HEADERS)
     )  # fmt: skip
     if inputs.reasons:
         parts.append("<h3>Why rows were not valid</h3><table><tr><th>judge</th><th>outcome</th>"
@@ -164,6 +172,17 @@ def judges(inputs: ReportInputs) -> str:
             )
         parts.append("</table>")
     return "".join(parts)
+
+
+def _cost_cell(row: dict[str, Any], has_prices: bool) -> object:
+    """The cost, or why there is none (the CSV leaves it blank)."""
+    if row.get("cost_usd") is not None:
+        return row["cost_usd"]
+    if not has_prices:
+        return "no prices.yaml"
+    if row.get("prompt_tokens") is None and row.get("completion_tokens") is None:
+        return "no tokens recorded"
+    return "no price in prices.yaml"
 
 
 #: The judges table's headers on the page (words that can wrap; the CSV keeps the names).

@@ -284,3 +284,34 @@ def test_the_plan_summary_gives_the_estimate_the_ceiling_would_reserve(tmp_path:
     assert by_judge == {"j": pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12), "free": 0.0}
     assert summary.estimated_cost == pytest.approx(3 * ROWS * estimate / PICO, rel=1e-12)
     assert evaluator.plan_run().summary().estimated_cost is None
+
+
+def test_a_stop_past_the_ceiling_says_it_has_passed_it(caplog: pytest.LogCaptureFixture) -> None:
+    """Calls that cost more than estimated leave spent above the ceiling: the stop then said
+    "the next call would pass it" of a ceiling already passed (trial 2 #11)."""
+    import anyio
+
+    from meta_evaluator.judge.runner import _ceiling_error
+    from meta_evaluator.llm.spend import CeilingReached, Spend
+
+    spend = Spend(0.5)
+    assert spend.try_reserve(round(0.4 * PICO))
+    spend.settle(round(0.4 * PICO), round(0.714 * PICO), "j")  # reported 1.8x the estimate
+
+    async def ask() -> None:
+        await spend.reserve(round(0.01 * PICO))
+
+    with caplog.at_level(logging.WARNING), pytest.raises(CeilingReached):
+        anyio.run(ask)
+    (said,) = [r.getMessage() for r in caplog.records if "cost ceiling reached" in r.getMessage()]
+    assert "spent $0.7140 of max_cost $0.5000, which has passed it" in said
+    assert "next call" not in said
+    message = str(_ceiling_error(spend, {}, 0))
+    assert "cost $0.7140 of max_cost $0.5000 (priced by prices.yaml), which has passed it" in (
+        message
+    )
+    assert "would pass it" not in message
+    # under the ceiling, the next call is what would pass it
+    under = Spend(0.5)
+    under.reached = True
+    assert "and the next call would pass it" in str(_ceiling_error(under, {}, 0))

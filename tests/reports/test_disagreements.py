@@ -102,6 +102,9 @@ def test_the_matrix_is_sklearns_and_the_rows_are_the_worst(refusal: MetaEvaluato
     assert [line[0] for line in matrix[1:]] == labels
     agreed = int(reference.trace())
     assert f"{agreed} of {len(both)} rows agree ({agreed / len(both):.1%})" in section
+    missing = len(expected) - len(both)
+    lack = "1 row lacks" if missing == 1 else f"{missing} rows lack"  # never "1 rows" (trial 2)
+    assert f"; {lack} a judge's label or a human label." in section
 
     wrong = [(i, e) for i, e in expected.items() if e[0] is not None and e[0] != e[1]]
     wrong.sort(key=lambda item: (-item[1][2], -item[1][2] / item[1][3]))  # stable: data order
@@ -212,3 +215,12 @@ def test_without_a_free_text_task_the_raw_answers_of_the_listed_rows_are_shown(
     for line in rows[1:]:
         assert line[4] == raw[int(line[0])][:399] + ("…" if len(raw[int(line[0])]) > 399 else "")
         assert line[4].startswith('{"rejection": ')
+
+
+def test_one_row_is_one_row() -> None:
+    """ "1 rows lack" read wrong in the report (trial 2 #13)."""
+    from meta_evaluator.reports.disagreements import _rows_lack
+
+    assert (_rows_lack(1), _rows_lack(0), _rows_lack(1234)) == (
+        "1 row lacks", "0 rows lack", "1,234 rows lack"
+    )  # fmt: skip

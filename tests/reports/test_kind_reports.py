@@ -194,6 +194,13 @@ def test_fairness_example_report_with_two_models(fairness_example: Built) -> Non
             f"{judge}: {counts['scored']} valid answers scored; {counts['invalid']} invalid and "
             f"{counts['no_reference']} without a reference left out; {outcomes['error']} failed"
         ) in " ".join(section.text.split())
+        # the gender-swapped twins are not students: left out, and said so (trial 2 #7)
+        assert counts["counterfactual_variants"] == 60
+        assert (
+            f"{outcomes['error']} failed calls (never scored). 60 counterfactual variant row(s) "
+            "(made-up twins of the original rows) left out: group fairness is about the "
+            "original rows."
+        ) in " ".join(section.text.split())
     # what the positive label is: the label, its task, and what the task asks
     assert (
         "Is the positive prediction, the model answering H on performance (the label the metric "

@@ -158,12 +158,60 @@ def test_fairness_with_gold_column_two_variables_midrange() -> None:
         "male": {"privileged": 4, "unprivileged": 4},
         "age": {"privileged": 3, "unprivileged": 5},
     }
-    assert result.metadata["counts"] == {"scored": 8, "invalid": 2, "no_reference": 1}
+    assert result.metadata["counts"] == {
+        "scored": 8, "invalid": 2, "no_reference": 1, "counterfactual_variants": 0
+    }  # fmt: skip
     assert result.num_comparisons == 8 and result.failed_comparisons == 0
     assert result.metadata["positive_label"] == "H"
     assert "gold" in result.metadata["reference"]
     # a numeric column with more than two values also gets the multi-group spreads
     assert set(result.metadata["multigroup"]) == {"age"}
+
+
+def test_fairness_scores_the_original_rows_not_their_counterfactual_twins() -> None:
+    """A counterfactual variant is the same profile with the attribute flipped: counted, every
+    profile sat in both groups (trial 2 #7). With `counterfactual_of` in the data only the
+    originals are scored, equal to fairlearn on them; `counterfactual_of_column=None` counts
+    every row."""
+    from fairlearn import metrics as flm
+
+    originals = fairness_frame().with_columns(pl.lit(None, pl.Int64).alias("counterfactual_of"))
+    twins = originals.with_columns(
+        (pl.col("original_id") + 100).alias("original_id"),
+        (1 - pl.col("male")).alias("male"),
+        pl.col("original_id").alias("counterfactual_of"),
+        pl.lit("H").alias("label"),  # the model says H to every twin: a visible effect
+        pl.lit("valid").alias("outcome"),
+    )
+    both = pl.concat([originals, twins])
+    result = run_scorer(FairnessScorer(["male"], "H", gold_column="gold"), both, EMPTY_HUMANS)
+    alone = run_scorer(FairnessScorer(["male"], "H", gold_column="gold"), originals, EMPTY_HUMANS)
+    assert result.scores == alone.scores
+    assert result.metadata["counts"] == {
+        "scored": 8, "invalid": 2, "no_reference": 1, "counterfactual_variants": 11
+    }  # fmt: skip
+    assert result.metadata["group_sizes"] == {"male": {"privileged": 4, "unprivileged": 4}}
+    # fairlearn on the original rows with a label and gold (ids 1-8)
+    rows = originals.filter(pl.col("label").is_not_null() & pl.col("gold").is_not_null())
+    y_true, y_pred = (rows["gold"] == "H").to_numpy(), (rows["label"] == "H").to_numpy()
+    by = {"sensitive_features": rows["male"].to_numpy()}
+    assert abs(result.scores["statistical_parity_difference"]) == approx(
+        flm.demographic_parity_difference(y_true, y_pred, **by)
+    )
+    assert result.scores["disparate_impact"] == approx(
+        flm.demographic_parity_ratio(y_true, y_pred, **by)
+    )
+    assert result.scores["accuracy"] == approx(float((y_true == y_pred).mean()))
+    # asked to count every row, the twins move the groups (and the scores)
+    every = run_scorer(
+        FairnessScorer(["male"], "H", gold_column="gold", counterfactual_of_column=None),
+        both,
+        EMPTY_HUMANS,
+    )
+    assert every.metadata["counts"]["counterfactual_variants"] == 0
+    # ids 1-8 and their twins, plus the twins of 9 and 10, made valid
+    assert every.metadata["group_sizes"] == {"male": {"privileged": 9, "unprivileged": 9}}
+    assert every.scores != alone.scores
 
 
 def test_fairness_group_rates_by_hand() -> None:
@@ -299,7 +347,9 @@ def test_fairness_without_gold_uses_the_humans_majority() -> None:
         assert result.scores[metric] == approx(value), metric
     for metric, value in OVERALL.items():
         assert result.scores[metric] == approx(value), metric
-    assert result.metadata["counts"] == {"scored": 8, "invalid": 2, "no_reference": 1}
+    assert result.metadata["counts"] == {
+        "scored": 8, "invalid": 2, "no_reference": 1, "counterfactual_variants": 0
+    }  # fmt: skip
     assert result.metadata["reference"] == "humans' majority label"
 
 
@@ -853,8 +903,12 @@ def test_fairness_example_group_fairness_matches_a_reference(
     root, results, table = fairness_run
     data = {int(r["student_id"]): r for r in read_csv(root / "data" / "main_data.csv")}
     assert len(data) == 120
-    valid = [r for r in results.iter_rows(named=True) if r["outcome"] == "valid"]
-    assert 0 < len(valid) < results.height, "the mock should give a few invalid answers"
+    # group fairness is about the 60 real students: their gender-swapped twins are left out
+    originals = [r for r in results.iter_rows(named=True)
+                 if not data[r["original_id"]]["counterfactual_of"]]  # fmt: skip
+    assert len(originals) == 60
+    valid = [r for r in originals if r["outcome"] == "valid"]
+    assert 0 < len(valid) < len(originals), "the mock should give a few invalid answers"
     pred = {r["original_id"]: r["performance"] == "H" for r in valid}
     male = {i: int(data[i]["male"]) for i in pred}
     gold = {i: data[i]["performance"] == "H" for i in pred}
@@ -879,7 +933,19 @@ def test_fairness_example_group_fairness_matches_a_reference(
         "privileged": sum(m == 1 for m in male.values()),
         "unprivileged": sum(m == 0 for m in male.values()),
     }
-    assert result.metadata["counts"]["invalid"] == results.height - len(valid)
+    assert result.metadata["counts"]["invalid"] == len(originals) - len(valid)
+    assert result.metadata["counts"]["counterfactual_variants"] == 60
+    from fairlearn import metrics as flm
+
+    ids = sorted(pred)
+    y_true, y_pred = [gold[i] for i in ids], [pred[i] for i in ids]
+    by = {"sensitive_features": [male[i] for i in ids]}
+    assert abs(result.scores["statistical_parity_difference"]) == approx(
+        flm.demographic_parity_difference(y_true, y_pred, **by)
+    )
+    assert result.scores["disparate_impact"] == approx(
+        flm.demographic_parity_ratio(y_true, y_pred, **by)
+    )
     assert result.judge_outcomes == outcome_counts(results)
 
     stored = result_json(root, "fairness", "gender_fairness", "mock_model")

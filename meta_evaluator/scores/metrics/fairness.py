@@ -34,7 +34,12 @@ class FairnessScorer(ScorerWithOptions):
     split into privileged and unprivileged rows by `thresholds[column] = (threshold,
     greater_than)` or, without thresholds, the midrange rule; columns of text (or with more
     than two values) also get the multi-group spreads. Only valid answers enter the metrics;
-    invalid ones are counted.
+    invalid ones are counted. When the data marks counterfactual variants (a value in
+    `counterfactual_of_column`, see `meta_evaluator.data.counterfactual_variants`), only the
+    original rows are scored: a variant is a made-up twin of a real row with the attribute
+    flipped, so counting both would put every profile in both groups and measure the
+    counterfactual effect again (`counts["counterfactual_variants"]` says how many were left
+    out; `counterfactual_of_column=None` scores every row).
 
     Score keys: `statistical_parity_difference`, `disparate_impact`, `average_odds_difference`,
     `average_abs_odds_difference`, `equal_opportunity_difference` (means over the sensitive
@@ -64,6 +69,7 @@ class FairnessScorer(ScorerWithOptions):
         *,
         agg: Aggregation = "worst_case",
         method: Comparison = "between_groups",
+        counterfactual_of_column: str | None = "counterfactual_of",
     ) -> None:
         problems = one_of_problems("agg", agg, get_args(Aggregation))
         problems += one_of_problems("method", method, get_args(Comparison))
@@ -95,7 +101,12 @@ class FairnessScorer(ScorerWithOptions):
                         problems.append(
                             f"thresholds[{key!r}] must be (number, bool); got {value!r}"
                         )
-        problems += name_problems(optional={"gold_column": gold_column})
+        problems += name_problems(
+            optional={
+                "gold_column": gold_column,
+                "counterfactual_of_column": counterfactual_of_column,
+            }
+        )
         refuse("FairnessScorer", problems)
         super().__init__(scorer_name="fairness")
         self.sensitive_columns = list(sensitive_columns)
@@ -107,6 +118,8 @@ class FairnessScorer(ScorerWithOptions):
         self.agg: Aggregation = agg
         self.method: Comparison = method
         self.data_columns = (*self.sensitive_columns, *([gold_column] if gold_column else []))
+        self.counterfactual_of_column = counterfactual_of_column
+        self.optional_data_columns = (counterfactual_of_column,) if counterfactual_of_column else ()
         self.min_human_annotators = 0 if gold_column else 1
 
     def can_score_task(self, sample_label: Any) -> bool:
@@ -127,8 +140,9 @@ class FairnessScorer(ScorerWithOptions):
             privileged_mask,
         )
 
-        frame = call.judge_data.filter(pl.Series(valid_flags(call.judge_data), dtype=pl.Boolean))
-        invalid = call.judge_data.height - frame.height
+        judge_data, variants = self._originals(call.judge_data)
+        frame = judge_data.filter(pl.Series(valid_flags(judge_data), dtype=pl.Boolean))
+        invalid = judge_data.height - frame.height
         if frame.height == 0:
             raise ScoringError(
                 f"fairness: {call.where}: no valid answer to score ({invalid} invalid)."
@@ -162,7 +176,12 @@ class FairnessScorer(ScorerWithOptions):
             "reference": f"data column {self.gold_column!r}"
             if self.gold_column
             else "humans' majority label",
-            "counts": {"scored": frame.height, "invalid": invalid, "no_reference": unreferenced},
+            "counts": {
+                "scored": frame.height,
+                "invalid": invalid,
+                "no_reference": unreferenced,
+                "counterfactual_variants": variants,
+            },
             "multigroup": multigroup,
             "multigroup_options": {"agg": self.agg, "method": self.method},
         }
@@ -182,6 +201,18 @@ class FairnessScorer(ScorerWithOptions):
         metadata["group_rates"] = {n: rates[n] for n in self.sensitive_columns if n in rates}
         metadata["rate_interval"] = {"method": "wilson", "confidence_level": 0.95}
         return Scored(scores, metadata, frame.height)
+
+    def _originals(self, judge_data: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+        """The rows that are not counterfactual variants, and how many variants were left out."""
+        link = self.counterfactual_of_column
+        if link is None or link not in judge_data.columns:
+            return judge_data, 0
+        values = judge_data[link]
+        if values.dtype.is_float():
+            values = values.fill_nan(None)
+        linked = values.cast(pl.String, strict=False).str.strip_chars()
+        original = linked.is_null() | (linked == "")
+        return judge_data.filter(original), judge_data.height - int(original.sum())
 
     def _truth(self, frame: pl.DataFrame, human_data: pl.DataFrame) -> list[bool | None] | None:
         if self.gold_column is not None:
