@@ -90,7 +90,10 @@ def _options(
 
 
 ProjectDir = Annotated[
-    Path, typer.Argument(help="The project folder.", show_default=True, file_okay=False)
+    Path,
+    typer.Argument(
+        help="The project folder.", show_default=True, file_okay=False, metavar="PROJECT_DIR"
+    ),
 ]
 
 

@@ -70,6 +70,8 @@ def test_a_usage_error_ends_stdout_with_json(
     assert expected in str(printed["error"]), printed
     assert expected in done.stderr  # the usage box is still shown, on standard error
     assert "Traceback" not in done.stderr
+    if mistake == "file as folder":  # the argument as --help names it, not Python's name
+        assert "'PROJECT_DIR'" in str(printed["error"]) and "project_dir" not in done.stderr
 
 
 def test_without_json_a_usage_error_prints_nothing_on_stdout(entry: Main, tmp_path: Path) -> None:
