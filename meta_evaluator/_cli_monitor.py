@@ -9,6 +9,7 @@ the history went. With `--json` either prints one JSON object instead (an error 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import warnings
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from meta_evaluator._cli_output import print_score_changes
 from meta_evaluator._cli_run import EXIT_DRIFT, json_errors, print_json
+from meta_evaluator.errors import NothingToCompareError
 
 if TYPE_CHECKING:
     from meta_evaluator.scores.drift import DriftCheck
@@ -125,7 +127,10 @@ def drift_command(
         evaluator = MetaEvaluator(project_dir, load=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DamagedHistoryWarning)
-            check = evaluator.drift(judge, baseline=baseline, against=against, task=task)
+            try:
+                check = evaluator.drift(judge, baseline=baseline, against=against, task=task)
+            except NothingToCompareError as exc:
+                return _nothing_to_compare(project_dir, judge, exc.run_id, json_output)
     for warning in caught:
         if issubclass(warning.category, DamagedHistoryWarning):
             print(f"warning: {warning.message}", file=sys.stderr)
@@ -134,11 +139,42 @@ def drift_command(
                                    warning.lineno)  # fmt: skip
     code = EXIT_DRIFT if check.drifted else 0
     if json_output:
-        print_json(sys.stdout, {**check.to_json(), "exit_status": code})
+        print_json(sys.stdout, {**check.to_json(), "checked": True, "exit_status": code})
     else:
         reports = evaluator.paths.reports_dir
         print_drift(check, reports / DRIFT_HISTORY_FILE, reports / DRIFT_HISTORY_PLOT)
     return code
+
+
+def next_run_command(project_dir: Path, judge: str) -> str:
+    """The command that makes a new run of the judge, every row asked: what drift then checks.
+
+    A new run id is needed: `run` resumes (and returns as it is) the judge's complete run of
+    the same configuration, `--no-cache` alone asks nothing again.
+    """
+    folder, judge_arg = shlex.quote(str(project_dir)), shlex.quote(judge)
+    return f"meta-evaluator run {folder} --judges {judge_arg} {NEXT_RUN_ID} --no-cache"
+
+
+NEXT_RUN_ID = '--run-id "nightly-$(date +%Y%m%d-%H%M%S)"'
+"""A new run id each time, as a shell says it (a scheduler's line runs in a shell)."""
+
+
+def _nothing_to_compare(project_dir: Path, judge: str, run_id: str, json_output: bool) -> int:
+    """The first night: one complete run, nothing to compare yet; exit 0, not an error."""
+    reason = f"one complete run ({run_id!r}) of judge {judge!r}; drift compares two"
+    then = (
+        f"make a new run with `{next_run_command(project_dir, judge)}`, then check again "
+        f"(`meta-evaluator drift {shlex.quote(str(project_dir))} --judge {shlex.quote(judge)}`)"
+    )
+    if json_output:
+        print_json(sys.stdout, {"command": "drift", "exit_status": 0, "checked": False,
+                                "reason": reason, "next": then, "judge_id": judge,
+                                "run_id": run_id})  # fmt: skip
+    else:
+        print(f"Nothing to compare yet: {reason}.")
+        print(f"Next: {then}.")
+    return 0
 
 
 def print_drift(check: DriftCheck, history: Path, plot: Path) -> None:

@@ -806,9 +806,11 @@ def drift(
     project's one required task, named in the output). Each is held against the thresholds of
     the `drift:` section of the project's project.yaml (default: max_psi 0.1,
     max_changed_share 0.1, max_agreement_drop 0.05). Each check is appended to
-    reports/drift_history.jsonl, whose plot reports/drift_history.png the report shows. Exit
-    status: 0, 5 when a threshold is exceeded, 2 when a run or the judge is unknown or has one
-    complete run (what exists is named).
+    reports/drift_history.jsonl, whose plot reports/drift_history.png the report shows. Each
+    check needs a new run of the judge: run DIR --judges J --run-id NEW --no-cache. Exit status:
+    0, also when the judge has one complete run (nothing to compare yet; --json says "checked":
+    false); 5 when a threshold is exceeded; 2 when a run or the judge is unknown (what exists is
+    named).
     """
     from meta_evaluator._cli_monitor import drift_command
 

@@ -21,7 +21,8 @@ MetaEvaluatorError                  base of everything below; catch it to catch 
 │   ├── StateError (ValueError)     main_state.json is corrupt, foreign or from a newer version
 │   │   └── PricesError             prices.yaml is not a mapping of names to prices
 │   ├── ProjectFileError (ValueError)  project.yaml (or a task file) cannot be used
-│   └── AlreadySetError             data/task/judge added twice without overwrite=True
+│   ├── AlreadySetError             data/task/judge added twice without overwrite=True
+│   └── NothingToCompareError       drift asked of a judge with one complete run (not yet two)
 └── StorageError (OSError)          a file could not be read or written
     ├── DiskFullError               the disk or the user's quota is full (ENOSPC, EFBIG, EDQUOT)
     ├── PermissionDeniedError       no permission, or a read-only file system (EACCES, EROFS)
@@ -61,6 +62,7 @@ __all__ = [
     "MetaEvaluatorError",
     "MetaEvaluatorWarning",
     "MetricConfigError",
+    "NothingToCompareError",
     "OutsideProjectError",
     "PermissionDeniedError",
     "PricesError",
@@ -342,6 +344,18 @@ class AlreadySetError(ProjectError):
 
     Pass `overwrite=True` to replace it.
     """
+
+
+class NothingToCompareError(ProjectError):
+    """Drift was asked of a judge with one complete run: nothing to compare yet, no mistake.
+
+    A scheduler's first night. `run_id` is that run; the command line says so and exits 0.
+    """
+
+    def __init__(self, message: str, *, run_id: str, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.run_id = run_id
+        """The judge's one complete run."""
 
 
 class StorageError(MetaEvaluatorError, OSError):

@@ -289,7 +289,9 @@ def test_the_command_line_names_flags_and_python_callers_arguments(
         evaluator.compare_runs("mon", "tue", task="verdict")
     done = entry("plan-labels", root, "--task", "verdict", "--json")
     error = json.loads(done.stdout)["error"]
-    assert error == "several judges have complete runs (['j', 'k']); name one with --judge J."
+    assert error == (
+        "several judges have labels of task 'verdict' (['j', 'k']); name one with --judge J."
+    )
 
 
 def test_a_list_of_long_names_stays_under_an_errors_line_limit() -> None:

@@ -7,6 +7,11 @@ Through the console script's `main()` in this process (`entry`), on synthetic pr
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,7 +135,10 @@ def test_a_drifting_judge_exits_with_5(tmp_path: Path, entry: Main) -> None:
     assert printed["exceeded"] == ["max_psi", "max_changed_share", "max_agreement_drop"]
     history = (root / "reports" / "drift_history.jsonl").read_text().splitlines()
     assert len(history) == 2
-    assert {k: v for k, v in printed.items() if k != "exit_status"} == json.loads(history[1])
+    assert printed["checked"] is True
+    assert {k: v for k, v in printed.items() if k not in ("exit_status", "checked")} == json.loads(
+        history[1]
+    )
 
 
 def test_its_steady_twin_exits_with_0(tmp_path: Path, entry: Main) -> None:
@@ -158,10 +166,10 @@ def test_drift_errors(tmp_path: Path, entry: Main) -> None:
     root = evaluator.project_dir
     _fails(entry("drift", root, "--judge", "j"), 2, "judge 'j' has no complete run")
     add_run(evaluator, tmp_path, "j", "mon", truth)
-    _fails(entry("drift", root, "--judge", "j"), 2, "one complete run ('mon')")
     add_run(evaluator, tmp_path, "j", "tue", truth)
     _fails(entry("drift", root, "--judge", "j", "--baseline", "sun"), 2,
            "baseline: no run 'sun'", "runs there: ['mon', 'tue']")  # fmt: skip
+    _fails(entry("drift", root, "--judge", "j", "--baseline", "tue"), 2, "both 'tue'")
     (root / "project.yaml").write_text("drift: {max_psi: -1}\n")
     _fails(entry("drift", root, "--judge", "j"), 2, "drift.max_psi")
     done = entry("drift", root, "--judge", "j", "--json")
@@ -169,6 +177,35 @@ def test_drift_errors(tmp_path: Path, entry: Main) -> None:
     error = json.loads(done.stdout)
     assert error["command"] == "drift" and error["exit_status"] == 2 and "max_psi" in error["error"]
     _fails(entry("drift", root), 2, "Missing option '--judge'")
+
+
+def test_the_first_night_has_nothing_to_compare_and_exits_0(
+    tmp_path: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One complete run is a scheduler's first night, not a broken configuration (exit 2)."""
+    evaluator, truth = make_project(tmp_path, rows=30)
+    add_run(evaluator, tmp_path, "j", "mon", truth)
+    monkeypatch.chdir(evaluator.project_dir.parent)  # type: ignore[attr-defined]
+    folder = evaluator.project_dir.name  # type: ignore[attr-defined]
+    done = entry("drift", folder, "--judge", "j")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        "Nothing to compare yet: one complete run ('mon') of judge 'j'; drift compares two."
+    )
+    assert lines[1].startswith(
+        f"Next: make a new run with `meta-evaluator run {folder} --judges j "
+    )
+    assert "--run-id " in lines[1] and "--no-cache`" in lines[1] and "PROJECT" not in lines[1]
+    assert done.stderr == ""
+    assert not (evaluator.project_dir / "reports" / "drift_history.jsonl").exists()  # type: ignore[attr-defined]
+    printed = json.loads(entry("drift", folder, "--judge", "j", "--json").stdout)
+    assert printed["exit_status"] == 0 and printed["checked"] is False
+    assert printed["reason"] == "one complete run ('mon') of judge 'j'; drift compares two"
+    assert printed["run_id"] == "mon" and printed["judge_id"] == "j"
+    add_run(evaluator, tmp_path, "j", "tue", truth)
+    checked = json.loads(entry("drift", folder, "--judge", "j", "--json").stdout)
+    assert checked["checked"] is True and checked["against"]["run_id"] == "tue"
 
 
 def test_two_labelled_tasks_default_to_the_one_required(tmp_path: Path, entry: Main) -> None:
@@ -198,3 +235,45 @@ def test_drift_help_is_wrapped_by_paragraph(entry: Main, monkeypatch: pytest.Mon
     start = next(i for i, line in enumerate(lines) if line.startswith("Compares two complete"))
     paragraph = lines[start : lines.index("", start)]
     assert all(len(line) > 30 for line in paragraph[:-1]), paragraph  # no stub lines
+
+
+def test_the_advice_of_the_first_night_makes_a_run_that_drift_then_compares(
+    tmp_path: Path,
+) -> None:
+    """Typed as printed in a shell (as cron runs it), the advice makes a second run.
+
+    `run --no-cache` alone resumes the judge's complete run, so a nightly loop following it
+    would never get two runs.
+    """
+    root = Path(__file__).resolve().parents[1]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "meta-evaluator"
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m meta_evaluator.cli "$@"\n')
+    script.chmod(0o755)
+    env = {**os.environ, "CI": "true", "PYTHONPATH": str(root),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "META_EVALUATOR_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+
+    def shell(line: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    made = shell(f"meta-evaluator init s2 --from {shlex.quote(str(root / 'configs/project.yaml'))}")
+    assert made.returncode == 0, made.stderr
+    first = shell("meta-evaluator run s2 --judges mock_support_judge --progress off")
+    assert first.returncode == 0, first.stderr
+    night = shell("meta-evaluator drift s2 --judge mock_support_judge")
+    assert night.returncode == 0, night.stderr
+    advice = re.fullmatch(r"Next: make a new run with `([^`]+)`, then check again \(`([^`]+)`\)\.",
+                          night.stdout.splitlines()[1])  # fmt: skip
+    assert advice is not None, night.stdout
+    again = shell(advice[1])
+    assert again.returncode == 0, again.stderr
+    checked = shell(advice[2] + " --json")
+    assert checked.returncode in (0, 5), checked.stderr
+    result = json.loads(checked.stdout)
+    assert result["checked"] is True and result["rows"] > 0
+    assert result["baseline"]["run_id"] != result["against"]["run_id"]

@@ -19,7 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from meta_evaluator._util import json_time, listed
 from meta_evaluator._validation import ConfigModel
-from meta_evaluator.errors import MetaEvaluatorError, MetricConfigError, ProjectError
+from meta_evaluator.errors import (
+    MetaEvaluatorError,
+    MetricConfigError,
+    NothingToCompareError,
+    ProjectError,
+)
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.judge.run_files import complete_run_ids, now_iso, run_ids, run_judges
 from meta_evaluator.scores.config import BootstrapConfig
@@ -210,8 +215,10 @@ def check_drift(
         ids: The data's ids, to order a sharded run's rows.
 
     Raises:
-        ProjectError: The judge has no complete run (the judges that do are listed), or one
-            only; a run that is unknown, unfinished or of another judge; both runs the same.
+        NothingToCompareError: The judge has one complete run only (not a mistake: a
+            scheduler's first night).
+        ProjectError: The judge has no complete run (the judges that do are listed); a run
+            that is unknown, unfinished or of another judge; both runs the same.
         UnsafeNameError: The judge or a run id is not a safe file name.
         TaskError: No such labelled task, several and none named, or a run without it.
         ScoringError: The runs share no labelled row.
@@ -282,16 +289,20 @@ def _run_pair(
             judge_id=judge_id,
         )
     first, last = (named.get(w) or w for w in wanted)
-    if first == last:
-        hint = (
-            f"it has one complete run ({first!r}); run it again (`meta-evaluator run PROJECT "
-            f"--judges {judge_id} --no-cache`) and check that run"
-            if len(runs) == 1
-            else f"name two runs of its {listed(runs)}"
+    if first == last and len(runs) == 1:
+        raise NothingToCompareError(
+            f"nothing to compare yet: judge {judge_id!r} has one complete run ({first!r}), and "
+            f"drift compares two; run it again under a new run id, asking every row "
+            f"(`evaluator.run_judges({judge_id!r}, run_id='NEW', cache=False)`), then check "
+            f"again.",
+            run_id=first,
+            field="against",
+            judge_id=judge_id,
         )
+    if first == last:
         raise ProjectError(
             f"drift compares two runs of judge {judge_id!r}, but the baseline and the run "
-            f"checked are both {first!r}: {hint}.",
+            f"checked are both {first!r}: name two runs of its {listed(runs)}.",
             field="against",
             judge_id=judge_id,
         )

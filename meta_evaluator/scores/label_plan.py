@@ -142,8 +142,10 @@ def read_pilot(
         TaskError: No data or task; `task` unknown; the task (given, or the only labelled one)
             is not single-choice (the plan simulates the alt-test of categorical labels).
         ProjectError: No judge has a complete run; `judge_id` has none (the judges that do are
-            listed); several do and none is named.
-        ScoringError: Fewer than two annotators labelled the task.
+            listed) or none with labels of the task; several have labels of it and none is
+            named.
+        ScoringError: Fewer than two annotators labelled the task; the judge labelled none of
+            the rows they labelled.
     """
     if data is None:
         problem = "the project has no data yet"
@@ -164,7 +166,7 @@ def read_pilot(
             cli_advice="choose a single-choice task with --task T.",
         )
     sources = read_row_sources(results_dir, annotations_dir, eval_task, data.ids, raw_answers=False)
-    chosen = _judge(sources, judge_id, results_dir)
+    chosen = _judge(sources, judge_id, results_dir, name)
     table = build_row_table(data, eval_task, name, chosen, sources, shown=())
     frame = table.frame
     annotators = tuple(
@@ -185,6 +187,14 @@ def read_pilot(
     rows = frame.select("judge_label", *humans).filter(
         pl.any_horizontal(pl.col(humans).is_not_null())
     )
+    if rows.get_column("judge_label").null_count() == rows.height:
+        raise ScoringError(
+            f"judge {chosen!r} labelled none of the {rows.height} rows the annotators labelled "
+            f"(task {name!r}): the pilot is the rows both labelled. Run the judge over those "
+            "rows, or name another judge.",
+            field="judge_id",
+            judge_id=chosen,
+        )
     return Pilot(
         judge_id=chosen,
         run_id=sources.judge_runs.get(chosen),
@@ -195,7 +205,8 @@ def read_pilot(
     )
 
 
-def _judge(sources: RowSources, judge_id: str | None, results_dir: Path) -> str:
+def _judge(sources: RowSources, judge_id: str | None, results_dir: Path, task: str) -> str:
+    """The judge planned: the one named, else the only one with labels of `task`."""
     judges = sorted(sources.judges)
     if not judges:
         raise ProjectError(
@@ -204,23 +215,44 @@ def _judge(sources: RowSources, judge_id: str | None, results_dir: Path) -> str:
             path=results_dir,
             field="judge_id",
         )
-    if judge_id is None:
-        if len(judges) > 1:
-            problem = f"several judges have complete runs ({listed(judges)})"
-            raise ProjectError(
-                f"{problem}; name one with judge_id=...",
-                field="judge_id",
-                problem=problem,
-                cli_advice="name one with --judge J.",
-            )
-        return judges[0]
-    if judge_id not in sources.judges:
+    if judge_id is not None and judge_id not in sources.judges:
         raise ProjectError(
             f"judge {judge_id!r} has no complete run; judges with one: {listed(judges)}.",
             field="judge_id",
             judge_id=judge_id,
         )
-    return judge_id
+    labelling = [j for j in judges if _has_labels(sources.judges[j], task)]
+    others = f"judges with labels of it: {listed(labelling)}" if labelling else "no judge has"
+    if judge_id is not None:
+        if judge_id not in labelling:
+            raise ProjectError(
+                f"judge {judge_id!r} has no labels of task {task!r} in its latest complete run; "
+                f"{others}.",
+                field="judge_id",
+                judge_id=judge_id,
+            )
+        return judge_id
+    if not labelling:
+        raise ProjectError(
+            f"no judge has labels of task {task!r} in its latest complete run (judges with a "
+            f"complete run: {listed(judges)}); a label plan starts from a judge's labels of the "
+            "task.",
+            field="judge_id",
+        )
+    if len(labelling) > 1:
+        problem = f"several judges have labels of task {task!r} ({listed(labelling)})"
+        raise ProjectError(
+            f"{problem}; name one with judge_id=...",
+            field="judge_id",
+            problem=problem,
+            cli_advice="name one with --judge J.",
+        )
+    return labelling[0]
+
+
+def _has_labels(results: pl.DataFrame, task: str) -> bool:
+    """Whether a judge's rows hold a label of `task` (an imported judge may have other tasks)."""
+    return task in results.columns and results.get_column(task).null_count() < results.height
 
 
 class PlannedDesign(BaseModel):

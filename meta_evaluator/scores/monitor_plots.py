@@ -16,6 +16,7 @@ from meta_evaluator.scores.plots import _figure, _save
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from meta_evaluator.scores.drift import DriftCheck
     from meta_evaluator.scores.label_plan import LabelPlanReport
@@ -73,11 +74,19 @@ def label_plan_chart(report: LabelPlanReport, path: Path) -> Path:
 def drift_chart(checks: Sequence[DriftCheck], path: Path) -> Path | None:
     """Agreement with the humans (top) and PSI (bottom) of each check over time, per judge.
 
-    A check that passed a threshold is marked with a red cross. None without checks.
+    A check that exceeded a threshold is marked with a red cross. None without checks.
     """
     if not checks:
         return None
+    return _save(_drift_figure(checks), path)
 
+
+def _drift_figure(checks: Sequence[DriftCheck]) -> Figure:
+    """The figure `drift_chart` saves (at least one check).
+
+    The baseline's agreement is drawn as points, not a line: each is measured on the rows both
+    runs of its check labelled, so it may differ between checks of one baseline run.
+    """
     figure = _figure(7.5, 5.2)
     top = figure.add_subplot(2, 1, 1)
     bottom = figure.add_subplot(2, 1, 2, sharex=top)
@@ -95,15 +104,16 @@ def drift_chart(checks: Sequence[DriftCheck], path: Path) -> Path | None:
         top.plot(
             times, now, marker="o", markersize=3.5, color=colour, label=f"{judge}: run checked"
         )
-        top.plot(times, then, marker="o", markersize=3.5, color=colour, linestyle=":",
-                 markerfacecolor="none", label=f"{judge}: baseline run")  # fmt: skip
+        top.plot(times, then, marker="o", markersize=5, color=colour, linestyle="none",
+                 markerfacecolor="none",
+                 label=f"{judge}: baseline run, on the rows both runs labelled")  # fmt: skip
         bottom.plot(times, psi, marker="o", markersize=3.5, color=colour, label=judge)
         drifted = np.array([c.drifted for c in own])
         if drifted.any():
             for axes, values in ((top, now), (bottom, psi)):
                 axes.plot(times[drifted], values[drifted], marker="x", markersize=9,
                           color=_TARGET, linestyle="none",
-                          label=None if marked else "a threshold passed")  # fmt: skip
+                          label=None if marked else "a threshold exceeded")  # fmt: skip
                 marked = True
     limit = checks[-1].thresholds.max_psi
     if limit is not None:
@@ -124,16 +134,26 @@ def drift_chart(checks: Sequence[DriftCheck], path: Path) -> Path | None:
     top.tick_params(labelbottom=False)  # the times are read off the panel below
     top.legend(fontsize=8, loc="best")
     bottom.legend(fontsize=8, loc="best")
-    return _save(figure, path)
+    return figure
 
 
 def _time_axis(axes: Axes) -> None:
-    """Dates shown as briefly as their spread allows (a day: hours; a year: months)."""
+    """Dates shown as briefly as their spread allows, a time always in full (`17:09:35`).
+
+    matplotlib's concise labels show seconds alone (`35 40 45`) for checks of one minute.
+    """
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 
     locator = AutoDateLocator()  # type: ignore[no-untyped-call]
+    # levels: years, months, days, hours, minutes, seconds
+    formats = ["%Y", "%b", "%d", "%H:%M", "%H:%M", "%H:%M:%S"]
+    offsets = ["", "%Y", "%Y-%b", "%Y-%b-%d", "%Y-%b-%d", "%Y-%b-%d"]
+    formatter = ConciseDateFormatter(  # type: ignore[no-untyped-call]
+        locator, formats=formats, zero_formats=["", "%Y", "%b", "%b-%d", "%H:%M", "%H:%M:%S"],
+        offset_formats=offsets,
+    )  # fmt: skip
     axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    axes.xaxis.set_major_formatter(formatter)
 
 
 def _agreement(check: DriftCheck, side: str) -> float | None:

@@ -15,6 +15,7 @@ from scipy.stats import chi2_contingency
 
 from meta_evaluator.errors import (
     MetricConfigError,
+    NothingToCompareError,
     ProjectError,
     ProjectFileError,
     UnsafeNameError,
@@ -173,8 +174,10 @@ def test_errors_name_what_exists(tmp_path: Path) -> None:
     add_run(evaluator, tmp_path, "j", "mon", truth)
     with pytest.raises(ProjectError, match=r"judges with one: \['j'\]"):
         evaluator.drift("gpt")
-    with pytest.raises(ProjectError, match=r"one complete run \('mon'\).*--judges j --no-cache"):
+    with pytest.raises(NothingToCompareError, match=r"one complete run \('mon'\)") as one:
         evaluator.drift("j")
+    assert one.value.run_id == "mon" and one.value.judge_id == "j"
+    assert "run_id='NEW', cache=False" in one.value.message  # a new run: the same id resumes
     add_run(evaluator, tmp_path, "j", "tue", truth)
     with pytest.raises(ProjectError, match=r"against: no run 'wed'.*runs there: \['mon', 'tue'\]"):
         evaluator.drift("j", against="wed")

@@ -201,3 +201,29 @@ def test_a_project_without_data_or_task(tmp_path: Path) -> None:
     empty.save_state()
     with pytest.raises(TaskError, match="no data yet"):
         empty.plan_labels()
+
+
+def test_a_judge_without_labels_of_the_task_is_named_and_left_out(tmp_path: Path) -> None:
+    """An imported judge with labels of another task only (the pairwise example's trait votes)."""
+    schemas = {"verdict": LABELS, "tone": LABELS}
+    evaluator, truth = make_project(tmp_path, rows=40, schemas=schemas)
+    add_run(evaluator, tmp_path, "j", "r1", truth)
+    tones = tmp_path / "k-tones.csv"
+    pl.DataFrame({"original_id": list(range(1, 41)), "tone": truth}).write_csv(tones)
+    evaluator.add_external_judge_results(tones, "k", run_id="r1", tasks=["tone"])
+    plan = evaluator.plan_labels(task="verdict", **QUICK)  # k is not a candidate
+    assert plan.judge_id == "j"
+    with pytest.raises(ProjectError, match=r"judge 'k' has no labels of task 'verdict'") as no:
+        evaluator.plan_labels(judge_id="k", task="verdict", **QUICK)
+    assert "judges with labels of it: ['j']" in no.value.message
+    assert no.value.judge_id == "k" and "plan_labels" not in no.value.message
+
+
+def test_a_judge_that_labelled_none_of_the_pilots_rows_is_named(tmp_path: Path) -> None:
+    evaluator, truth = make_project(tmp_path, rows=40, annotators=())
+    for annotator in ("ana", "ben"):
+        add_labels(evaluator, tmp_path, annotator, list(range(1, 21)), truth[:20])
+    add_run(evaluator, tmp_path, "j", "r1", truth[20:], ids=list(range(21, 41)))
+    with pytest.raises(ScoringError, match=r"judge 'j' labelled none of the 20 rows") as none:
+        evaluator.plan_labels(**QUICK)
+    assert "task 'verdict'" in none.value.message and "plan_labels" not in none.value.message
