@@ -218,3 +218,29 @@ def test_rows_our_run_would_not_send_are_asked_again_and_said(
     asked = {json.loads(r.content)["messages"][0]["content"] for r in calls.seen}
     assert len(asked) == 6 - reused
     assert results["gpt_judge"].results_data.height == 6
+
+
+def test_judges_with_nothing_to_ask_need_no_key(
+    old: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every migrated row reused: no call, so no key (a nightly job without the secret)."""
+    migrate_project(old)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    dry = entry("run", old, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "Total: 3 judges, 18 rows, 18 reused, 0 calls" in dry.stdout
+    done = entry("run", old, "--json", "--judges", "gpt_judge,mini_judge")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["totals"]["reused"] == 12
+    every = entry("run", old)  # exit 1: the broken judge's 0.3.3 rows are errors, not the key
+    assert every.returncode == 1 and "OPENAI_API_KEY" not in every.stdout + every.stderr
+    # Rows to ask (the broken judge's errors, asked again): that judge alone is refused, with
+    # how many rows it would ask; the others need nothing and run.
+    retry = entry("run", old, "--dry-run", "--retry", "error")
+    assert retry.returncode == 2
+    refused = "judge 'broken_judge': api_key_env: variable OPENAI_API_KEY is not set"
+    assert f"Refused (makes no call; the others run): {refused}" in retry.stdout
+    assert "it needs OPENAI_API_KEY to ask 6 row(s)" in retry.stdout
+    assert "gpt_judge: openai" in retry.stdout and "mini_judge: openai" in retry.stdout
+    alone = entry("run", old, "--judges", "broken_judge", "--retry", "error")
+    assert alone.returncode == 2 and refused in alone.stderr and "6 row(s)" in alone.stderr
