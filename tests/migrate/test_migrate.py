@@ -61,7 +61,7 @@ def test_the_project_is_converted_and_033s_files_kept_aside(old: Path) -> None:
     for name, content in before.items():
         assert (backup / name).read_bytes() == content, name
     assert sorted(p.name for p in old.iterdir()) == [
-        "annotations", "data", "main_state.json", BACKUP, "results",
+        "annotations", "data", "main_state.json", "metrics.yaml", BACKUP, "results",
     ]  # fmt: skip
     evaluator = MetaEvaluator(old, load=True)
     assert evaluator.data is not None and evaluator.eval_task is not None

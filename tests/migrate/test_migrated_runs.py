@@ -244,3 +244,34 @@ def test_judges_with_nothing_to_ask_need_no_key(
     assert "gpt_judge: openai" in retry.stdout and "mini_judge: openai" in retry.stdout
     alone = entry("run", old, "--judges", "broken_judge", "--retry", "error")
     assert alone.returncode == 2 and refused in alone.stderr and "6 row(s)" in alone.stderr
+
+
+def test_migrate_writes_the_metrics_033_scored_and_score_computes_them_again(
+    old: Path, entry: Main
+) -> None:
+    """0.3.3 kept its metrics in the script; its scores/ folders say which they were."""
+    report = migrate_project(old)
+    note = next(line for line in report.lines() if "metrics.yaml" in line)
+    assert f"`meta-evaluator score {old}` scores them again" in note
+    scored = entry("score", old)  # exit 1: broken_judge has no valid rows, as in 0.3.3
+    assert scored.returncode == 1 and "no metrics" not in scored.stderr, scored.stderr
+    assert "broken_judge: not scored" in scored.stdout
+    for scorer, metric in (
+        ("classification_accuracy", "accuracy"),
+        ("cohens_kappa", "kappa"),
+    ):
+        (folder,) = (FIXTURE / "scores" / scorer).iterdir()
+        theirs = json.loads((folder / "gpt_judge_result.json").read_text())["scores"][metric]
+        ours = json.loads(
+            (old / "scores" / scorer / folder.name / "gpt_judge_result.json").read_text()
+        )
+        assert ours["scores"][metric] == pytest.approx(theirs)  # 0.3.3's own number, same folder
+    # A metrics.yaml of the user's stays as it is, and is the one `score` reads.
+    again = old.parent / "again"
+    shutil.copytree(FIXTURE, again)
+    (again / "metrics.yaml").write_text(
+        "metrics:\n  - scorer: accuracy\n    task_names: [rejection]\n"
+        "    aggregation_name: single\n"
+    )
+    assert "own metrics.yaml" in "\n".join(migrate_project(again).lines())
+    assert "scorer: accuracy\n" in (again / "metrics.yaml").read_text()
