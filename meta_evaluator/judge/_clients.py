@@ -7,7 +7,7 @@ from typing import Protocol
 
 import httpx
 
-from meta_evaluator.api_keys import read_api_key
+from meta_evaluator.api_keys import dotenv_hint, read_api_key
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.addresses import judge_address
 from meta_evaluator.judge.config import Judge
@@ -73,7 +73,7 @@ def _api_key(judge: Judge) -> str | None:
             problem = (
                 f"none of the variables {', '.join(variables)} is set (LiteLLM read "
                 f"{judge.provider}'s key from the first one set, as meta-evaluator 0.3.3 did); "
-                "export one, or name another variable in api_key_env"
+                "export one, or name another variable in api_key_env" + dotenv_hint()
             )
         raise JudgeConfigError(
             f"judge {judge.id!r}: api_key_env: {problem}.",
