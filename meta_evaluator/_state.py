@@ -109,17 +109,14 @@ def parse_state(raw: Any, path: Path) -> LoadedState:
             has invalid fields (each listed with its location).
     """
     if not isinstance(raw, dict) or "schema_version" not in raw:
-        foreign = (
-            " (it is a project of meta-evaluator 0.3.x: run `meta-evaluator migrate "
-            f"{path.parent}` to convert it in place, its files kept aside)"
-            if isinstance(raw, dict) and {"data", "eval_task", "judge_registry"} & set(raw)
-            else ""
-        )
-        raise StateError(
-            f"{path}: is not a meta-evaluator project state (no 'schema_version'){foreign}.",
-            path=path,
-            field="schema_version",
-        )
+        if isinstance(raw, dict) and {"data", "eval_task", "judge_registry"} & set(raw):
+            message = (
+                f"{path.parent}: a meta-evaluator 0.3.3 project: run `meta-evaluator migrate "
+                f"{path.parent}` to convert it in place (0.3.3's files are kept aside)."
+            )
+        else:
+            message = f"{path}: is not a meta-evaluator project state (no 'schema_version')."
+        raise StateError(message, path=path, field="schema_version")
     version = raw["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise StateError(

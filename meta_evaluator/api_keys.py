@@ -25,6 +25,7 @@ __all__ = [
     "SECRET_NAME",
     "check_endpoint_url",
     "check_key_variable",
+    "dotenv_hint",
     "looks_like_key",
     "read_api_key",
     "redact_keys",
@@ -194,6 +195,7 @@ def read_api_key(variable: str) -> str:
     if not value:
         raise ValueError(
             f"variable {variable} is not set; export it, or name another variable in api_key_env"
+            + dotenv_hint()
         )
     problem = _key_problem(value)
     if problem is not None:
@@ -202,6 +204,18 @@ def read_api_key(variable: str) -> str:
             "(a key copied from a web page or a file often brings a line break or a space)"
         )
     return value
+
+
+def dotenv_hint() -> str:
+    """What to do with a `.env` file in the working folder, which nothing here reads; or ''."""
+    if not os.path.isfile(".env"):
+        return ""
+    return (
+        " (a .env file is in the working folder, but meta-evaluator does not read it: export "
+        "its variables in the shell, `set -a; . ./.env; set +a`, or in Python install "
+        "python-dotenv and call `dotenv.load_dotenv()` first, as meta-evaluator 0.3.3's "
+        "tutorial did)"
+    )
 
 
 def _key_problem(value: str) -> str | None:

@@ -520,7 +520,8 @@ class MetaEvaluator:
         """What `run_judges_async` with the same arguments would do; calls and writes nothing.
 
         The plan names, per judge, the run it writes or continues, the rows it reuses and the
-        rows it asks, and the judges refused (their key cannot be read); `plan.summary()` adds
+        rows it asks, and the judges refused (rows to ask, and a key that cannot be read: a
+        judge with nothing to ask needs no key); `plan.summary()` adds
         the calls and estimated tokens (what `meta-evaluator run --dry-run` prints). A run makes
         its plan the same way (or executes this one: `run_judges_async(plan=plan)`), so both
         report the same problems.

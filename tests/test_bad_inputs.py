@@ -873,22 +873,26 @@ def test_state_malformed_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "extra"),
+    ("content", "said"),
     [
-        ({"name": "some other tool", "version": 3}, "no 'schema_version'"),
-        ({"data": {"file": "x.csv"}, "eval_task": None}, "0.3.x"),
-        ([1, 2, 3], "no 'schema_version'"),
+        ({"name": "some other tool", "version": 3}, "{state}: is not a meta-evaluator project "
+         "state (no 'schema_version')."),
+        ({"data": {"file": "x.csv"}, "eval_task": None}, "{root}: a meta-evaluator 0.3.3 "
+         "project: run `meta-evaluator migrate {root}` to convert it in place"),
+        ([1, 2, 3], "{state}: is not a meta-evaluator project state (no 'schema_version')."),
     ],
     ids=["other-tool", "old-format", "list"],
-)
-def test_state_without_schema_version(tmp_path: Path, content: Any, extra: str) -> None:
+)  # fmt: skip
+def test_state_without_schema_version(tmp_path: Path, content: Any, said: str) -> None:
+    """A 0.3.3 folder leads with what it is and the command that converts it."""
     root = tmp_path / "proj"
     root.mkdir()
     write(root / STATE, json.dumps(content))
     before = snapshot(root)
     with pytest.raises(StateError) as info:
         MetaEvaluator(root, load=True)
-    exc = check(info, StateError, STATE, "not a meta-evaluator project state", extra)
+    exc = check(info, StateError, said.format(root=root, state=root / STATE))
+    assert str(exc).startswith(said.format(root=root, state=root / STATE)[:20])
     assert exc.field == "schema_version"
     assert exc.path == root / STATE
     assert_unchanged(root, before)

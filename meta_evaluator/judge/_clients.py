@@ -7,7 +7,7 @@ from typing import Protocol
 
 import httpx
 
-from meta_evaluator.api_keys import read_api_key
+from meta_evaluator.api_keys import dotenv_hint, read_api_key
 from meta_evaluator.errors import JudgeConfigError
 from meta_evaluator.judge.addresses import judge_address
 from meta_evaluator.judge.config import Judge
@@ -23,7 +23,14 @@ from meta_evaluator.llm.openai_batch import OpenAIBatchClient
 from meta_evaluator.llm.transport import PooledTransport
 from meta_evaluator.llm.types import ChatRequest, ChatResponse
 
-__all__ = ["LLMClient", "build_batch_client", "build_client", "judge_endpoint", "request_keys"]
+__all__ = [
+    "LLMClient",
+    "build_batch_client",
+    "build_client",
+    "judge_endpoint",
+    "key_variable",
+    "request_keys",
+]
 
 # The variable read when a judge of a hosted provider names none.
 DEFAULT_KEY_VARIABLES = {
@@ -66,13 +73,21 @@ def _api_key(judge: Judge) -> str | None:
             problem = (
                 f"none of the variables {', '.join(variables)} is set (LiteLLM read "
                 f"{judge.provider}'s key from the first one set, as meta-evaluator 0.3.3 did); "
-                "export one, or name another variable in api_key_env"
+                "export one, or name another variable in api_key_env" + dotenv_hint()
             )
         raise JudgeConfigError(
             f"judge {judge.id!r}: api_key_env: {problem}.",
             judge_id=judge.id,
             field="api_key_env",
         ) from exc
+
+
+def key_variable(judge: Judge) -> str | None:
+    """The variable a judge's key is read from (the first set of several), or None: no key."""
+    variables = _key_variables(judge)
+    return next((name for name in variables if os.environ.get(name)), None) or (
+        variables[0] if variables else None
+    )
 
 
 def _key_variables(judge: Judge) -> tuple[str, ...]:
@@ -89,12 +104,15 @@ def _key_variables(judge: Judge) -> tuple[str, ...]:
     return ()
 
 
-def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:
+def judge_endpoint(judge: Judge, *, key: bool = True) -> tuple[EndpointKey, str | None]:
     """The endpoint key a judge's calls share limits under, and its API key.
 
+    With `key=False` the key is not read (None): for a judge that makes no call, which needs
+    none (every row reused).
+
     Raises:
-        JudgeConfigError: The judge's key variable is not set, an address variable it reads
-            holds no http(s) URL, or Azure lacks its settings.
+        JudgeConfigError: The judge's key variable is not set (with `key`), an address
+            variable it reads holds no http(s) URL, or Azure lacks its settings.
     """
     address = judge_address(judge)
     if judge.llm_client == "azure_openai" and not (address.base_url and address.api_version):
@@ -105,7 +123,7 @@ def judge_endpoint(judge: Judge) -> tuple[EndpointKey, str | None]:
             judge_id=judge.id,
             field="base_url" if not address.base_url else "api_version",
         )
-    api_key = _api_key(judge)
+    api_key = _api_key(judge) if key else None
     assert address.base_url is not None  # only Azure goes without one, refused above
     return endpoint_key(judge.llm_client, address.base_url, api_key), api_key
 

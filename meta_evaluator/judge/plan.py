@@ -6,8 +6,9 @@ printed) and batch mode all go through it, so what a dry run shows is what the r
 
 Every problem that stops a judge is found here, all at once: a judge listed twice, an answering
 method that does not fit the task, a key that cannot be read, batches pending in a run that
-would ask their rows again. A judge whose key cannot be read is `refused` (it alone makes no
-call, the others run); any other problem stops the whole run before its first call.
+would ask their rows again. A judge whose key cannot be read is `refused` when it has rows to
+ask (it alone makes no call, the others run); with none to ask (every row reused) it needs no
+key and is planned as the others. Any other problem stops the whole run before its first call.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from meta_evaluator.data import EvalData
 from meta_evaluator.errors import JudgeConfigError, MetaEvaluatorError, TaskError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.eval_task import AnsweringMethod
-from meta_evaluator.judge._clients import judge_endpoint
+from meta_evaluator.judge._clients import judge_endpoint, key_variable
 from meta_evaluator.judge._prompting import answering_method
 from meta_evaluator.judge._reuse import complete_with, previous_rows, sort_rows
 from meta_evaluator.judge._shards import shard_of
@@ -110,6 +111,8 @@ class JudgePlan:
     base_url_from: str | None = None
     """The environment variable that set the base URL, when the judge gives none
     (`judge.addresses`); None: the judge's own, or the default."""
+    keyless: bool = False
+    """The judge's key cannot be read, and it asks nothing (every row reused): it needs none."""
 
     def to_ask(self, ids: Sequence[Any]) -> tuple[list[int], list[int]]:
         """(positions to ask, positions to skip) of `todo`; `ids` are the plan's row ids."""
@@ -150,7 +153,8 @@ class RunPlan:
 
     judges: tuple[JudgePlan, ...]
     refused: tuple[JudgeConfigError, ...]
-    """Judges that make no call, because their key cannot be read; the others run."""
+    """Judges with rows to ask that make no call, because their key cannot be read; the others
+    run. (A run whose judges are all refused stops before its first call.)"""
     settings: RunSettings
     task: EvalTask = field(repr=False)
     id_dtype: pl.DataType = field(repr=False)
@@ -221,8 +225,9 @@ def plan_run(
         JudgeConfigError: Every problem found, one line each (`errors` lists them): a judge
             listed twice, a judge that cannot be run (an answering method that does not fit
             the task, batches pending in its run, no price with `max_cost` ...), a shard
-            without a run_id. A judge whose
-            key cannot be read is not raised but `refused`, unless no judge is left to run.
+            without a run_id. A judge whose key cannot be read is not raised: with rows to
+            ask it is `refused` (the run raises when no judge is left), with none it needs no
+            key.
         UnsafeNameError: `run_id` is not a safe file name.
         StateError, StorageError: A run's files are corrupt.
         PricesError: With `max_cost`, `prices_file` cannot be used.
@@ -242,7 +247,7 @@ def plan_run(
     problems: list[JudgeConfigError] = []
     for judge in judges:
         try:
-            method, endpoint = _check_judge(judge, task)
+            method, endpoint, key_problem = _check_judge(judge, task)
             plan = _plan_judge(
                 results_dir, judge, method, endpoint, task, rows, ids,
                 run_id=run_id, fresh_run_id=fresh, settings=settings,
@@ -253,6 +258,9 @@ def plan_run(
             BatchLedger(plan.files).check_before_run(
                 judge.id, plan.fingerprint, batch=plan.batch, resume=settings.resume
             )
+            if key_problem is not None:  # a key only for calls: refused if it has rows to ask
+                plan = dataclasses.replace(plan, keyless=True)
+                _check_needs_no_key(plan, ids, key_problem)
             if settings.max_cost is not None and plan.todo and judge.llm_client != "mock":
                 priced[judge.id] = _price_of(judge, prices, prices_file)
         except JudgeConfigError as exc:
@@ -262,8 +270,8 @@ def plan_run(
                 check_inside_project(plan.files.rows, root=plan.files.root)
             plans.append(plan)
     refused = [exc for exc in problems if exc.field == KEY_FIELD]
-    if len(refused) < len(problems) or (refused and not plans):
-        raise combined_error(problems, field=KEY_FIELD if refused == problems else "judges")
+    if len(refused) < len(problems):  # (all refused: the dry run still prints the plan)
+        raise combined_error(problems, field="judges")
     id_dtype = eval_data.ids.dtype
     return RunPlan(
         tuple(plans), tuple(refused), settings, task, id_dtype, tuple(rows), tuple(ids),
@@ -379,8 +387,30 @@ def _rows_to_cover(
     return (frame.to_dicts() if frame.width else [{} for _ in ids]), ids
 
 
-def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, EndpointKey]:
-    """Everything about a judge that can fail before a call: method, Azure settings, key."""
+def _check_needs_no_key(plan: JudgePlan, ids: Sequence[Any], problem: JudgeConfigError) -> None:
+    """Raise the key's problem, with the rows the judge would ask, if it has any to ask.
+
+    Rows in batches already submitted count: collecting them takes the key too.
+    """
+    asked, _ = plan.to_ask(ids)
+    if not asked:
+        return
+    variable = key_variable(plan.judge) or "its key"
+    raise JudgeConfigError(
+        f"{problem.message.rstrip('.')}; it needs {variable} to ask {len(asked)} row(s) (a "
+        "judge whose rows are all answered needs no key).",
+        judge_id=problem.judge_id,
+        field=KEY_FIELD,
+    ) from problem
+
+
+def _check_judge(
+    judge: Judge, task: EvalTask
+) -> tuple[AnsweringMethod, EndpointKey, JudgeConfigError | None]:
+    """Everything about a judge that can fail before a call: method, Azure settings, key.
+
+    The key's problem is returned, not raised: a judge with nothing to ask needs no key.
+    """
     method = answering_method(judge, task)
     if method == "text" and not any(task.task_kind(t) == "single" for t in task.task_names):
         raise JudgeConfigError(
@@ -398,8 +428,13 @@ def _check_judge(judge: Judge, task: EvalTask) -> tuple[AnsweringMethod, Endpoin
             judge_id=judge.id,
             field="answering_method",
         )
-    endpoint, _ = judge_endpoint(judge)  # reads the key once, to refuse an unreadable one now
-    return method, endpoint
+    try:
+        endpoint, _ = judge_endpoint(judge)  # reads the key once, to refuse an unreadable one
+    except JudgeConfigError as exc:
+        if exc.field != KEY_FIELD:
+            raise
+        return method, judge_endpoint(judge, key=False)[0], exc
+    return method, endpoint, None
 
 
 def _plan_judge(

@@ -113,20 +113,25 @@ _GATEWAY = (
 )
 _NOT_BUNDLED = {
     "bedrock": "AWS Bedrock signs requests with AWS credentials (SigV4), which this version "
-    "does not bundle; Bedrock's own OpenAI-compatible endpoint also works as base_url",
+    "does not bundle",
     "vertex_ai": "Vertex AI authenticates with Google Cloud credentials, which this version "
-    "does not bundle; for Gemini models, llm_client: gemini uses Google's OpenAI-compatible "
-    "endpoint with GEMINI_API_KEY",
+    "does not bundle",
     "sagemaker": "SageMaker endpoints sign requests with AWS credentials (SigV4)",
     "azure_ai": "Azure AI model deployments serve an OpenAI-compatible API at their own URL: "
     "give it as base_url",
     "watsonx": "watsonx.ai authenticates with IBM Cloud tokens",
-    "cohere": "Cohere's own API is not the chat-completions API; its compatibility endpoint "
-    "https://api.cohere.ai/compatibility/v1 works as base_url",
+    "cohere": "Cohere's own API is not the chat-completions API",
     "huggingface": "Hugging Face needs an Inference Provider: write huggingface/<provider> "
     "(huggingface/together, huggingface/fireworks-ai ...)",
 }
-"""LiteLLM prefixes of 0.3.3's docs that no table entry serves, with what to do instead."""
+"""LiteLLM prefixes of 0.3.3's docs that no table entry serves, with why."""
+_OR_ELSE = {
+    "bedrock": "Bedrock's own OpenAI-compatible endpoint also works as base_url",
+    "vertex_ai": "for Gemini models, llm_client: gemini uses Google's OpenAI-compatible "
+    "endpoint with GEMINI_API_KEY",
+    "cohere": "its compatibility endpoint https://api.cohere.ai/compatibility/v1 works as base_url",
+}
+"""What else reaches them, said after the gateway (the advice that always works)."""
 
 
 def provider_of(llm_client: str) -> Provider | None:
@@ -186,8 +191,9 @@ def check_client(client: Any) -> Any:
         return client
     head = client.partition("/")[0]
     if head in _NOT_BUNDLED:
+        instead = f"; or else, {_OR_ELSE[head]}" if head in _OR_ELSE else ""
         raise ValueError(
-            f"{client!r} is not served by this version: {_NOT_BUNDLED[head]}; " + _GATEWAY
+            f"{client!r} is not served by this version: {_NOT_BUNDLED[head]}; " + _GATEWAY + instead
         )
     known = [*CLIENTS, *PROVIDERS, "huggingface/<provider>", "azure"]
     match = difflib.get_close_matches(client, known, n=1)

@@ -88,6 +88,7 @@ async def execute(
     the error naming the refused ones is raised when they are done.
 
     Raises:
+        JudgeConfigError: Every judge was refused (its key cannot be read), before any call.
         JudgeRunError: After the other judges finished: a judge's key could not be read, its
             endpoint refused its requests, or was never reached (`errors` names each;
             `results` holds each judge's `JudgeOutcome`, which the facade turns into
@@ -98,9 +99,12 @@ async def execute(
             `JudgeRunError` wins, saying this too.
     """
     settings = plan.settings
+    problem = plan.problem_error()
+    if problem is not None and not plan.judges:
+        raise problem  # every judge refused: nothing runs, said before any call
     for exc in plan.refused:  # said now too: the other judges may take hours
         logger.warning("%s The other judges run.", exc.message)
-    runs = [JudgeRun.start(judge_plan, judge_endpoint(judge_plan.judge)[1], plan.task)
+    runs = [JudgeRun.start(judge_plan, _key_of(judge_plan), plan.task)
             for judge_plan in plan.judges]  # fmt: skip
     spend = Spend(settings.max_cost) if settings.max_cost is not None else None
     if spend is not None:
@@ -269,6 +273,11 @@ def _ceiling_error(
         max_cost=spend.max_cost,
         remaining=remaining,
     )
+
+
+def _key_of(plan: JudgePlan) -> str | None:
+    """The judge's key; None for a judge asking nothing whose key cannot be read."""
+    return None if plan.keyless else judge_endpoint(plan.judge)[1]
 
 
 def _check_unchanged(plan: JudgePlan) -> None:

@@ -64,7 +64,8 @@ class MigrationReport:
             out.append(f"  tasks: {', '.join(built.tasks)}")
         out.append(f"  judges: {', '.join(built.judges) or 'none'}")
         for judge_id, reason in built.judges_not_kept.items():
-            out.append(f"  judge {judge_id!r} NOT carried over: {reason.splitlines()[-1]}")
+            said = reason.splitlines()[-1].removeprefix(f"judge {judge_id!r}.")
+            out.append(f"  judge {judge_id!r} NOT carried over: {said}")
         for run in built.runs:
             counts = ", ".join(f"{n} {o}" for o, n in run.counts.items() if n)
             changed = (

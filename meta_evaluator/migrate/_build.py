@@ -18,11 +18,12 @@ import polars as pl
 import yaml
 
 from meta_evaluator.data import EvalData
-from meta_evaluator.errors import JudgeConfigError, StateError, UnsafeNameError
+from meta_evaluator.errors import JudgeConfigError, MetricConfigError, StateError, UnsafeNameError
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.labels import check_frame
 from meta_evaluator.judge import Judge, Prompt
 from meta_evaluator.judge.run_files import RunFiles, RunState
+from meta_evaluator.migrate._metrics import scored_metrics
 from meta_evaluator.migrate._read import (
     ResultsFile,
     V033Judge,
@@ -33,10 +34,12 @@ from meta_evaluator.migrate._read import (
 )
 from meta_evaluator.migrate._reuse import reuse_keys
 from meta_evaluator.project import MetaEvaluator
+from meta_evaluator.project_yaml import METRICS_FILE
 from meta_evaluator.results.external import align_ids, filled_table
 from meta_evaluator.results.human_results import annotation_schema, save_annotations
 from meta_evaluator.results.judge_results import results_schema
-from meta_evaluator.storage import check_safe_name, sha256
+from meta_evaluator.scores.yaml_config import read_metrics_yaml
+from meta_evaluator.storage import check_safe_name, sha256, write_yaml
 
 __all__ = ["AnnotationsMigrated", "Built", "RunMigrated", "build_project"]
 
@@ -150,11 +153,39 @@ def build_project(old: Path, new: Path) -> Built:
     for annotation_set in sets:
         built.annotations.append(_annotation_set(annotation_set, data, task, new, taken))
     if (old / "scores").is_dir():
-        notes.append(
-            "scores/ is kept aside, not converted: score again with compare_async (or "
-            "`meta-evaluator score`), which writes 0.3.3's folder names for its scorers"
-        )
+        notes.append(_metrics_file(old, new, task))
     return built
+
+
+def _metrics_file(old: Path, new: Path, task: EvalTask) -> str:
+    """Write `metrics.yaml` for the metrics 0.3.3's `scores/` shows; the note saying so.
+
+    Not when the folder has a `metrics.yaml` already (the user's: it stays, and is used).
+    """
+    scored = scored_metrics(old / "scores", task.task_names)
+    kept = "scores/ is kept aside, not converted"
+    command = f"`meta-evaluator score {old}`"
+    left = "".join(f"; left out {why}" for why in scored.left_out)
+    if (old / METRICS_FILE).exists():
+        return f"{kept}: {command} scores again with the folder's own {METRICS_FILE}{left}"
+    if not scored.entries:
+        return (
+            f"{kept}, and none of its metrics could be read back{left}; give them with "
+            f"`meta-evaluator score {old} --metrics FILE` (docs/scoring.md) or compare_async"
+        )
+    path = new / METRICS_FILE
+    write_yaml(path, {"metrics": list(scored.entries)}, root=new)
+    try:
+        read_metrics_yaml(path)
+    except MetricConfigError as exc:  # 0.3.3 wrote what no metrics file of ours can say
+        path.unlink()
+        return f"{kept}; its metrics could not be written as {METRICS_FILE} ({exc.message})"
+    names = ", ".join(f"{e['scorer']} ({e['display_name']})" for e in scored.entries)
+    return (
+        f"{kept}; {METRICS_FILE} lists the {len(scored.entries)} metric(s) it shows ({names}), "
+        f"with the scorers' default arguments (0.3.3 did not save them: check them): "
+        f"{command} scores them again, into the same folders{left}"
+    )
 
 
 def _data(old: Path, state: V033State, notes: list[str]) -> EvalData | None:

@@ -38,6 +38,8 @@ BACKUP = "migrated-from-0.3.3"
 """The folder, inside the project, that keeps 0.3.3's files."""
 MOVED = ("data", "results", "annotations", "scores")
 """The folders of 0.3.3's project that go aside (anything else in the folder stays)."""
+ADDED = ("metrics.yaml",)
+"""Files the new project may bring that 0.3.3's has not: moved in only where none is."""
 STATE_FILE = "main_state.json"
 JOURNAL = "journal.json"
 PREPARED = f"{STAGING}/backup"
@@ -116,6 +118,11 @@ def _plan(folder: Path, extra: dict[str, str]) -> Journal:
     moves = [(PREPARED, BACKUP)]
     moves += [(n, f"{BACKUP}/{n}") for n in MOVED if os.path.lexists(folder / n)]
     moves += [(str(new / n), n) for n in MOVED if os.path.lexists(folder / new / n)]
+    moves += [
+        (str(new / n), n)
+        for n in ADDED
+        if os.path.lexists(folder / new / n) and not os.path.lexists(folder / n)
+    ]
     return Journal(tuple(moves), (*extra, STATE_FILE))
 
 

@@ -203,3 +203,22 @@ def test_a_write_while_planning_is_seen_at_execution(
     plan = evaluator.plan_run(["offline"], run_id="w")
     with pytest.raises(StateError, match="changed since it was planned"):
         evaluator.run_judges_async(plan=plan)
+
+
+def test_an_unset_key_with_a_dotenv_file_here_says_it_is_not_read(
+    evaluator: MetaEvaluator, entry: Main, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.3.3's tutorial kept keys in .env and loaded it with python-dotenv; we read no file."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    without = entry("run", evaluator.project_dir, "--dry-run")
+    assert without.returncode == 2 and ".env" not in without.stdout + without.stderr
+    (work / ".env").write_text(f"{UNSET}=sk-in-a-file\n")
+    told = entry("run", evaluator.project_dir, "--dry-run")
+    assert told.returncode == 2 and "sk-in-a-file" not in told.stdout + told.stderr
+    assert f"variable {UNSET} is not set" in told.stderr
+    assert "a .env file is in the working folder, but meta-evaluator does not read it" in (
+        told.stderr
+    )
+    assert "set -a; . ./.env; set +a" in told.stderr and "dotenv.load_dotenv()" in told.stderr

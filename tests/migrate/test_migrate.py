@@ -61,7 +61,7 @@ def test_the_project_is_converted_and_033s_files_kept_aside(old: Path) -> None:
     for name, content in before.items():
         assert (backup / name).read_bytes() == content, name
     assert sorted(p.name for p in old.iterdir()) == [
-        "annotations", "data", "main_state.json", BACKUP, "results",
+        "annotations", "data", "main_state.json", "metrics.yaml", BACKUP, "results",
     ]  # fmt: skip
     evaluator = MetaEvaluator(old, load=True)
     assert evaluator.data is not None and evaluator.eval_task is not None
@@ -241,7 +241,12 @@ def test_the_command(old: Path, entry: Main) -> None:
     assert dry.returncode == 0 and dry.stdout.startswith("Would migrate")
     done = entry("migrate", old)
     assert done.returncode == 0, done.stderr
-    assert "judge 'bedrock_judge' NOT carried over" in done.stdout
+    (line,) = [x for x in done.stdout.splitlines() if "NOT carried over" in x]
+    assert line.startswith(
+        "  judge 'bedrock_judge' NOT carried over: llm_client: 'bedrock' is not served"
+    )  # named once, then the gateway (always works) before Bedrock's own endpoint
+    assert line.count("bedrock_judge") == 1
+    assert line.index("OpenAI-compatible gateway") < line.index("Bedrock's own")
     assert "row(s) changed outcome under the label rule" in done.stdout
     again = entry("migrate", old)
     assert again.returncode == 2 and "is a project of this version already" in again.stderr

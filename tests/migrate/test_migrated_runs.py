@@ -218,3 +218,60 @@ def test_rows_our_run_would_not_send_are_asked_again_and_said(
     asked = {json.loads(r.content)["messages"][0]["content"] for r in calls.seen}
     assert len(asked) == 6 - reused
     assert results["gpt_judge"].results_data.height == 6
+
+
+def test_judges_with_nothing_to_ask_need_no_key(
+    old: Path, entry: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every migrated row reused: no call, so no key (a nightly job without the secret)."""
+    migrate_project(old)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    dry = entry("run", old, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "Total: 3 judges, 18 rows, 18 reused, 0 calls" in dry.stdout
+    done = entry("run", old, "--json", "--judges", "gpt_judge,mini_judge")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["totals"]["reused"] == 12
+    every = entry("run", old)  # exit 1: the broken judge's 0.3.3 rows are errors, not the key
+    assert every.returncode == 1 and "OPENAI_API_KEY" not in every.stdout + every.stderr
+    # Rows to ask (the broken judge's errors, asked again): that judge alone is refused, with
+    # how many rows it would ask; the others need nothing and run.
+    retry = entry("run", old, "--dry-run", "--retry", "error")
+    assert retry.returncode == 2
+    refused = "judge 'broken_judge': api_key_env: variable OPENAI_API_KEY is not set"
+    assert f"Refused (makes no call; the others run): {refused}" in retry.stdout
+    assert "it needs OPENAI_API_KEY to ask 6 row(s)" in retry.stdout
+    assert "gpt_judge: openai" in retry.stdout and "mini_judge: openai" in retry.stdout
+    alone = entry("run", old, "--judges", "broken_judge", "--retry", "error")
+    assert alone.returncode == 2 and refused in alone.stderr and "6 row(s)" in alone.stderr
+
+
+def test_migrate_writes_the_metrics_033_scored_and_score_computes_them_again(
+    old: Path, entry: Main
+) -> None:
+    """0.3.3 kept its metrics in the script; its scores/ folders say which they were."""
+    report = migrate_project(old)
+    note = next(line for line in report.lines() if "metrics.yaml" in line)
+    assert f"`meta-evaluator score {old}` scores them again" in note
+    scored = entry("score", old)  # exit 1: broken_judge has no valid rows, as in 0.3.3
+    assert scored.returncode == 1 and "no metrics" not in scored.stderr, scored.stderr
+    assert "broken_judge: not scored" in scored.stdout
+    for scorer, metric in (
+        ("classification_accuracy", "accuracy"),
+        ("cohens_kappa", "kappa"),
+    ):
+        (folder,) = (FIXTURE / "scores" / scorer).iterdir()
+        theirs = json.loads((folder / "gpt_judge_result.json").read_text())["scores"][metric]
+        ours = json.loads(
+            (old / "scores" / scorer / folder.name / "gpt_judge_result.json").read_text()
+        )
+        assert ours["scores"][metric] == pytest.approx(theirs)  # 0.3.3's own number, same folder
+    # A metrics.yaml of the user's stays as it is, and is the one `score` reads.
+    again = old.parent / "again"
+    shutil.copytree(FIXTURE, again)
+    (again / "metrics.yaml").write_text(
+        "metrics:\n  - scorer: accuracy\n    task_names: [rejection]\n"
+        "    aggregation_name: single\n"
+    )
+    assert "own metrics.yaml" in "\n".join(migrate_project(again).lines())
+    assert "scorer: accuracy\n" in (again / "metrics.yaml").read_text()
