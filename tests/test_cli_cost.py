@@ -83,7 +83,10 @@ def test_a_judge_without_a_price_exits_2_before_any_call(paid: Path, entry: Main
     (paid / "prices.yaml").write_text("other: {prompt: 1, completion: 2}\n", encoding="utf-8")
     done = entry("run", paid, "--judges", "paid", "--max-cost", "1")
     assert done.returncode == 2 and _Counted.calls == 0
-    assert "judge 'paid': max_cost needs the price of its model 'm'" in done.stderr
+    assert (
+        "judge 'paid': a cost ceiling (--max-cost, max_cost=) needs the price of its model 'm'"
+        in (done.stderr)
+    )
     assert str(paid / "prices.yaml") in done.stderr
 
 

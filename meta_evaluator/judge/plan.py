@@ -316,7 +316,8 @@ def _price_of(judge: Judge, prices: Prices | None, prices_file: Path | None) -> 
         where = prices_file if prices_file is not None else "prices.yaml"
         found = "has no price for either" if prices is not None else "does not exist"
         raise JudgeConfigError(
-            f"judge {judge.id!r}: max_cost needs the price of its model {judge.model!r} (or of "
+            f"judge {judge.id!r}: a cost ceiling (--max-cost, max_cost=) needs the price of its "
+            f"model {judge.model!r} (or of "
             f"the judge id), and {where} {found}; add a line such as `{judge.model}: "
             "{prompt: 0.15, completion: 0.6}` (US dollars per million tokens).",
             judge_id=judge.id,

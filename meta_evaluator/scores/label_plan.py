@@ -417,13 +417,12 @@ def _why_not(report: LabelPlanReport, pilot: Pilot, settings: AltTestSettings) -
     best = max(report.designs, key=lambda d: (d.power, -d.labels))
     if settings.multiplicative_epsilon:
         below = rho_f <= (1.0 - eps) * rho_h
-        margin = f"rho^f <= (1 - epsilon) rho^h with epsilon = {eps:g}"
+        margin = f"the judge's is at most (1 - epsilon) times the humans', epsilon = {eps:g}"
     else:
         below = rho_h - rho_f >= eps
-        margin = f"the gap rho^h - rho^f = {rho_h - rho_f:.2f} is at least epsilon = {eps:g}"
-    pilot_figures = (
-        f"on the pilot the judge's advantage probability is rho^f = {rho_f:.2f} and the humans' "
-        f"rho^h = {rho_h:.2f}"
+        margin = f"the humans' lead of {rho_h - rho_f:.2f} is at least epsilon = {eps:g}"
+    pilot_figures = (  # words, not rho^f: the line is read in a terminal and in the report
+        f"on the pilot the judge's advantage probability is {rho_f:.2f} and the humans' {rho_h:.2f}"
     )
     if below:
         return (

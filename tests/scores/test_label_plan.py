@@ -62,6 +62,8 @@ def test_a_random_judge_never_reaches_the_power(tmp_path: Path) -> None:
     assert plan.reason is not None and plan.reason.startswith("the judge is far below the humans")
     assert plan.human_advantage is not None and plan.judge_advantage is not None
     assert plan.human_advantage - plan.judge_advantage >= 0.2  # at least epsilon: hopeless
+    assert f"advantage probability is {plan.judge_advantage:.2f} and the humans' " in plan.reason
+    assert "rho^" not in plan.reason  # words: the line is read in a terminal and a report
     assert (
         json.loads((evaluator.project_dir / "reports/label_plan.json").read_text())["chosen"]
         is None
