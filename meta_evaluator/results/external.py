@@ -16,6 +16,7 @@ from meta_evaluator.errors import ColumnError, DataError, IdError, MetaEvaluator
 from meta_evaluator.eval_task import EvalTask
 from meta_evaluator.eval_task.labels import NormalisedLabels, check_frame, normalised_labels
 from meta_evaluator.judge.run_files import RunFiles, RunState, new_run_id, now_iso
+from meta_evaluator.results.fingerprints import all_fingerprints_start_with
 from meta_evaluator.results.judge_results import JudgeResults, results_schema
 from meta_evaluator.storage import check_safe_name, sha256
 
@@ -55,12 +56,7 @@ def is_imported_labels(frame: pl.DataFrame) -> bool:
 
     Such rows hold one label per row and task, never several answers to one prompt.
     """
-    if "fingerprint" not in frame.columns or frame.height == 0:
-        return False
-    found = frame.get_column("fingerprint").cast(pl.String)
-    if found.null_count() == frame.height:
-        return False
-    return bool(found.drop_nulls().str.starts_with(IMPORTED_PREFIX).all())
+    return all_fingerprints_start_with(frame, IMPORTED_PREFIX)
 
 
 class ImportOptions(TypedDict, total=False):

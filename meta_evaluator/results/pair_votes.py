@@ -15,6 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
+from meta_evaluator.results.fingerprints import all_fingerprints_start_with
+
 __all__ = [
     "PAIR_VOTES_PREFIX",
     "is_pair_votes",
@@ -43,12 +45,7 @@ def is_pair_votes(frame: pl.DataFrame) -> bool:
     True when the rows have a `fingerprint` column and every fingerprint in it names a pairs
     file; rows without the column (labels handed over as a bare frame) are a judge's.
     """
-    if "fingerprint" not in frame.columns or frame.height == 0:
-        return False
-    found = frame.get_column("fingerprint").cast(pl.String)
-    if found.null_count() == frame.height:
-        return False
-    return bool(found.drop_nulls().str.starts_with(PAIR_VOTES_PREFIX).all())
+    return all_fingerprints_start_with(frame, PAIR_VOTES_PREFIX)
 
 
 def voted_tasks(frame: pl.DataFrame, tasks: list[str]) -> list[str]:
