@@ -155,9 +155,10 @@ def print_plan(
             )
         )
     if lock_holder is not None:
-        print(f"Note: another run of this project is going on now ({lock_holder}).")
+        print(f"Note: another command is changing this project now ({lock_holder}).")
+    others = "the others run" if plan.judges else "no judge is left to run"
     for line in plan.refused:
-        print(f"Refused (makes no call; the others run): {line}")
+        print(f"Refused (makes no call; {others}): {line}")
 
 
 def print_saved(

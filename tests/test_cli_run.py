@@ -239,6 +239,9 @@ def test_dry_run_with_bad_configuration_exits_2(
     # would refuse them (exit 2 all the same).
     assert f"{JUDGE}: mock" in unset.stdout
     assert "Refused (makes no call; the others run): judge 'gpt_0'" in unset.stdout
+    alone = entry("run", project, "--dry-run", "--judges", "gpt_0")  # no other judge to run
+    assert alone.returncode == 2
+    assert "Refused (makes no call; no judge is left to run): judge 'gpt_0'" in alone.stdout
     unknown = entry("run", project, "--dry-run", "--judges", f"{JUDGE},nope")
     assert unknown.returncode == 2
     assert "no registered judge ['nope']" in unknown.stderr and JUDGE in unknown.stderr
@@ -300,7 +303,7 @@ def test_a_second_run_exits_2_naming_the_holder(project: Path, entry: Main) -> N
     assert lock.read_text(encoding="utf-8") == f"{socket.gethostname()} {os.getpid()}"
     # A dry run still works, and says that a run is going on.
     output = ok("run", project, "--dry-run")
-    assert f"another run of this project is going on now (host {socket.gethostname()}" in output
+    assert f"another command is changing this project now (host {socket.gethostname()}" in output
 
 
 def test_a_lock_held_on_another_host_is_respected(project: Path, entry: Main) -> None:
