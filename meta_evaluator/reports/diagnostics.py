@@ -13,6 +13,7 @@ from typing import Any
 from meta_evaluator._util import finite_number
 from meta_evaluator.reports.html import escape
 from meta_evaluator.reports.inputs import ReportInputs
+from meta_evaluator.reports.section_parts import metrics_of
 from meta_evaluator.scores.metrics.kappa import interpret_kappa
 
 __all__ = ["position_bias", "self_consistency"]
@@ -20,10 +21,7 @@ __all__ = ["position_bias", "self_consistency"]
 
 def _entries(inputs: ReportInputs, scorer: str) -> Iterator[tuple[str, Any, str, dict[str, Any]]]:
     """(metric, result, task, entry) per scored task; entry has scores, metadata, intervals."""
-    for key, results in sorted(inputs.scores.items()):
-        if key.split("/", 1)[0] != scorer:
-            continue
-        metric = key.split("/", 1)[-1]
+    for metric, results in sorted(metrics_of(inputs, scorer), key=lambda pair: pair[0]):
         for result in results:
             per_task = result.metadata.get("per_task")
             if isinstance(per_task, dict) and per_task:

@@ -79,11 +79,7 @@ class ScoreReport:
 
     def to_text(self) -> str:
         """The table as text, for a console."""
-        table = self.generate()
-        if table.is_empty():
-            return "No scores saved yet for these metrics; run compare_async() first."
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):
-            return f"Score Report:\n{table}"
+        return _text(self.generate())
 
     def print(self, file: TextIO | None = None) -> None:
         """Print the table (to `file`, default the console)."""
@@ -113,9 +109,17 @@ class ScoreReport:
         elif format == "html":
             content = _html(table)
         else:
-            content = self.to_text() + "\n"
+            content = _text(table) + "\n"  # the table read once
         atomic_write_text(self.scores_dir / filename, content)
         return content
+
+
+def _text(table: pl.DataFrame) -> str:
+    """The table as text, for a console or a .txt file."""
+    if table.is_empty():
+        return "No scores saved yet for these metrics; run compare_async() first."
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):
+        return f"Score Report:\n{table}"
 
 
 def _columns(name: str, result: ScoringResult, scorer: Any) -> dict[str, float | None]:

@@ -127,7 +127,7 @@ def _run(run_id: object) -> str:
     if run_id is None:
         return "<span class='muted'>not recorded</span>"
     # `run_20261128_151135_eaebb9` may wrap at its underscores in a narrow column
-    return f"<code>{escape(run_id).replace('_', '_<wbr>')}</code>"
+    return f"<code>{breakable(run_id)}</code>"
 
 
 def _interval(low: float | None, high: float | None) -> str:

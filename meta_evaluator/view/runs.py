@@ -74,9 +74,10 @@ def run_choices(results_dir: Path) -> list[str]:
 def judges_of_runs(results_dir: Path, choice: RunChoice) -> list[str]:
     """The judges either chosen run holds, sorted (for a 400 that names what exists)."""
     judges: set[str] = set()
+    runs = run_ids(results_dir)
     for ref in (choice.a, choice.b):
         run_id = ref.split(":", 1)[0]
-        if run_id in run_ids(results_dir):
+        if run_id in runs:
             judges.update(run_judges(results_dir, run_id))
     return sorted(judges)
 
