@@ -62,9 +62,9 @@ def _api_key(judge: Judge) -> str | None:
     did (none for local servers).
     """
     variables = _key_variables(judge)
-    if not variables:
+    variable = key_variable(judge)
+    if variable is None:
         return None
-    variable = next((name for name in variables if os.environ.get(name)), variables[0])
     try:
         return read_api_key(variable)
     except ValueError as exc:  # names the variable and the problem, never the key

@@ -110,14 +110,13 @@ class Progress:
     def __init__(
         self,
         *,
-        live: bool = False,
-        mode: Literal["bar", "lines", "off"] | None = None,
+        mode: Literal["bar", "lines", "off"] = "off",
         every_percent: float = 10.0,
         every_seconds: float = 30.0,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.judges: dict[str, JudgeProgress] = {}
-        self.mode = mode if mode is not None else ("bar" if live else "off")
+        self.mode = mode
         self.every_percent = every_percent
         self.every_seconds = every_seconds
         self._clock = clock

@@ -37,9 +37,7 @@ def with_label_vectors(
         [['FALSE', 'b'], ['FALSE', 'FALSE'], None]
     """
     columns = []
-    for name in task.task_names:
-        if task.task_kind(name) != "multilabel" or name not in frame.columns:
-            continue
+    for name in _multilabel(task, frame):
         outcomes = task.allowed_labels(name) or []
         chosen = pl.col(name)
         vector = pl.concat_list(

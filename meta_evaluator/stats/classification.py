@@ -26,13 +26,11 @@ __all__ = [
     "accuracy",
     "confusion_matrix",
     "label_indicators",
-    "multilabel_precision_recall_f1",
     "precision_recall_f1",
     "scores_from_counts",
 ]
 
 Average = Literal["macro", "micro", "weighted", "binary"]
-MultilabelAverage = Literal["macro", "micro", "weighted", "samples"]
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -303,67 +301,6 @@ def label_indicators(
             ) from None
         chosen[placed.get_column("row").to_numpy(), column.to_numpy()] = True
     return chosen, present
-
-
-def multilabel_precision_recall_f1(
-    y_true: Sequence[Any], y_pred: Sequence[Any], *, average: MultilabelAverage = "macro"
-) -> dict[str, float | None]:
-    """Precision, recall and F1 of multi-label answers (sets of labels) against reference sets.
-
-    Formula: with the answers as indicator vectors over the labels either side chose, `macro`,
-    `micro` and `weighted` are `scores_from_counts` over the labels (TP_l = items both chose
-    l, P_l = items the prediction chose l for, S_l = items the reference did); `samples` is
-    per item (precision_i = |T_i & P_i| / |P_i|, recall_i = |T_i & P_i| / |T_i|, F1_i =
-    2 |T_i & P_i| / (|T_i| + |P_i|)), then the mean over items where defined.
-
-    Args:
-        y_true: Reference answers, one per item: a collection of labels (empty: nothing
-            applies), or None when absent (the item drops).
-        y_pred: Predicted answers, same length and form.
-        average: "macro", "micro", "weighted" or "samples".
-
-    Returns:
-        {"precision", "recall", "f1"}, each in [0, 1] or None when undefined.
-
-    Undefined: as `scores_from_counts`; with `samples`, an item where a denominator is 0 (both
-    chose nothing, for F1) is left out of the mean, not counted as 0 (scikit-learn's default).
-
-    Raises:
-        ScoringError: Lengths differ or an unknown average.
-
-    References:
-        Tsoumakas & Katakis (2007), doi:10.4018/jdwm.2007070101; METRICS.md F, G.13.
-
-    Example:
-        >>> multilabel_precision_recall_f1([["a"], ["a", "b"]], [["a", "b"], ["b"]],
-        ...                                average="samples")
-        {'precision': 0.75, 'recall': 0.75, 'f1': 0.6666666666666666}
-    """
-    function = "multilabel_precision_recall_f1"
-    check_same_length(function, y_true=y_true, y_pred=y_pred)
-    check_choice(function, "average", average, ("macro", "micro", "weighted", "samples"))
-    true_series, pred_series = pl.Series(list(y_true)), pl.Series(list(y_pred))
-    seen = pl.concat([s.explode() for s in (true_series, pred_series) if s.dtype != pl.Null])
-    categories = sorted(seen.drop_nulls().unique().to_list(), key=str) if seen.len() else []
-    truth, true_present = label_indicators(true_series, categories)
-    guess, guess_present = label_indicators(pred_series, categories)
-    both = true_present & guess_present
-    truth, guess = truth[both], guess[both]
-    if not both.any():
-        return {"precision": None, "recall": None, "f1": None}
-    hit = (truth & guess).astype(np.float64)
-    if average == "samples":
-        tp, predicted, support = hit.sum(1), guess.sum(1).astype(float), truth.sum(1).astype(float)
-        values = {
-            "precision": _ratio(tp, predicted),
-            "recall": _ratio(tp, support),
-            "f1": _ratio(2 * tp, predicted + support),
-        }
-        return {name: _item(_mean_last(value, None)) for name, value in values.items()}
-    found = scores_from_counts(
-        hit.sum(0), guess.sum(0).astype(float), truth.sum(0).astype(float), average=average
-    )
-    return {name: _item(value) for name, value in found.items()}
 
 
 def _ratio(

@@ -25,7 +25,6 @@ from meta_evaluator.errors import MetricConfigError, ScoringError
 from meta_evaluator.eval_task import EvalTask, MultiLabelSchema
 from meta_evaluator.scores import BootstrapConfig, MetricConfig, MetricsConfig
 from meta_evaluator.scores.metrics import ClassificationScorer, CohensKappaScorer
-from meta_evaluator.stats.classification import multilabel_precision_recall_f1
 from tests.scores.conftest import frames, random_annotations, run_scorer
 
 Labels = dict[Any, Any]
@@ -181,15 +180,6 @@ def test_multilabel_matches_sklearn_on_indicator_matrices(
             [sk_sets(metric, *pairs(judge, h), average) for _, h in sorted(humans.items())]
         )
     assert_close(result.scores[metric], expected)
-
-
-def test_the_pure_multilabel_function_matches_sklearn() -> None:
-    judge, humans = random_sets(7)
-    truth, pred = pairs(judge, humans["alice"])
-    for average in ("macro", "micro", "weighted", "samples"):
-        ours = multilabel_precision_recall_f1(truth, pred, average=average)  # type: ignore[arg-type]
-        for metric in ("precision", "recall", "f1"):
-            assert_close(ours[metric], sk_sets(metric, truth, pred, average))
 
 
 def test_samples_leaves_out_items_where_both_chose_nothing() -> None:
