@@ -289,3 +289,30 @@ def test_weighted_confusion_matrix_with_empty_cells_and_one_weighting() -> None:
     found = confusion_matrix(a, b, 3, weights=[2.0, 3.0, 7.0, 0.5])
     np.testing.assert_array_equal(found, expected)
     assert found.shape == (3, 3)
+
+
+@pytest.mark.parametrize("average", ["macro", "micro", "weighted", "binary"])
+def test_weighted_counts_match_sklearns_sample_weight(average: str) -> None:
+    """The bootstrap path: per-class counts of resampled items (each resample a row of
+    weights) give what scikit-learn gives with those weights as `sample_weight`."""
+    from meta_evaluator.stats.classification import scores_from_counts
+
+    rng = np.random.default_rng(11)
+    truth = rng.integers(0, 3, 60)
+    guess = np.where(rng.random(60) < 0.7, truth, rng.integers(0, 3, 60))
+    weights = rng.multinomial(60, np.full(60, 1 / 60), size=5).astype(float)  # 5 resamples
+    onehot_t, onehot_g = np.eye(3)[truth], np.eye(3)[guess]
+    tp = weights @ (onehot_t * onehot_g)
+    found = scores_from_counts(
+        tp, weights @ onehot_g, weights @ onehot_t, average=average,  # type: ignore[arg-type]
+        positive=1 if average == "binary" else None,
+    )  # fmt: skip
+    for row, w in enumerate(weights):
+        kept = w > 0
+        expected = precision_recall_fscore_support(
+            truth[kept], guess[kept], sample_weight=w[kept], labels=[0, 1, 2],
+            average=None if average == "binary" else average, zero_division=np.nan,
+        )  # fmt: skip
+        for name, value in zip(("precision", "recall", "f1"), expected[:3], strict=False):
+            value = value[1] if average == "binary" else value  # class 1 alone
+            assert found[name][row] == pytest.approx(value, abs=1e-12), (average, name, row)
