@@ -38,7 +38,6 @@ from meta_evaluator._cli_output import (
     print_scores,
     unscored_line,
 )
-from meta_evaluator._cli_project import project_metrics, sync_judges
 from meta_evaluator._stopped import EXIT_STOPPED
 from meta_evaluator.errors import (
     CostCeilingError,
@@ -216,6 +215,8 @@ def _run(project_dir: Path, request: RunRequest, summary: dict[str, Any]) -> int
     settings = request.settings
     part = settings.shard
     evaluator = MetaEvaluator(project_dir, load=True)
+    from meta_evaluator._cli_project import sync_judges  # not at import: every command pays
+
     changed = sync_judges(evaluator, save=False)  # judges/*.yaml and project.yaml's judges
     metrics = _metrics(evaluator, request) if request.score else None  # before any call
     if request.dry_run:
@@ -290,6 +291,8 @@ def _run(project_dir: Path, request: RunRequest, summary: dict[str, Any]) -> int
 
 
 def _metrics(evaluator: MetaEvaluator, request: RunRequest) -> MetricsConfig:
+    from meta_evaluator._cli_project import project_metrics
+
     return project_metrics(evaluator, request.metrics)
 
 

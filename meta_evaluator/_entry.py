@@ -1,6 +1,6 @@
 """The `meta-evaluator` console script: Ctrl-C at any moment says "stopped" and exits 130.
 
-The command line takes about a second to import; `meta_evaluator.cli` handles Ctrl-C only once
+The command line takes a moment to import; `meta_evaluator.cli` handles Ctrl-C only once
 it runs, so an interrupt landing during the import (or around the command) is caught here,
 without a traceback. Nothing but the standard library is imported before the `try`
 (`meta_evaluator._stopped` uses nothing else). Once the command has returned, its exit status

@@ -3,7 +3,7 @@ and exits 130 without a traceback (trial #6).
 
 Run as pip runs it: a script importing the function `[project.scripts]` of pyproject.toml
 names, in a real subprocess that gets SIGINT while the imports are under way: at the moment the
-command line imports polars (an import hook sends it), not after a guessed delay, so a fast
+command line imports typer (an import hook sends it), not after a guessed delay, so a fast
 machine cannot finish the imports first.
 """
 
@@ -39,8 +39,8 @@ def _console_script() -> str:
     return f"import sys\nfrom {module} import {function}\nsys.exit({function}())\n"
 
 
-def _interrupted(*args: str | Path, at: str = "polars") -> subprocess.CompletedProcess[str]:
-    """The console script run with `args`, interrupted by Ctrl-C when it imports `at` (polars:
+def _interrupted(*args: str | Path, at: str = "typer") -> subprocess.CompletedProcess[str]:
+    """The console script run with `args`, interrupted by Ctrl-C when it imports `at` (typer:
     in the middle of the command line's imports)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     hook = INTERRUPT_ON_IMPORT.format(module=at)
