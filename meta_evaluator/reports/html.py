@@ -22,7 +22,7 @@ border-bottom:1px solid #d8dde6;padding-bottom:.3rem}h3{font-size:1.02rem;margin
 .muted{color:#5b6475;font-size:.9rem}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem;width:100%}
 th,td{border:1px solid #d8dde6;padding:.35rem .55rem;text-align:left;vertical-align:top}
-td{overflow-wrap:anywhere}td.num{overflow-wrap:normal}
+td{overflow-wrap:break-word}
 th{background:#f3f5f9}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.err{color:#b42318}
 .warn{color:#9a6700;font-weight:600}
